@@ -1,0 +1,77 @@
+"""Findings about bad input and the one error type that carries them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    """How serious a finding is: errors stop the build, warnings do not."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one input: where it is, which rule it breaks, and how to fix it."""
+
+    code: str
+    file: str
+    place: str
+    message: str
+    hint: str
+    severity: Severity = Severity.ERROR
+
+    def line(self) -> str:
+        """Render as `file:place: code: message; hint`."""
+        where = f"{self.file}:{self.place}" if self.place else self.file
+        text = f"{where}: {self.code}: {self.message}"
+        if self.hint:
+            text += f"; {self.hint}"
+        if self.severity is Severity.WARNING:
+            text = f"{text} (warning)"
+        return text
+
+    def as_json(self) -> dict[str, str]:
+        """Render as a JSON-ready mapping."""
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        return data
+
+
+class ContractError(Exception):
+    """Input that breaks a spec rule; carries every finding that was collected."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings: tuple[Finding, ...] = tuple(findings)
+        super().__init__("\n".join(f.line() for f in self.findings))
+
+
+def errors(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that stop a build."""
+    return [f for f in findings if f.severity is Severity.ERROR]
+
+
+def raise_if_errors(findings: Sequence[Finding]) -> None:
+    """Raise ContractError when any finding is an error."""
+    if errors(findings):
+        raise ContractError(findings)
+
+
+def render(findings: Sequence[Finding], as_json: bool = False) -> str:
+    """All findings as text lines or a JSON document."""
+    if as_json:
+        return json.dumps([f.as_json() for f in findings], indent=2, sort_keys=True)
+    return "\n".join(f.line() for f in findings)
+
+
+def json_pointer(parts: Iterable[str | int]) -> str:
+    """An RFC 6901 JSON pointer for a path of keys and indices."""
+    out = ""
+    for part in parts:
+        out += "/" + str(part).replace("~", "~0").replace("/", "~1")
+    return out or "/"

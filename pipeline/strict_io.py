@@ -1,0 +1,292 @@
+"""Strict reading of untrusted JSON and XML, size-limited reads, and atomic writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from pipeline.findings import ContractError, Finding, json_pointer
+
+MiB = 1024 * 1024
+JSON_LIMIT = 16 * MiB
+XML_LIMIT = 32 * MiB
+MESH_LIMIT = 256 * MiB
+SOURCE_LIMIT = 4 * MiB
+
+
+def _fail(code: str, display: str, place: str, message: str, hint: str) -> ContractError:
+    return ContractError([Finding(code, display, place, message, hint)])
+
+
+def read_bytes(path: Path, display: str, limit: int) -> bytes:
+    """Read a regular file (no symlink) of at most `limit` bytes."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise _fail(
+            "file_missing",
+            display,
+            "",
+            "file does not exist",
+            "create it or correct the path that names it",
+        ) from None
+    except OSError as exc:
+        raise _fail(
+            "file_unreadable",
+            display,
+            "",
+            f"cannot be read ({exc.strerror})",
+            "check the file's permissions",
+        ) from None
+    if stat.S_ISLNK(info.st_mode):
+        raise _fail(
+            "symlink_refused",
+            display,
+            "",
+            "is a symbolic link",
+            "replace the link with the regular file it points to",
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise _fail(
+            "not_a_regular_file",
+            display,
+            "",
+            "is not a regular file",
+            "replace it with a regular file",
+        )
+    if info.st_size > limit:
+        raise _fail(
+            "file_too_large",
+            display,
+            "",
+            f"is {info.st_size} bytes, over the limit of {limit} bytes",
+            "shrink the file (decimate a mesh, split a document)",
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _fail(
+            "file_unreadable",
+            display,
+            "",
+            f"cannot be read ({exc.strerror})",
+            "check the file's permissions",
+        ) from None
+    if len(data) > limit:
+        raise _fail(
+            "file_too_large", display, "", f"is over the limit of {limit} bytes", "shrink the file"
+        )
+    return data
+
+
+class _NonFinite:
+    """Marks a NaN or infinite number found while parsing."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _Pairs(dict[str, Any]):
+    """A parsed object that remembers which keys it saw twice."""
+
+    duplicates: list[str]
+
+
+def _object_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = _Pairs()
+    obj.duplicates = []
+    for key, value in pairs:
+        if key in obj:
+            obj.duplicates.append(key)
+        obj[key] = value
+    return obj
+
+
+def _parse_float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
+def _walk(value: Any, path: list[str | int]) -> Iterator[tuple[list[str | int], str, str]]:
+    if isinstance(value, _NonFinite):
+        yield path, "non_finite_number", value.text
+    elif isinstance(value, dict):
+        for key in getattr(value, "duplicates", []):
+            yield [*path, key], "duplicate_key", key
+        for key, item in value.items():
+            yield from _walk(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, [*path, index])
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def parse_json(data: bytes, display: str) -> dict[str, Any]:
+    """Parse a JSON object, refusing duplicate keys, NaN/Infinity and a non-object root."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(
+            "not_utf8", display, f"byte {exc.start}", "is not UTF-8 text", "save the file as UTF-8"
+        ) from None
+    if text.startswith("\ufeff"):
+        raise _fail(
+            "byte_order_mark",
+            display,
+            "line 1",
+            "starts with a byte order mark",
+            "save the file as UTF-8 without a BOM",
+        )
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_object_hook,
+            parse_constant=_NonFinite,
+            parse_float=_parse_float,
+        )
+    except json.JSONDecodeError as exc:
+        raise _fail(
+            "invalid_json", display, f"{exc.lineno}:{exc.colno}", exc.msg, "fix the JSON syntax"
+        ) from None
+    except RecursionError:
+        raise _fail(
+            "nesting_too_deep", display, "", "nests too deeply to read", "flatten the document"
+        ) from None
+    problems = []
+    for path, code, text_value in _walk(value, []):
+        if code == "duplicate_key":
+            problems.append(
+                Finding(
+                    code,
+                    display,
+                    json_pointer(path),
+                    f"key {text_value!r} appears more than once",
+                    "keep exactly one entry for each key",
+                )
+            )
+        else:
+            problems.append(
+                Finding(
+                    code,
+                    display,
+                    json_pointer(path),
+                    f"{text_value} is not a finite number",
+                    "write a finite decimal number",
+                )
+            )
+    if problems:
+        raise ContractError(problems)
+    if not isinstance(value, dict):
+        raise _fail(
+            "root_not_object",
+            display,
+            "/",
+            f"the document is a JSON {type(value).__name__}, not an object",
+            "wrap the content in a JSON object",
+        )
+    plain: dict[str, Any] = _plain(value)
+    return plain
+
+
+def load_json(path: Path, display: str, limit: int = JSON_LIMIT) -> dict[str, Any]:
+    """Read and strictly parse a JSON object file."""
+    return parse_json(read_bytes(path, display, limit), display)
+
+
+def source_line(node: etree._Element) -> int:
+    """The line an element starts on (1 when lxml does not know it)."""
+    line = getattr(node, "sourceline", None)
+    return line if isinstance(line, int) else 1
+
+
+def _xml_parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_pis=True,
+    )
+
+
+def parse_xml(data: bytes, display: str) -> etree._Element:
+    """Parse XML resolving no entities, loading no DTD, reading no network."""
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        index = data.find(b"<!DOCTYPE")
+        index = data.find(b"<!ENTITY") if index < 0 else index
+        line = data.count(b"\n", 0, index) + 1
+        raise _fail(
+            "doctype_refused",
+            display,
+            f"{line}",
+            "contains a DOCTYPE or entity declaration",
+            "remove the DOCTYPE; robot descriptions need no DTD or entities",
+        )
+    try:
+        root = etree.fromstring(data, _xml_parser())
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno or 1
+        message = str(exc.msg).split(", line ")[0]
+        raise _fail("invalid_xml", display, f"{line}", message, "fix the XML syntax") from None
+    if root is None:
+        raise _fail("invalid_xml", display, "1", "the document is empty", "write an XML document")
+    for node in root.iter():
+        if isinstance(node, etree._Entity):
+            raise _fail(
+                "entity_refused",
+                display,
+                f"{source_line(node)}",
+                f"uses the entity &{node.name};",
+                "write the text out in full",
+            )
+    return root
+
+
+def load_xml(path: Path, display: str, limit: int = XML_LIMIT) -> etree._Element:
+    """Read and strictly parse an XML file."""
+    return parse_xml(read_bytes(path, display, limit), display)
+
+
+def dump_json(value: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, two-space indent, LF, final newline."""
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Write bytes through a temporary file renamed into place; False when already equal."""
+    try:
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True

@@ -1,0 +1,168 @@
+"""The URDF model: one frozen data class per tag."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Vec3 = tuple[float, float, float]
+BOUNDED_TYPES = ("revolute", "prismatic")
+UNBOUNDED_TYPES = ("continuous", "planar", "floating")
+JOINT_TYPES = ("fixed", *BOUNDED_TYPES, *UNBOUNDED_TYPES)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A `<origin>`: translation in metres, roll-pitch-yaw in radians."""
+
+    xyz: Vec3 = (0.0, 0.0, 0.0)
+    rpy: Vec3 = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A `<mesh>`: `path` is relative to the description folder (`meshes/...`)."""
+
+    filename: str
+    path: str
+    scale: Vec3 = (1.0, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Box:
+    """A `<box>` with its full edge lengths in metres."""
+
+    size: Vec3
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """A `<cylinder>` along the local z axis, centred on the origin."""
+
+    radius: float
+    length: float
+
+
+@dataclass(frozen=True)
+class Sphere:
+    """A `<sphere>` centred on the origin."""
+
+    radius: float
+
+
+Geometry = Mesh | Box | Cylinder | Sphere
+
+
+@dataclass(frozen=True)
+class Collision:
+    """A `<collision>` element: geometry placed by an origin in the link frame."""
+
+    origin: Origin
+    geometry: Geometry
+    line: int
+
+
+@dataclass(frozen=True)
+class Visual:
+    """A `<visual>` element (only its geometry matters to the compiler)."""
+
+    origin: Origin
+    geometry: Geometry
+    line: int
+
+
+@dataclass(frozen=True)
+class Link:
+    """A `<link>` with its collision and visual elements."""
+
+    name: str
+    collisions: tuple[Collision, ...]
+    visuals: tuple[Visual, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s), effort."""
+
+    lower: float | None
+    upper: float | None
+    velocity: float | None
+    effort: float | None
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A `<mimic>`: this joint follows `joint` as multiplier * q + offset."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A `<joint>` between a parent and a child link."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: Origin
+    axis: Vec3
+    limit: Limit | None
+    mimic: Mimic | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Robot:
+    """A parsed URDF `<robot>` in document order."""
+
+    name: str
+    links: tuple[Link, ...]
+    joints: tuple[Joint, ...]
+    file: str = field(default="", compare=False)
+
+    def link(self, name: str) -> Link | None:
+        """The link of that name, if any."""
+        return next((link for link in self.links if link.name == name), None)
+
+    def joint(self, name: str) -> Joint | None:
+        """The joint of that name, if any."""
+        return next((joint for joint in self.joints if joint.name == name), None)
+
+    def parent_joint(self, link: str) -> Joint | None:
+        """The joint whose child is `link`, if any."""
+        return next((joint for joint in self.joints if joint.child == link), None)
+
+    def roots(self) -> list[str]:
+        """Links that are no joint's child."""
+        children = {joint.child for joint in self.joints}
+        return [link.name for link in self.links if link.name not in children]
+
+    def root(self) -> str:
+        """The single root link (the model must have passed validation)."""
+        return self.roots()[0]
+
+    def chain(self, base: str, tip: str) -> list[Joint] | None:
+        """Joints from `base` down to `tip`, or None when tip is not below base."""
+        path: list[Joint] = []
+        link = tip
+        seen: set[str] = set()
+        while link != base:
+            joint = self.parent_joint(link)
+            if joint is None or link in seen:
+                return None
+            seen.add(link)
+            path.append(joint)
+            link = joint.parent
+        path.reverse()
+        return path
+
+    def mesh_paths(self) -> list[str]:
+        """Every distinct mesh file named by visual or collision geometry, sorted."""
+        geometries: list[Geometry] = [
+            element.geometry for link in self.links for element in link.collisions
+        ]
+        geometries += [element.geometry for link in self.links for element in link.visuals]
+        return sorted({g.path for g in geometries if isinstance(g, Mesh)})

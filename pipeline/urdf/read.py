@@ -1,0 +1,273 @@
+"""Reading URDF XML into the model, collecting findings on the way."""
+
+from __future__ import annotations
+
+import math
+from pathlib import PurePosixPath
+
+from lxml import etree
+
+from pipeline.findings import ContractError, Finding
+from pipeline.strict_io import parse_xml, source_line
+from pipeline.urdf.model import (
+    Box,
+    Collision,
+    Cylinder,
+    Geometry,
+    Joint,
+    Limit,
+    Link,
+    Mesh,
+    Mimic,
+    Origin,
+    Robot,
+    Sphere,
+    Vec3,
+    Visual,
+)
+
+
+class _Reader:
+    """Collects findings while turning URDF XML into the model."""
+
+    def __init__(self, display: str, model_id: str) -> None:
+        self.display = display
+        self.model_id = model_id
+        self.findings: list[Finding] = []
+
+    def add(self, code: str, line: int | None, message: str, hint: str) -> None:
+        self.findings.append(Finding(code, self.display, str(line or 1), message, hint))
+
+    def floats(
+        self, node: etree._Element, attr: str, count: int, default: tuple[float, ...] | None
+    ) -> tuple[float, ...] | None:
+        text = node.get(attr)
+        if text is None:
+            if default is None:
+                self.add(
+                    "missing_attribute",
+                    source_line(node),
+                    f"<{node.tag}> has no {attr!r} attribute",
+                    f'add {attr}="..."',
+                )
+            return default
+        try:
+            values = tuple(float(part) for part in text.split())
+        except ValueError:
+            values = ()
+        if len(values) != count or not all(math.isfinite(v) for v in values):
+            self.add(
+                "invalid_number",
+                source_line(node),
+                f'<{node.tag} {attr}="{text}"> is not {count} finite number(s)',
+                f"write {count} finite decimal number(s) separated by spaces",
+            )
+            return default
+        return values
+
+    def scalar(self, node: etree._Element, attr: str) -> float | None:
+        if node.get(attr) is None:
+            return None
+        values = self.floats(node, attr, 1, (math.nan,))
+        return values[0] if values else None
+
+    def name(self, node: etree._Element) -> str:
+        name = node.get("name")
+        if not name:
+            self.add(
+                "missing_attribute",
+                source_line(node),
+                f"<{node.tag}> has no name",
+                'give it a unique name="..."',
+            )
+            return ""
+        return name
+
+    def origin(self, parent: etree._Element) -> Origin:
+        node = parent.find("origin")
+        if node is None:
+            return Origin()
+        xyz = self.floats(node, "xyz", 3, (0.0, 0.0, 0.0))
+        rpy = self.floats(node, "rpy", 3, (0.0, 0.0, 0.0))
+        return Origin(_vec3(xyz), _vec3(rpy))
+
+    def mesh_path(self, node: etree._Element, filename: str) -> str | None:
+        prefix = f"package://{self.model_id}/meshes/"
+        if not filename.startswith(prefix):
+            self.add(
+                "mesh_uri_not_package",
+                source_line(node),
+                f"mesh URI {filename!r} is not package://{self.model_id}/meshes/<file>",
+                f"put the mesh in meshes/ and name it {prefix}<file>",
+            )
+            return None
+        rest = filename[len(prefix) :]
+        parts = rest.split("/")
+        if "\\" in rest or any(part in ("", ".", "..") for part in parts):
+            self.add(
+                "mesh_uri_outside_meshes",
+                source_line(node),
+                f"mesh URI {filename!r} can leave meshes/ or has an empty segment",
+                "name a file inside meshes/ without '..', '.', '\\' or '//'",
+            )
+            return None
+        return str(PurePosixPath("meshes", *parts))
+
+    def geometry(self, parent: etree._Element) -> Geometry | None:
+        holder = parent.find("geometry")
+        shapes = [] if holder is None else [n for n in holder if isinstance(n.tag, str)]
+        if len(shapes) != 1:
+            self.add(
+                "invalid_geometry",
+                source_line(parent),
+                f"<{parent.tag}> needs one <geometry> with exactly one shape",
+                "use one of <mesh>, <box>, <cylinder> or <sphere>",
+            )
+            return None
+        shape = shapes[0]
+        if shape.tag == "mesh":
+            filename = shape.get("filename", "")
+            scale = self.floats(shape, "scale", 3, (1.0, 1.0, 1.0))
+            path = self.mesh_path(shape, filename)
+            return None if path is None else Mesh(filename, path, _vec3(scale))
+        if shape.tag == "box":
+            size = self.floats(shape, "size", 3, None)
+            return None if size is None else self.positive(shape, Box(_vec3(size)), size)
+        if shape.tag == "cylinder":
+            radius, length = self.scalar(shape, "radius"), self.scalar(shape, "length")
+            if radius is None or length is None:
+                self.add(
+                    "missing_attribute",
+                    source_line(shape),
+                    "<cylinder> needs radius and length",
+                    "add both, in metres",
+                )
+                return None
+            return self.positive(shape, Cylinder(radius, length), (radius, length))
+        if shape.tag == "sphere":
+            radius = self.scalar(shape, "radius")
+            if radius is None:
+                self.add(
+                    "missing_attribute",
+                    source_line(shape),
+                    "<sphere> needs a radius",
+                    "add radius in metres",
+                )
+                return None
+            return self.positive(shape, Sphere(radius), (radius,))
+        self.add(
+            "invalid_geometry",
+            source_line(shape),
+            f"unknown geometry <{shape.tag}>",
+            "use one of <mesh>, <box>, <cylinder> or <sphere>",
+        )
+        return None
+
+    def positive(
+        self, node: etree._Element, shape: Geometry, sizes: tuple[float, ...]
+    ) -> Geometry | None:
+        if all(math.isfinite(s) and s > 0 for s in sizes):
+            return shape
+        self.add(
+            "invalid_geometry",
+            source_line(node),
+            f"<{node.tag}> has a size that is not > 0",
+            "give every dimension a positive size in metres",
+        )
+        return None
+
+    def link(self, node: etree._Element) -> Link:
+        collisions = []
+        for element in node.findall("collision"):
+            geometry = self.geometry(element)
+            if geometry is not None:
+                collisions.append(Collision(self.origin(element), geometry, source_line(element)))
+        visuals = []
+        for element in node.findall("visual"):
+            geometry = self.geometry(element)
+            if geometry is not None:
+                visuals.append(Visual(self.origin(element), geometry, source_line(element)))
+        return Link(self.name(node), tuple(collisions), tuple(visuals), source_line(node))
+
+    def joint(self, node: etree._Element) -> Joint:
+        ends = []
+        for tag in ("parent", "child"):
+            end = node.find(tag)
+            if end is None or not end.get("link"):
+                self.add(
+                    "missing_attribute",
+                    source_line(node),
+                    f"joint {node.get('name')!r} has no <{tag} link=...>",
+                    f'add <{tag} link="..."/>',
+                )
+                ends.append("")
+            else:
+                ends.append(end.get("link", ""))
+        axis_node = node.find("axis")
+        axis = (1.0, 0.0, 0.0)
+        if axis_node is not None:
+            axis = _vec3(self.floats(axis_node, "xyz", 3, (1.0, 0.0, 0.0)))
+        limit_node = node.find("limit")
+        limit = None
+        if limit_node is not None:
+            limit = Limit(
+                self.scalar(limit_node, "lower"),
+                self.scalar(limit_node, "upper"),
+                self.scalar(limit_node, "velocity"),
+                self.scalar(limit_node, "effort"),
+            )
+        mimic_node = node.find("mimic")
+        mimic = None
+        if mimic_node is not None:
+            multiplier = self.scalar(mimic_node, "multiplier")
+            offset = self.scalar(mimic_node, "offset")
+            mimic = Mimic(
+                mimic_node.get("joint", ""),
+                1.0 if multiplier is None else multiplier,
+                0.0 if offset is None else offset,
+            )
+        return Joint(
+            self.name(node),
+            node.get("type", ""),
+            ends[0],
+            ends[1],
+            self.origin(node),
+            axis,
+            limit,
+            mimic,
+            source_line(node),
+        )
+
+
+def _vec3(values: tuple[float, ...] | None) -> Vec3:
+    assert values is not None and len(values) == 3
+    return (values[0], values[1], values[2])
+
+
+def parse_urdf(data: bytes, display: str, model_id: str) -> tuple[Robot, list[Finding]]:
+    """Parse URDF bytes into the model, with the findings met while reading."""
+    root = parse_xml(data, display)
+    reader = _Reader(display, model_id)
+    if root.tag != "robot":
+        raise ContractError(
+            [
+                Finding(
+                    "not_a_urdf",
+                    display,
+                    str(source_line(root)),
+                    f"the root element is <{root.tag}>, not <robot>",
+                    "a URDF's root element is <robot name=...>",
+                )
+            ]
+        )
+    links = tuple(reader.link(n) for n in root.findall("link"))
+    joints = tuple(reader.joint(n) for n in root.findall("joint"))
+    robot = Robot(root.get("name", ""), links, joints, display)
+    if robot.name != model_id:
+        reader.add(
+            "robot_name_mismatch",
+            source_line(root),
+            f"<robot name={robot.name!r}> differs from the model id {model_id!r}",
+            f'set <robot name="{model_id}"> or rename the folder',
+        )
+    return robot, reader.findings

@@ -1,0 +1,241 @@
+"""The spec's URDF rules and the structural checks any URDF linter makes."""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from pipeline.findings import Finding, raise_if_errors
+from pipeline.strict_io import XML_LIMIT, read_bytes
+from pipeline.urdf.model import (
+    BOUNDED_TYPES,
+    JOINT_TYPES,
+    UNBOUNDED_TYPES,
+    Collision,
+    Joint,
+    Mesh,
+    Robot,
+    Visual,
+)
+from pipeline.urdf.read import parse_urdf
+
+_Add = Callable[[str, int, str, str], None]
+
+
+def check_rules(robot: Robot) -> list[Finding]:
+    """Every URDF rule of the spec and the usual structural checks, all at once."""
+    out: list[Finding] = []
+
+    def add(code: str, line: int, message: str, hint: str) -> None:
+        out.append(Finding(code, robot.file, str(line), message, hint))
+
+    link_names: set[str] = set()
+    for link in robot.links:
+        if link.name in link_names:
+            add(
+                "duplicate_name",
+                link.line,
+                f"link {link.name!r} is defined twice",
+                "give every link a unique name",
+            )
+        link_names.add(link.name)
+    joint_names: set[str] = set()
+    parents: dict[str, Joint] = {}
+    for joint in robot.joints:
+        if joint.name in joint_names:
+            add(
+                "duplicate_name",
+                joint.line,
+                f"joint {joint.name!r} is defined twice",
+                "give every joint a unique name",
+            )
+        joint_names.add(joint.name)
+        _joint_rules(joint, link_names, add)
+        if joint.child in parents:
+            add(
+                "link_has_two_parents",
+                joint.line,
+                f"link {joint.child!r} is the child of {parents[joint.child].name!r} "
+                f"and {joint.name!r}",
+                "a URDF is a tree: give each link one parent joint",
+            )
+        parents.setdefault(joint.child, joint)
+    roots = robot.roots()
+    if len(roots) != 1 and robot.links:
+        names = ", ".join(repr(r) for r in roots) or "none (the joints form a cycle)"
+        add(
+            "not_single_rooted",
+            1,
+            f"the tree must have exactly one root link; roots: {names}",
+            "connect every link to one root link through joints",
+        )
+    _cycle_rules(parents, add)
+    _mimic_rules(robot, add)
+    return out
+
+
+def _joint_rules(joint: Joint, links: set[str], add: _Add) -> None:
+    for end in (joint.parent, joint.child):
+        if end and end not in links:
+            add(
+                "unknown_link",
+                joint.line,
+                f"joint {joint.name!r} names unknown link {end!r}",
+                "name a link defined in this URDF",
+            )
+    if joint.type in UNBOUNDED_TYPES:
+        add(
+            "unbounded_joint_type",
+            joint.line,
+            f"joint {joint.name!r} is {joint.type}, which cannot be bounded",
+            "model it as revolute or prismatic with <limit lower upper>",
+        )
+    elif joint.type not in JOINT_TYPES:
+        add(
+            "unknown_joint_type",
+            joint.line,
+            f"joint {joint.name!r} has type {joint.type!r}",
+            "use fixed, revolute or prismatic",
+        )
+    if joint.type != "fixed" and all(a == 0.0 for a in joint.axis):
+        add(
+            "zero_axis",
+            joint.line,
+            f"joint {joint.name!r} has axis 0 0 0",
+            "give a non-zero <axis xyz>",
+        )
+    if joint.type in BOUNDED_TYPES:
+        _limit_rules(joint, add)
+
+
+def _limit_rules(joint: Joint, add: _Add) -> None:
+    unit = "rad" if joint.type == "revolute" else "m"
+    limit = joint.limit
+    if limit is None or limit.lower is None or limit.upper is None:
+        add(
+            "missing_joint_limit",
+            joint.line,
+            f"{joint.type} joint {joint.name!r} has no bounded <limit lower upper>",
+            f"add <limit lower=... upper=... velocity=...> in {unit}",
+        )
+    elif not (
+        math.isfinite(limit.lower) and math.isfinite(limit.upper) and limit.lower < limit.upper
+    ):
+        add(
+            "invalid_joint_limit",
+            joint.line,
+            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} is not "
+            "finite with lower < upper",
+            f"give finite bounds in {unit} with lower < upper",
+        )
+    if limit is not None and (
+        limit.velocity is None or not math.isfinite(limit.velocity) or limit.velocity <= 0
+    ):
+        add(
+            "invalid_joint_velocity",
+            joint.line,
+            f"joint {joint.name!r} has velocity {limit.velocity}, not a finite number > 0",
+            f"set velocity in {unit}/s, greater than 0",
+        )
+
+
+def _cycle_rules(parents: dict[str, Joint], add: _Add) -> None:
+    reported: set[str] = set()
+    for start in parents:
+        seen: list[str] = []
+        link = start
+        while link in parents and link not in seen:
+            seen.append(link)
+            link = parents[link].parent
+        if link in seen and not reported.intersection(seen):
+            reported.update(seen)
+            cycle = seen[seen.index(link) :]
+            add(
+                "kinematic_cycle",
+                parents[link].line,
+                f"links {', '.join(cycle)} form a cycle",
+                "a URDF is a tree: break the cycle",
+            )
+
+
+def _mimic_rules(robot: Robot, add: _Add) -> None:
+    by_name = {joint.name: joint for joint in robot.joints}
+    for joint in robot.joints:
+        if joint.mimic is None:
+            continue
+        if joint.mimic.joint not in by_name:
+            add(
+                "unknown_mimic_joint",
+                joint.line,
+                f"joint {joint.name!r} mimics unknown joint {joint.mimic.joint!r}",
+                "name an existing joint in <mimic joint=...>",
+            )
+            continue
+        seen = [joint.name]
+        target: Joint | None = by_name[joint.mimic.joint]
+        while target is not None and target.mimic is not None and target.name not in seen:
+            seen.append(target.name)
+            target = by_name.get(target.mimic.joint)
+        if target is not None and target.name in seen:
+            add(
+                "mimic_cycle",
+                joint.line,
+                f"mimic joints {' -> '.join(seen)} form a cycle",
+                "make every mimic chain end at a joint that mimics nothing",
+            )
+
+
+def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
+    """Each named mesh is a regular file inside `folder/meshes`, not a link out of it."""
+    out = []
+    meshes = (folder / "meshes").resolve()
+    for link in robot.links:
+        elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
+        for element in elements:
+            geometry = element.geometry
+            if not isinstance(geometry, Mesh):
+                continue
+            path = folder / geometry.path
+            code, message = "", ""
+            try:
+                info = os.lstat(path)
+                if stat.S_ISLNK(info.st_mode):
+                    code, message = "mesh_is_symlink", "is a symbolic link"
+                elif not stat.S_ISREG(info.st_mode):
+                    code, message = "mesh_missing", "is not a regular file"
+                elif not path.resolve().is_relative_to(meshes):
+                    code, message = "mesh_uri_outside_meshes", "resolves outside meshes/"
+            except OSError:
+                code, message = "mesh_missing", "does not exist"
+            if code:
+                out.append(
+                    Finding(
+                        code,
+                        robot.file,
+                        str(element.line),
+                        f"mesh {geometry.path!r} {message}",
+                        "put the mesh file itself in meshes/",
+                    )
+                )
+    return out
+
+
+def load_robot(folder: Path, display_root: Path) -> Robot:
+    """Read `folder/robot.urdf`, apply every URDF rule, and return the valid model."""
+    path = folder / "robot.urdf"
+    display = display_path(path, display_root)
+    robot, findings = parse_urdf(read_bytes(path, display, XML_LIMIT), display, folder.name)
+    findings += check_rules(robot) + check_meshes(robot, folder)
+    raise_if_errors(findings)
+    return robot
+
+
+def display_path(path: Path, root: Path) -> str:
+    """The path relative to `root` in POSIX form, as findings name files."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
