@@ -1,0 +1,83 @@
+"""The `pipeline` command: the same functions as the doit graph, one subcommand each."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pipeline.findings import ContractError, Finding, render
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _display(path: Path) -> str:
+    from pipeline.urdf import display_path
+
+    return display_path(path, Path.cwd())
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    """Check description manifests and print one ok line per description."""
+    from pipeline.manifest import check_complete, read_manifest
+
+    if not args.check:
+        print("pipeline manifest: nothing to do; pass --check", file=sys.stderr)
+        return 2
+    folders = [Path(d) for d in args.dirs] or sorted(
+        p for p in Path("build/robots").glob("*") if p.is_dir()
+    )
+    findings: list[Finding] = []
+    for folder in folders:
+        display = _display(folder)
+        try:
+            manifest = read_manifest(folder, display)
+        except ContractError as exc:
+            findings.extend(exc.findings)
+            continue
+        problems = check_complete(folder, manifest, display)
+        findings.extend(problems)
+        if not problems:
+            print(f"manifest: {manifest.model_id} ok, {len(manifest.files)} files")
+    if findings:
+        raise ContractError(findings)
+    return 0
+
+
+def cmd_identity(args: argparse.Namespace) -> int:
+    """Print the identity of a compiled description directory."""
+    from pipeline.identity import description_identity
+
+    identity, _ = description_identity(Path(args.dir), _display(Path(args.dir)))
+    print(identity)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    manifest = sub.add_parser("manifest", help="check description manifests")
+    manifest.add_argument("--check", action="store_true", help="check the manifests' rules")
+    manifest.add_argument("dirs", nargs="*", help="description folders (default: build/robots/*)")
+    manifest.set_defaults(run=cmd_manifest)
+
+    identity = sub.add_parser("identity", help="print a description's identity")
+    identity.add_argument("dir", help="a compiled description folder")
+    identity.set_defaults(run=cmd_identity)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; bad input prints finding lines on stderr and returns 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run: Command = args.run
+    try:
+        return run(args)
+    except ContractError as exc:
+        print(render(exc.findings, as_json=args.json), file=sys.stderr)
+        return 2

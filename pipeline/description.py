@@ -1,0 +1,73 @@
+"""Compiling one description directory: validated copies, the manifest, the identity index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from pipeline.identity import description_identity
+from pipeline.manifest import (
+    MANIFEST_NAME,
+    MESH_FOLDER,
+    REGISTERED_NAMES,
+    manifest_bytes,
+)
+from pipeline.stamps import read_stamp
+from pipeline.strict_io import MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
+from pipeline.urdf import load_robot
+
+INDEX_PATH = "build/index.json"
+
+
+def source_dir(model_id: str) -> str:
+    """Repo-relative folder of a robot's sources."""
+    return f"robots/{model_id}"
+
+
+def build_dir(model_id: str) -> str:
+    """Repo-relative folder of a robot's compiled description."""
+    return f"build/robots/{model_id}"
+
+
+def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
+    """Validate the URDF, then copy it and every mesh it names, byte for byte."""
+    src = root / source_dir(model_id)
+    robot = load_robot(src, root)
+    out = {
+        f"{build_dir(model_id)}/robot.urdf": read_bytes(
+            src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT
+        )
+    }
+    for mesh in robot.mesh_paths():
+        display = f"{source_dir(model_id)}/{mesh}"
+        out[f"{build_dir(model_id)}/{mesh}"] = read_bytes(src / mesh, display, MESH_LIMIT)
+    return out
+
+
+def is_registered(path: str) -> bool:
+    """Whether a description-relative path is of a kind the manifest registers."""
+    return path in REGISTERED_NAMES or path.startswith(f"{MESH_FOLDER}/")
+
+
+def make_manifest(root: Path, model_id: str, steps: Iterable[str]) -> dict[str, bytes]:
+    """The manifest registering every registered output of the robot's steps."""
+    prefix = f"{build_dir(model_id)}/"
+    files = set()
+    for step in steps:
+        stamp = read_stamp(root, step)
+        if stamp is None:
+            continue
+        for path in stamp.outputs:
+            rel = path.removeprefix(prefix)
+            if path.startswith(prefix) and is_registered(rel):
+                files.add(rel)
+    return {f"{prefix}{MANIFEST_NAME}": manifest_bytes(model_id, sorted(files))}
+
+
+def make_index(root: Path, model_ids: Iterable[str]) -> dict[str, bytes]:
+    """The index of every compiled description's identity and registered file count."""
+    models = {}
+    for model_id in sorted(model_ids):
+        identity, count = description_identity(root / build_dir(model_id), build_dir(model_id))
+        models[model_id] = {"identity": identity, "files": count}
+    return {INDEX_PATH: dump_json({"schema": "rosie.build-index.v1", "robots": models})}

@@ -1,0 +1,172 @@
+"""The doit task graph: one step per stage and robot (or cell), each stamped by content."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from doit.exceptions import TaskError, UnmetDependency
+from doit.reporter import ConsoleReporter
+
+from pipeline.stamps import Step, run_step
+
+ROBOTS = "robots"
+CELLS = "cells"
+BASE_CODE = ("pipeline/findings.py", "pipeline/strict_io.py", "pipeline/stamps.py")
+URDF_CODE = (
+    *BASE_CODE,
+    "pipeline/urdf/__init__.py",
+    "pipeline/urdf/model.py",
+    "pipeline/urdf/read.py",
+    "pipeline/urdf/rules.py",
+    "pipeline/description.py",
+)
+MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
+INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
+
+
+class ContractFailure(TaskError):  # type: ignore[misc]
+    """A task refused bad input; its message is the finding lines."""
+
+
+class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
+    """doit's console reporter, printing refused input as finding lines without a traceback."""
+
+    desc = "console, with bad input printed as finding lines"
+
+    def add_failure(self, task: Any, fail: Any) -> None:
+        """Print refused input as finding lines, skip its knock-on failures, others as doit does."""
+        if isinstance(fail, ContractFailure):
+            self.write(f"{fail.message}\n")
+        elif not isinstance(fail, UnmetDependency):
+            super().add_failure(task, fail)
+
+
+DOIT_CONFIG: dict[str, Any] = {
+    "backend": "json",
+    "dep_file": ".doit.db",
+    "check_file_uptodate": "md5",
+    "reporter": FindingsReporter,
+    "continue": True,
+    "verbosity": 1,
+}
+
+
+def _call(module: str, function: str, args: tuple[Any, ...], root: Path) -> Any:
+    return getattr(importlib.import_module(module), function)(root, *args)
+
+
+def lazy(module: str, function: str, *args: Any) -> Any:
+    """A make function imported only when the step runs, so listing the graph stays light."""
+    return functools.partial(_call, module, function, args)
+
+
+def _files_under(root: Path, folder: str) -> list[str]:
+    base = root / folder
+    if not base.is_dir():
+        return []
+    return sorted(p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file())
+
+
+def model_ids(root: Path) -> list[str]:
+    """Every robot model with sources under robots/."""
+    base = root / ROBOTS
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / "robot.urdf").is_file())
+
+
+def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
+    """The steps that compile one robot, keyed by stage."""
+    src = f"{ROBOTS}/{model_id}"
+    urdf = Step(
+        f"urdf:{model_id}",
+        "validate the URDF; copy it and its meshes into build/",
+        (f"{src}/robot.urdf", *_files_under(root, f"{src}/meshes"), *URDF_CODE),
+        lazy("pipeline.description", "make_urdf_copies", model_id),
+        (f"build/robots/{model_id}/robot.urdf",),
+    )
+    steps = {"urdf": urdf}
+    upstream = [step.name for step in steps.values()]
+    steps["manifest"] = Step(
+        f"manifest:{model_id}",
+        "write the description manifest",
+        (*(steps[s].stamp for s in steps), *MANIFEST_CODE),
+        lazy("pipeline.description", "make_manifest", model_id, tuple(upstream)),
+        (f"build/robots/{model_id}/robot_description_manifest.json",),
+    )
+    return steps
+
+
+def index_step(root: Path, models: list[str], manifests: list[Step]) -> Step:
+    """The step that records every description's identity in build/index.json."""
+    return Step(
+        "index:robots",
+        "record each description's identity and file count",
+        (*(step.stamp for step in manifests), *INDEX_CODE),
+        lazy("pipeline.description", "make_index", tuple(models)),
+        ("build/index.json",),
+    )
+
+
+def plan(root: Path) -> list[Step]:
+    """Every step of the build, in an order where inputs come before their users."""
+    models = model_ids(root)
+    per_robot = [robot_steps(root, model_id) for model_id in models]
+    steps = [step for stages in per_robot for step in stages.values()]
+    steps.append(index_step(root, models, [stages["manifest"] for stages in per_robot]))
+    return steps
+
+
+def _action(root: Path, step: Step) -> ContractFailure | None:
+    from pipeline.findings import ContractError, render
+
+    try:
+        run_step(root, step)
+    except ContractError as exc:
+        return ContractFailure(render(exc.findings))
+    return None
+
+
+def doit_task(root: Path, step: Step) -> dict[str, Any]:
+    """The doit task dict of a step: its inputs as file_dep, its stamp among the targets."""
+    _, _, name = step.name.partition(":")
+    return {
+        "name": name,
+        "actions": [(_action, [root, step])],
+        "file_dep": list(step.inputs),
+        "targets": [step.stamp, *step.targets],
+        "doc": step.doc,
+    }
+
+
+@functools.cache
+def doit_groups(root: Path) -> Mapping[str, list[dict[str, Any]]]:
+    """The doit tasks of the plan, grouped by stage."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for step in plan(root):
+        groups.setdefault(step.name.partition(":")[0], []).append(doit_task(root, step))
+    return groups
+
+
+def _group(stage: str) -> Iterator[dict[str, Any]]:
+    root = Path.cwd()
+    yield from doit_groups(root).get(stage, [])
+
+
+def task_urdf() -> Iterator[dict[str, Any]]:
+    """Validate each robot's URDF and copy it with its meshes into build/robots/."""
+    yield from _group("urdf")
+
+
+def task_manifest() -> Iterator[dict[str, Any]]:
+    """Write each description's robot_description_manifest.json."""
+    yield from _group("manifest")
+
+
+def task_index() -> Iterator[dict[str, Any]]:
+    """Record every description's identity and file count in build/index.json."""
+    yield from _group("index")
