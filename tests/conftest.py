@@ -1,0 +1,50 @@
+"""Shared fixtures: the real robots, copied into a scratch repo so tests can break them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ROBOTS = ("abb_irb2400", "lbr_iiwa_14_r820")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A scratch repository holding copies of the shipped robots' sources."""
+    for model_id in ROBOTS:
+        shutil.copytree(REPO / "robots" / model_id, tmp_path / "robots" / model_id)
+    if (REPO / "cells").is_dir():
+        shutil.copytree(REPO / "cells", tmp_path / "cells")
+    return tmp_path
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder` with its bytes, for byte-identity comparisons."""
+    if not folder.is_dir():
+        return {}
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """A scratch checkout: sources, code, dodo.py and the committed build/."""
+    shutil.copytree(REPO / "pipeline", repo / "pipeline",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(REPO / "dodo.py", repo / "dodo.py")
+    if (REPO / "build").is_dir():
+        shutil.copytree(REPO / "build", repo / "build")
+    return repo
+
+
+def run_doit(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run doit in a scratch checkout, as a user would."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run([sys.executable, "-m", "doit", *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)

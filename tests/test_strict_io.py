@@ -1,0 +1,111 @@
+"""The strict input layer refuses what a robot description never needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.findings import ContractError
+from pipeline.strict_io import atomic_write, dump_json, parse_json, parse_xml, read_bytes
+
+
+def codes(exc: pytest.ExceptionInfo[ContractError]) -> list[tuple[str, str]]:
+    return [(f.code, f.place) for f in exc.value.findings]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "place"),
+    [
+        ('{"a": 1, "a": 2}', "duplicate_key", "/a"),
+        ('{"x": {"y": [1, {"k": 0, "k": 0}]}}', "duplicate_key", "/x/y/1/k"),
+        ('{"a": NaN}', "non_finite_number", "/a"),
+        ('{"a": [Infinity]}', "non_finite_number", "/a/0"),
+        ('{"a": -Infinity}', "non_finite_number", "/a"),
+        ('{"a": 1e999}', "non_finite_number", "/a"),
+        ("[1, 2]", "root_not_object", "/"),
+        ('{"a": 1', "invalid_json", "1:8"),
+        ("", "invalid_json", "1:1"),
+    ],
+)
+def test_json_refusals(text: str, code: str, place: str) -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_json(text.encode(), "x.json")
+    assert codes(exc) == [(code, place)]
+    assert exc.value.findings[0].line().startswith(f"x.json:{place}: {code}: ")
+
+
+def test_json_not_utf8() -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_json(b'{"a": "\xff"}', "x.json")
+    assert codes(exc) == [("not_utf8", "byte 7")]
+
+
+def test_json_escaped_pointer() -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_json(b'{"a/b": {"c~d": 1, "c~d": 2}}', "x.json")
+    assert codes(exc) == [("duplicate_key", "/a~1b/c~0d")]
+
+
+def test_json_accepts_plain_object() -> None:
+    assert parse_json(b'{"a": [1, 2.5, "x"]}', "x.json") == {"a": [1, 2.5, "x"]}
+
+
+BOMB = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>
+<robot name="x">&lol2;</robot>"""
+EXTERNAL = b"""<?xml version="1.0"?>
+<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<robot name="x">&xxe;</robot>"""
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (BOMB, "doctype_refused"),
+        (EXTERNAL, "doctype_refused"),
+        (b'<robot name="x"><link name="a">', "invalid_xml"),
+        (b"", "invalid_xml"),
+        (b"<a>" * 10000 + b"</a>" * 10000, "invalid_xml"),
+        (b'<robot name="x">&amp;&unknown;</robot>', "invalid_xml"),
+    ],
+)
+def test_xml_refusals(data: bytes, code: str) -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_xml(data, "robot.urdf")
+    assert [f.code for f in exc.value.findings] == [code]
+
+
+def test_xml_reports_line() -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_xml(b'<robot name="x">\n<link name="a">\n</robot>', "r.urdf")
+    assert exc.value.findings[0].place == "3"
+
+
+def test_read_bytes_limits(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 101)
+    with pytest.raises(ContractError) as exc:
+        read_bytes(big, "big.json", 100)
+    assert exc.value.findings[0].code == "file_too_large"
+    link = tmp_path / "link.json"
+    link.symlink_to(big)
+    with pytest.raises(ContractError) as exc:
+        read_bytes(link, "link.json", 1000)
+    assert exc.value.findings[0].code == "symlink_refused"
+    with pytest.raises(ContractError) as exc:
+        read_bytes(tmp_path / "nope", "nope", 1000)
+    assert exc.value.findings[0].code == "file_missing"
+
+
+def test_dump_json_is_canonical() -> None:
+    assert dump_json({"b": 0.1, "a": [1, "é"]}) == '{\n  "a": [\n    1,\n    "é"\n  ],\n  "b": 0.1\n}\n'.encode()
+
+
+def test_atomic_write_replaces_and_skips_equal(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "out.json"
+    assert atomic_write(target, b"one")
+    assert not atomic_write(target, b"one")
+    assert atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in target.parent.iterdir()] == ["out.json"]

@@ -1,0 +1,137 @@
+"""URDF rules of the spec and the structural checks, one crafted bad URDF per finding code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.findings import ContractError
+from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
+
+ABB = "robots/abb_irb2400"
+J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
+J1 = '<joint name="joint_1" type="revolute">'
+L1_MESH = "package://abb_irb2400/meshes/link_1.stl"
+TOOL_JOINT = '<joint name="joint_6-tool0" type="fixed">'
+
+# (case id == finding code, [(old, new), ...]) applied to the real abb_irb2400 URDF.
+CASES = [
+    ("robot_name_mismatch", [('name="abb_irb2400"', 'name="irb2400"')]),
+    ("missing_joint_limit", [(J1_LIMIT, "")]),
+    ("missing_joint_limit", [(J1_LIMIT, '<limit effort="0" upper="1" velocity="1"/>')]),
+    ("invalid_joint_limit", [(J1_LIMIT, '<limit lower="1" upper="-1" velocity="1"/>')]),
+    ("invalid_joint_limit", [(J1_LIMIT, '<limit lower="1" upper="1" velocity="1"/>')]),
+    ("invalid_joint_velocity", [(J1_LIMIT, '<limit lower="-1" upper="1" velocity="0"/>')]),
+    ("invalid_joint_velocity", [(J1_LIMIT, '<limit lower="-1" upper="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="inf" velocity="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="nan" velocity="1"/>')]),
+    ("unbounded_joint_type", [(J1, '<joint name="joint_1" type="continuous">')]),
+    ("unbounded_joint_type", [(J1, '<joint name="joint_1" type="floating">')]),
+    ("unbounded_joint_type", [(J1, '<joint name="joint_1" type="planar">')]),
+    ("unknown_joint_type", [(J1, '<joint name="joint_1" type="hinge">')]),
+    ("mesh_uri_not_package", [(L1_MESH, "file:///tmp/link_1.stl")]),
+    ("mesh_uri_not_package", [(L1_MESH, "package://other_robot/meshes/link_1.stl")]),
+    ("mesh_uri_not_package", [(L1_MESH, "meshes/link_1.stl")]),
+    ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes/../robot.urdf")]),
+    ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes/sub\\link_1.stl")]),
+    ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes//link_1.stl")]),
+    ("mesh_missing", [(L1_MESH, "package://abb_irb2400/meshes/link_9.stl")]),
+    ("duplicate_name", [('<link name="tool0"/>', '<link name="tool0"/><link name="tool0"/>')]),
+    ("duplicate_name", [('<joint name="joint_2" ', '<joint name="joint_1" ')]),
+    ("unknown_link", [('<child link="link_1"/>', '<child link="link_one"/>')]),
+    ("not_single_rooted", [('<link name="tool0"/>', '<link name="tool0"/><link name="orphan"/>')]),
+    ("link_has_two_parents", [('<child link="tool0"/>', '<child link="link_6"/>')]),
+    ("kinematic_cycle", [('<parent link="base_link"/>\n    <child link="link_1"/>',
+                          '<parent link="link_6"/>\n    <child link="link_1"/>')]),
+    ("zero_axis", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>')]),
+    ("unknown_mimic_joint", [(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_9"/>')]),
+    ("mimic_cycle", [(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'),
+                     ('velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"',
+                      'velocity="2.618"/><mimic joint="joint_1"/>\n  </joint>\n'
+                      '  <joint name="joint_3"')]),
+    ("missing_attribute", [('<link name="tool0"/>', '<link/>')]),
+    ("invalid_geometry", [('<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>',
+                           '<box size="0.1 0 0.1"/>')]),
+    ("not_a_urdf", [('<robot xmlns:xacro', '<sdf xmlns:xacro'), ("</robot>", "</sdf>")]),
+]
+
+
+def break_urdf(repo: Path, edits: list[tuple[str, str]]) -> Path:
+    path = repo / ABB / "robot.urdf"
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("code", "edits"), CASES, ids=[c[0] for c in CASES])
+def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]) -> None:
+    break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    found = exc.value.findings
+    assert code in [f.code for f in found]
+    assert all(f.file == f"{ABB}/robot.urdf" for f in found)
+    assert all(f.place.isdigit() for f in found)
+
+
+def test_every_finding_in_a_file_is_reported_at_once(repo: Path) -> None:
+    break_urdf(repo, [(J1_LIMIT, ""), ('name="abb_irb2400"', 'name="x"'),
+                      (L1_MESH, "package://abb_irb2400/meshes/nope.stl")])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert sorted(f.code for f in exc.value.findings) == [
+        "mesh_missing", "missing_joint_limit", "robot_name_mismatch"]
+
+
+def test_symlinked_mesh_is_refused(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "link_1.stl"
+    mesh = repo / ABB / "meshes" / "link_1.stl"
+    outside.write_bytes(mesh.read_bytes())
+    mesh.unlink()
+    os.symlink(outside, mesh)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [f.code for f in exc.value.findings] == ["mesh_is_symlink"]
+
+
+@pytest.mark.parametrize("model_id", ["abb_irb2400", "lbr_iiwa_14_r820"])
+def test_real_robots_load(repo: Path, model_id: str) -> None:
+    robot = load_robot(repo / "robots" / model_id, repo)
+    assert robot.name == model_id
+    assert robot.root() == "base_link"
+    chain = robot.chain("base_link", "tool0")
+    assert chain is not None
+    movable = [j for j in chain if j.type == "revolute"]
+    assert len(movable) == (6 if model_id == "abb_irb2400" else 7)
+    assert all(j.limit and j.limit.lower is not None and j.limit.lower < 0 for j in movable)
+
+
+def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
+    path = break_urdf(repo, [
+        ('<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>',
+         '<box size="0.1 0.2 0.3"/></geometry></collision><collision><geometry>'
+         '<cylinder radius="0.05" length="0.4"/></geometry></collision><collision>'
+         '<origin xyz="0 0 1" rpy="0 0 0"/><geometry><sphere radius="0.02"/>'),
+        ('<link name="tool0"/>', '<link name="tool0"/><link name="finger"/>'),
+        ('<!-- end of joint list -->',
+         '<joint name="slide" type="prismatic"><parent link="tool0"/><child link="finger"/>'
+         '<axis xyz="0 0 1"/><limit lower="0" upper="0.04" velocity="0.1"/>'
+         '<mimic joint="joint_6" multiplier="0.01" offset="0"/></joint>'),
+    ])
+    assert path.is_file()
+    robot = load_robot(repo / ABB, repo)
+    link_1 = robot.link("link_1")
+    assert link_1 is not None
+    shapes = [c.geometry for c in link_1.collisions]
+    assert shapes == [Box((0.1, 0.2, 0.3)), Cylinder(0.05, 0.4), Sphere(0.02)]
+    assert link_1.collisions[2].origin.xyz == (0.0, 0.0, 1.0)
+    slide = robot.joint("slide")
+    assert slide is not None and slide.mimic is not None
+    assert (slide.type, slide.mimic.joint, slide.mimic.multiplier) == ("prismatic", "joint_6", 0.01)
+    base = robot.link("base_link")
+    assert base is not None and isinstance(base.collisions[0].geometry, Mesh)
