@@ -28,15 +28,19 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Every file below `folder` with its bytes, for byte-identity comparisons."""
     if not folder.is_dir():
         return {}
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
 def project(repo: Path) -> Path:
     """A scratch checkout: sources, code, dodo.py and the committed build/."""
-    shutil.copytree(REPO / "pipeline", repo / "pipeline",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "pipeline", repo / "pipeline", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy2(REPO / "dodo.py", repo / "dodo.py")
     if (REPO / "build").is_dir():
         shutil.copytree(REPO / "build", repo / "build")
@@ -46,5 +50,12 @@ def project(repo: Path) -> Path:
 def run_doit(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run doit in a scratch checkout, as a user would."""
     env = {**os.environ, "PYTHONPATH": str(project)}
-    return subprocess.run([sys.executable, "-m", "doit", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "doit", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )

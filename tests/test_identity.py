@@ -51,8 +51,10 @@ def test_vector_non_ascii_sorted_by_bytes() -> None:
         raw = path.encode()
         h.update(struct.pack(">Q", len(raw)) + raw + digest)
     assert identity_of(entries) == "sha256:" + h.hexdigest()
-    assert [p for p, _ in sorted(entries, key=lambda e: e[0].encode())][-2:] == ["\ufb00",
-                                                                              "\U0001d538"]
+    assert [p for p, _ in sorted(entries, key=lambda e: e[0].encode())][-2:] == [
+        "\ufb00",
+        "\U0001d538",
+    ]
 
 
 def test_empty_vector() -> None:

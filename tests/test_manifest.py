@@ -73,10 +73,12 @@ def test_symlink_entry_is_not_a_regular_file(desc: Path) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "code"),
-    [("schema", "rosie.robot-manifest.v2", "wrong_schema"),
-     ("model_id", "other", "model_id_mismatch"),
-     ("extra", 1, "unknown_field"),
-     ("files", "robot.urdf", "files_not_list")],
+    [
+        ("schema", "rosie.robot-manifest.v2", "wrong_schema"),
+        ("model_id", "other", "model_id_mismatch"),
+        ("extra", 1, "unknown_field"),
+        ("files", "robot.urdf", "files_not_list"),
+    ],
 )
 def test_manifest_fields(desc: Path, field: str, value: object, code: str) -> None:
     data = json.loads((desc / MANIFEST_NAME).read_text())
@@ -88,13 +90,27 @@ def test_manifest_fields(desc: Path, field: str, value: object, code: str) -> No
 
 
 def test_registers_named_files_and_all_meshes_in_byte_order(tmp_path: Path) -> None:
-    for name in ["robot.urdf", "spheres.json", "notes.txt", "meshes/b.stl", "meshes/B.stl",
-                 "meshes/sub/a.stl", "meshes/é.stl", "meshes/z.stl"]:
+    for name in [
+        "robot.urdf",
+        "spheres.json",
+        "notes.txt",
+        "meshes/b.stl",
+        "meshes/B.stl",
+        "meshes/sub/a.stl",
+        "meshes/é.stl",
+        "meshes/z.stl",
+    ]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(name)
     assert registered_files(tmp_path) == [
-        "meshes/B.stl", "meshes/b.stl", "meshes/sub/a.stl", "meshes/z.stl", "meshes/é.stl",
-        "robot.urdf", "spheres.json"]
+        "meshes/B.stl",
+        "meshes/b.stl",
+        "meshes/sub/a.stl",
+        "meshes/z.stl",
+        "meshes/é.stl",
+        "robot.urdf",
+        "spheres.json",
+    ]
 
 
 def test_unregistered_file_is_found(desc: Path) -> None:
@@ -121,6 +137,8 @@ def test_cli_manifest_check_refuses(desc: Path, capsys: pytest.CaptureFixture[st
     assert main(["manifest", "--check", str(desc)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert err[0].endswith(f"{MANIFEST_NAME}:/files/1: dot_segment: '../x' has a '.', '..' or "
-                           "empty segment; write the plain relative path")
+    assert err[0].endswith(
+        f"{MANIFEST_NAME}:/files/1: dot_segment: '../x' has a '.', '..' or "
+        "empty segment; write the plain relative path"
+    )
     assert "Traceback" not in err[0]

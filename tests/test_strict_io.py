@@ -99,7 +99,10 @@ def test_read_bytes_limits(tmp_path: Path) -> None:
 
 
 def test_dump_json_is_canonical() -> None:
-    assert dump_json({"b": 0.1, "a": [1, "é"]}) == '{\n  "a": [\n    1,\n    "é"\n  ],\n  "b": 0.1\n}\n'.encode()
+    assert (
+        dump_json({"b": 0.1, "a": [1, "é"]})
+        == '{\n  "a": [\n    1,\n    "é"\n  ],\n  "b": 0.1\n}\n'.encode()
+    )
 
 
 def test_atomic_write_replaces_and_skips_equal(tmp_path: Path) -> None:

@@ -44,9 +44,11 @@ def test_bad_urdf_exits_2_with_finding_lines_and_build_unchanged(project: Path) 
     assert result.returncode == 2
     assert "Traceback" not in result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if "invalid_joint_velocity" in line]
-    assert lines == ["robots/abb_irb2400/robot.urdf:155: invalid_joint_velocity: joint "
-                     "'joint_1' has velocity -1.0, not a finite number > 0; set velocity in "
-                     "rad/s, greater than 0"]
+    assert lines == [
+        "robots/abb_irb2400/robot.urdf:155: invalid_joint_velocity: joint "
+        "'joint_1' has velocity -1.0, not a finite number > 0; set velocity in "
+        "rad/s, greater than 0"
+    ]
     assert tree_bytes(project / "build") == before
 
 
@@ -57,5 +59,6 @@ def test_changed_urdf_rebuilds_that_robot_only(project: Path) -> None:
     result = run_doit(project)
     assert result.returncode == 0, result.stdout
     assert {"urdf:lbr_iiwa_14_r820", "manifest:lbr_iiwa_14_r820", "index:robots"} <= ran(
-        result.stdout)
+        result.stdout
+    )
     assert not any("abb_irb2400" in name for name in ran(result.stdout))

@@ -43,18 +43,33 @@ CASES = [
     ("unknown_link", [('<child link="link_1"/>', '<child link="link_one"/>')]),
     ("not_single_rooted", [('<link name="tool0"/>', '<link name="tool0"/><link name="orphan"/>')]),
     ("link_has_two_parents", [('<child link="tool0"/>', '<child link="link_6"/>')]),
-    ("kinematic_cycle", [('<parent link="base_link"/>\n    <child link="link_1"/>',
-                          '<parent link="link_6"/>\n    <child link="link_1"/>')]),
+    (
+        "kinematic_cycle",
+        [
+            (
+                '<parent link="base_link"/>\n    <child link="link_1"/>',
+                '<parent link="link_6"/>\n    <child link="link_1"/>',
+            )
+        ],
+    ),
     ("zero_axis", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>')]),
     ("unknown_mimic_joint", [(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_9"/>')]),
-    ("mimic_cycle", [(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'),
-                     ('velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"',
-                      'velocity="2.618"/><mimic joint="joint_1"/>\n  </joint>\n'
-                      '  <joint name="joint_3"')]),
-    ("missing_attribute", [('<link name="tool0"/>', '<link/>')]),
-    ("invalid_geometry", [('<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>',
-                           '<box size="0.1 0 0.1"/>')]),
-    ("not_a_urdf", [('<robot xmlns:xacro', '<sdf xmlns:xacro'), ("</robot>", "</sdf>")]),
+    (
+        "mimic_cycle",
+        [
+            (J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'),
+            (
+                'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"',
+                'velocity="2.618"/><mimic joint="joint_1"/>\n  </joint>\n  <joint name="joint_3"',
+            ),
+        ],
+    ),
+    ("missing_attribute", [('<link name="tool0"/>', "<link/>")]),
+    (
+        "invalid_geometry",
+        [('<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>', '<box size="0.1 0 0.1"/>')],
+    ),
+    ("not_a_urdf", [("<robot xmlns:xacro", "<sdf xmlns:xacro"), ("</robot>", "</sdf>")]),
 ]
 
 
@@ -80,12 +95,21 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
 
 
 def test_every_finding_in_a_file_is_reported_at_once(repo: Path) -> None:
-    break_urdf(repo, [(J1_LIMIT, ""), ('name="abb_irb2400"', 'name="x"'),
-                      (L1_MESH, "package://abb_irb2400/meshes/nope.stl")])
+    break_urdf(
+        repo,
+        [
+            (J1_LIMIT, ""),
+            ('name="abb_irb2400"', 'name="x"'),
+            (L1_MESH, "package://abb_irb2400/meshes/nope.stl"),
+        ],
+    )
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     assert sorted(f.code for f in exc.value.findings) == [
-        "mesh_missing", "missing_joint_limit", "robot_name_mismatch"]
+        "mesh_missing",
+        "missing_joint_limit",
+        "robot_name_mismatch",
+    ]
 
 
 def test_symlinked_mesh_is_refused(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -112,17 +136,24 @@ def test_real_robots_load(repo: Path, model_id: str) -> None:
 
 
 def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
-    path = break_urdf(repo, [
-        ('<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>',
-         '<box size="0.1 0.2 0.3"/></geometry></collision><collision><geometry>'
-         '<cylinder radius="0.05" length="0.4"/></geometry></collision><collision>'
-         '<origin xyz="0 0 1" rpy="0 0 0"/><geometry><sphere radius="0.02"/>'),
-        ('<link name="tool0"/>', '<link name="tool0"/><link name="finger"/>'),
-        ('<!-- end of joint list -->',
-         '<joint name="slide" type="prismatic"><parent link="tool0"/><child link="finger"/>'
-         '<axis xyz="0 0 1"/><limit lower="0" upper="0.04" velocity="0.1"/>'
-         '<mimic joint="joint_6" multiplier="0.01" offset="0"/></joint>'),
-    ])
+    path = break_urdf(
+        repo,
+        [
+            (
+                '<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>',
+                '<box size="0.1 0.2 0.3"/></geometry></collision><collision><geometry>'
+                '<cylinder radius="0.05" length="0.4"/></geometry></collision><collision>'
+                '<origin xyz="0 0 1" rpy="0 0 0"/><geometry><sphere radius="0.02"/>',
+            ),
+            ('<link name="tool0"/>', '<link name="tool0"/><link name="finger"/>'),
+            (
+                "<!-- end of joint list -->",
+                '<joint name="slide" type="prismatic"><parent link="tool0"/><child link="finger"/>'
+                '<axis xyz="0 0 1"/><limit lower="0" upper="0.04" velocity="0.1"/>'
+                '<mimic joint="joint_6" multiplier="0.01" offset="0"/></joint>',
+            ),
+        ],
+    )
     assert path.is_file()
     robot = load_robot(repo / ABB, repo)
     link_1 = robot.link("link_1")
