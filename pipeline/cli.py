@@ -54,6 +54,23 @@ def cmd_identity(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
+    from pipeline.freshness import check
+    from pipeline.tasks import plan
+
+    root = Path.cwd()
+    steps = plan(root)
+    problems = check(root, steps)
+    for problem in problems:
+        print(problem.line())
+    if problems:
+        print(f"build/ is stale: {len(problems)} file(s); run `doit` to rebuild", file=sys.stderr)
+        return 1
+    print(f"build/ is current: {len(steps)} steps")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
@@ -68,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     identity = sub.add_parser("identity", help="print a description's identity")
     identity.add_argument("dir", help="a compiled description folder")
     identity.set_defaults(run=cmd_identity)
+
+    check = sub.add_parser("check", help="is build/ exactly what the sources produce?")
+    check.set_defaults(run=cmd_check)
     return parser
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import importlib
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from doit.exceptions import TaskError, UnmetDependency
+from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
 from pipeline.stamps import Step, run_step
@@ -45,7 +47,9 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
             super().add_failure(task, fail)
 
 
+DEFAULT_TASKS = ["urdf", "manifest", "index"]
 DOIT_CONFIG: dict[str, Any] = {
+    "default_tasks": DEFAULT_TASKS,
     "backend": "json",
     "dep_file": ".doit.db",
     "check_file_uptodate": "md5",
@@ -143,7 +147,21 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
     }
 
 
-@functools.cache
+def hold_build_lock(root: Path) -> IO[str]:
+    """Take the checkout's build lock, waiting for another run to finish; keep it open."""
+    handle = (root / ".doit.lock").open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(
+            "doit: another build is running in this checkout; waiting for it to finish",
+            file=sys.stderr,
+            flush=True,
+        )
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
 def doit_groups(root: Path) -> Mapping[str, list[dict[str, Any]]]:
     """The doit tasks of the plan, grouped by stage."""
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -152,9 +170,29 @@ def doit_groups(root: Path) -> Mapping[str, list[dict[str, Any]]]:
     return groups
 
 
+@functools.cache
+def _session(root: Path) -> tuple[IO[str], Mapping[str, list[dict[str, Any]]]]:
+    """One doit run in one checkout: its build lock (held until exit) and its graph."""
+    lock = hold_build_lock(root)
+    return lock, doit_groups(root)
+
+
 def _group(stage: str) -> Iterator[dict[str, Any]]:
-    root = Path.cwd()
-    yield from doit_groups(root).get(stage, [])
+    yield from _session(Path.cwd())[1].get(stage, [])
+
+
+def _check_action(root: Path) -> TaskFailed | None:
+    from pipeline.freshness import check
+
+    problems = check(root, plan(root))
+    if problems:
+        return TaskFailed("\n".join(p.line() for p in problems))
+    return None
+
+
+def task_check() -> dict[str, Any]:
+    """Fail when build/ is not exactly what the sources produce (writes nothing)."""
+    return {"actions": [(_check_action, [Path.cwd()])], "uptodate": [False], "verbosity": 2}
 
 
 def task_urdf() -> Iterator[dict[str, Any]]:

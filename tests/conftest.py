@@ -42,6 +42,7 @@ def project(repo: Path) -> Path:
         REPO / "pipeline", repo / "pipeline", ignore=shutil.ignore_patterns("__pycache__")
     )
     shutil.copy2(REPO / "dodo.py", repo / "dodo.py")
+    shutil.copy2(REPO / ".gitignore", repo / ".gitignore")
     if (REPO / "build").is_dir():
         shutil.copytree(REPO / "build", repo / "build")
     return repo

@@ -1,0 +1,80 @@
+"""Is build/ exactly what the sources produce? Decided from the stamps, writing nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.stamps import (
+    STAMP_ROOT,
+    Step,
+    changed_inputs,
+    changed_outputs,
+    hash_inputs,
+    read_stamp,
+)
+
+BUILD = "build"
+
+
+@dataclass(frozen=True)
+class Staleness:
+    """One way build/ differs from what the sources produce."""
+
+    kind: str
+    path: str
+    reason: str
+
+    def line(self) -> str:
+        """Render as `kind: path (reason)`."""
+        return f"{self.kind}: {self.path} ({self.reason})"
+
+
+def _build_files(root: Path) -> set[str]:
+    base = root / BUILD
+    if not base.is_dir():
+        return set()
+    return {
+        p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file() or p.is_symlink()
+    }
+
+
+def check(root: Path, steps: Iterable[Step]) -> list[Staleness]:
+    """Every stale, missing, modified or extra file of build/, with what made it so."""
+    out: list[Staleness] = []
+    claimed: set[str] = set()
+    for step in steps:
+        claimed.add(step.stamp)
+        stamp = read_stamp(root, step.name)
+        if stamp is None:
+            for target in step.targets or (step.stamp,):
+                out.append(Staleness("missing", target, f"{step.name} has never been built"))
+            continue
+        claimed.update(stamp.outputs)
+        changed = changed_inputs(stamp, hash_inputs(root, step.inputs))
+        if changed:
+            reason = f"{step.name}: {_describe(changed, stamp.inputs)}"
+            out.extend(Staleness("stale", path, reason) for path in sorted(stamp.outputs))
+            continue
+        for path in changed_outputs(root, stamp):
+            kind = "missing" if not (root / path).exists() else "modified"
+            out.append(Staleness(kind, path, f"differs from what {step.name} made"))
+    for path in sorted(_build_files(root) - claimed):
+        reason = (
+            "stamp of a step the sources no longer have"
+            if path.startswith(STAMP_ROOT)
+            else "no step makes it"
+        )
+        out.append(Staleness("extra", path, reason))
+    return out
+
+
+def _describe(changed: list[str], recorded: dict[str, str]) -> str:
+    parts = []
+    for path in changed[:3]:
+        verb = "added" if path not in recorded else "changed"
+        parts.append(f"{path} {verb}")
+    if len(changed) > 3:
+        parts.append(f"{len(changed) - 3} more")
+    return ", ".join(parts)

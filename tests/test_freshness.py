@@ -1,0 +1,123 @@
+"""`pipeline check` and the doit `check` task: is build/ exactly what the sources produce?"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests.conftest import run_doit, tree_bytes
+
+
+def check(project: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        code = main(["check"])
+    finally:
+        os.chdir(cwd)
+    return code, capsys.readouterr().out.splitlines()
+
+
+def flip_byte(path: Path, index: int = 200) -> None:
+    data = bytearray(path.read_bytes())
+    data[index] ^= 1
+    path.write_bytes(bytes(data))
+
+
+def test_committed_build_is_current(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines = check(project, capsys)
+    assert code == 0 and lines[-1].startswith("build/ is current:")
+
+
+def test_one_byte_source_change_is_stale_with_its_cause(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_bytes(project / "build")
+    flip_byte(project / "robots" / "lbr_iiwa_14_r820" / "meshes" / "link_3.stl", 300)
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert (
+        "stale: build/robots/lbr_iiwa_14_r820/meshes/link_3.stl (urdf:lbr_iiwa_14_r820: "
+        "robots/lbr_iiwa_14_r820/meshes/link_3.stl changed)" in lines
+    )
+    assert not any("abb_irb2400" in line for line in lines)
+    assert tree_bytes(project / "build") == before
+
+
+def test_hand_edited_and_extra_build_files(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flip_byte(project / "build" / "robots" / "abb_irb2400" / "robot.urdf")
+    (project / "build" / "robots" / "abb_irb2400" / "notes.txt").write_text("hi")
+    (project / "build" / "index.json").unlink()
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert sorted(lines) == [
+        "extra: build/robots/abb_irb2400/notes.txt (no step makes it)",
+        "missing: build/index.json (differs from what index:robots made)",
+        "modified: build/robots/abb_irb2400/robot.urdf (differs from what urdf:abb_irb2400 made)",
+    ]
+
+
+def test_removed_robot_leaves_extra_files(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    shutil.rmtree(project / "robots" / "lbr_iiwa_14_r820")
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert (
+        "extra: build/stamps/urdf/lbr_iiwa_14_r820.json "
+        "(stamp of a step the sources no longer have)" in lines
+    )
+
+
+def test_doit_check_task_fails_on_stale_build(project: Path) -> None:
+    assert run_doit(project, "check").returncode == 0
+    flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_2_whole.stl")
+    result = run_doit(project, "check")
+    assert result.returncode == 1
+    assert "robots/abb_irb2400/meshes/link_2_whole.stl changed" in result.stdout
+
+
+def test_touch_without_change_rebuilds_nothing(project: Path) -> None:
+    assert run_doit(project).returncode == 0
+    for path in (project / "robots").rglob("*"):
+        os.utime(path)
+    result = run_doit(project)
+    assert result.returncode == 0
+    assert [line for line in result.stdout.splitlines() if line.startswith(".  ")] == []
+
+
+@pytest.mark.slow
+def test_ci_script_fails_on_one_byte_stale_build(project: Path) -> None:
+    """The freshness part of .ci/run refuses a committed build/ one byte off its sources."""
+    script = Path(__file__).resolve().parent.parent / ".ci" / "freshness"
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        cwd=project,
+        check=True,
+    )
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    ok = subprocess.run(
+        ["bash", str(script)], cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_4.stl")
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "y"],
+        cwd=project,
+        check=True,
+    )
+    stale = subprocess.run(
+        ["bash", str(script)], cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    assert stale.returncode != 0
+    assert "robots/abb_irb2400/meshes/link_4.stl changed" in stale.stdout + stale.stderr
