@@ -1,0 +1,179 @@
+"""Measure builds at scale: K synthetic robots and C synthetic cells, one table.
+
+Synthesises K robots (copies of the shipped examples under new model ids) and C cells (copies
+of the shipped cells, pointed at those robots, pins recomputed) in a scratch checkout, then
+measures in one run: a full build, a no-op, `pipeline check`, a touch of every source, one
+generator change and one calibration change, beside the floor: a Python process that reads and
+SHA-256-hashes every input once. Each figure is wall time and the peak RSS of that process.
+
+    python benchmarks/scale.py --robots 100 --cells 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TEXT_SUFFIXES = {".urdf", ".py", ".json", ".srdf"}
+FLOOR = """
+import hashlib, os, sys
+for top in sys.argv[1:]:
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in sorted(filenames):
+            with open(os.path.join(dirpath, name), 'rb') as handle:
+                hashlib.sha256(handle.read()).hexdigest()
+"""
+
+
+def rename_tree(folder: Path, old: str, new: str) -> None:
+    """Replace a model or cell id in every text file of a copied source folder."""
+    for path in folder.rglob("*"):
+        if path.is_file() and path.suffix in TEXT_SUFFIXES:
+            text = path.read_text(encoding="utf-8")
+            if old in text:
+                path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def repin(cell: Path) -> None:
+    """Recompute a cell's calibration pin after its calibration file was rewritten."""
+    machine_path = cell / "machine.json"
+    machine = json.loads(machine_path.read_text())
+    pin = machine.get("robot", {}).get("machine_planning_calibration")
+    if pin:
+        pin["sha256"] = hashlib.sha256((cell / pin["path"]).read_bytes()).hexdigest()
+        machine_path.write_text(json.dumps(machine, indent=2, sort_keys=True) + "\n")
+
+
+def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str]]:
+    """Lay out the scratch checkout with K robots and C cells; return their ids."""
+    for name in ("pipeline", "robots", "cells", "build"):
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("dodo.py", ".gitignore"):
+        shutil.copy2(REPO / name, work / name)
+    examples = sorted(p.name for p in (REPO / "robots").iterdir() if p.is_dir())
+    model_ids = []
+    for i in range(robots):
+        base = examples[i % len(examples)]
+        new = f"{base}_k{i:03d}"
+        shutil.copytree(work / "robots" / base, work / "robots" / new)
+        rename_tree(work / "robots" / new, base, new)
+        spheres = work / "build" / "robots" / base / "spheres.json"
+        if spheres.is_file():  # the examples' fit, so the full build restamps instead of fitting
+            (work / "build" / "robots" / new).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(spheres, work / "build" / "robots" / new / "spheres.json")
+        model_ids.append(new)
+    cell_ids = []
+    base_cells = (
+        sorted(p.name for p in (REPO / "cells").iterdir()) if (REPO / "cells").is_dir() else []
+    )
+    for j in range(cells if base_cells else 0):
+        base = base_cells[j % len(base_cells)]
+        machine = json.loads((REPO / "cells" / base / "machine.json").read_text())
+        model = machine["robot"]["model_id"]
+        targets = [m for m in model_ids if m.startswith(model + "_k")]
+        new = f"{base}_c{j:03d}"
+        shutil.copytree(work / "cells" / base, work / "cells" / new)
+        rename_tree(work / "cells" / new, base, new)
+        if targets:
+            rename_tree(work / "cells" / new, model, targets[j % len(targets)])
+        repin(work / "cells" / new)
+        cell_ids.append(new)
+    return model_ids, cell_ids
+
+
+def measure(work: Path, args: list[str]) -> tuple[float, float, int, str]:
+    """Run one command; wall seconds, peak RSS in MB, tasks executed, and its output."""
+    env = {**os.environ, "PYTHONPATH": str(work)}
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        args, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        sys.exit(f"{' '.join(args)} failed:\n{out[-3000:]}")
+    ran = sum(1 for line in out.splitlines() if line.startswith(".  "))
+    return seconds, usage.ru_maxrss / 1024, ran, out
+
+
+def main() -> None:
+    """Synthesise, measure, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robots", type=int, default=100)
+    parser.add_argument("--cells", type=int, default=500)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch checkout")
+    opts = parser.parse_args()
+    py = sys.executable
+    work = Path(tempfile.mkdtemp(prefix="scale-"))
+    try:
+        model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
+        doit, check = [py, "-m", "doit"], [py, "-m", "pipeline", "check"]
+        rows = []
+        floor = measure(work, [py, "-c", FLOOR, "robots", "cells", "pipeline"])
+        rows.append(("hash floor (read + SHA-256 every input once)", floor))
+        rows.append(("full build", measure(work, doit)))
+        rows.append(("no-op doit", measure(work, doit)))
+        rows.append(("pipeline check", measure(work, check)))
+        rows.append(("fixed cost: doit list", measure(work, [*doit, "list"])))
+        rows.append(
+            ("fixed cost: pipeline --help", measure(work, [py, "-m", "pipeline", "--help"]))
+        )
+        for path in (work / "robots").rglob("*"):
+            os.utime(path)
+        for path in (work / "cells").rglob("*"):
+            os.utime(path)
+        rows.append(("touch every source, then doit", measure(work, doit)))
+        generator = work / "robots" / model_ids[0] / "srdf.py"
+        if generator.is_file():
+            generator.write_text(generator.read_text() + "\n# benchmark edit\n")
+            rows.append((f"one generator changed ({model_ids[0]})", measure(work, doit)))
+        pinned = [
+            c
+            for c in cell_ids
+            if "machine_planning_calibration" in (work / "cells" / c / "machine.json").read_text()
+        ]
+        if pinned:
+            cell = work / "cells" / pinned[0]
+            machine = json.loads((cell / "machine.json").read_text())
+            calibration = cell / machine["robot"]["machine_planning_calibration"]["path"]
+            calibration.write_text(calibration.read_text().replace("}", " }", 1))
+            repin(cell)
+            rows.append((f"one calibration changed ({pinned[0]})", measure(work, doit)))
+        floor_s = floor[0]
+        robots = len(list((work / "robots").iterdir()))
+        cells = len(list((work / "cells").iterdir())) if (work / "cells").is_dir() else 0
+        print(
+            f"robots: {robots}, cells: {cells}, cores: {os.cpu_count()}, "
+            f"python {sys.version.split()[0]}"
+        )
+        print(
+            f"| {'operation':<48} | {'seconds':>8} | {'x floor':>7} | {'peak MB':>7} | "
+            f"{'tasks run':>9} |"
+        )
+        print(f"|{'-' * 50}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 11}|")
+        for name, (seconds, peak, ran, _) in rows:
+            print(
+                f"| {name:<48} | {seconds:8.3f} | {seconds / floor_s:7.2f} | {peak:7.1f} | "
+                f"{ran:9d} |"
+            )
+    finally:
+        if opts.keep:
+            print(f"scratch checkout kept at {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
