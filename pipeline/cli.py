@@ -56,12 +56,15 @@ def cmd_identity(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
+    from pipeline.digests import Digests
     from pipeline.freshness import check
     from pipeline.tasks import plan
 
     root = Path.cwd()
     steps = plan(root)
-    problems = check(root, steps)
+    known = Digests(root)
+    problems = check(root, steps, known)
+    known.save()
     for problem in problems:
         print(problem.line())
     if problems:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.digests import Digests
 from pipeline.stamps import (
     STAMP_ROOT,
     Step,
@@ -40,8 +41,9 @@ def _build_files(root: Path) -> set[str]:
     }
 
 
-def check(root: Path, steps: Iterable[Step]) -> list[Staleness]:
+def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> list[Staleness]:
     """Every stale, missing, modified or extra file of build/, with what made it so."""
+    known = known or Digests(root, remember=False)
     out: list[Staleness] = []
     claimed: set[str] = set()
     for step in steps:
@@ -52,12 +54,12 @@ def check(root: Path, steps: Iterable[Step]) -> list[Staleness]:
                 out.append(Staleness("missing", target, f"{step.name} has never been built"))
             continue
         claimed.update(stamp.outputs)
-        changed = changed_inputs(stamp, hash_inputs(root, step.inputs))
+        changed = changed_inputs(stamp, hash_inputs(root, step.inputs, known))
         if changed:
             reason = f"{step.name}: {_describe(changed, stamp.inputs)}"
             out.extend(Staleness("stale", path, reason) for path in sorted(stamp.outputs))
             continue
-        for path in changed_outputs(root, stamp):
+        for path in changed_outputs(root, stamp, known):
             kind = "missing" if not (root / path).exists() else "modified"
             out.append(Staleness(kind, path, f"differs from what {step.name} made"))
     for path in sorted(_build_files(root) - claimed):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.digests import Digests
 from pipeline.strict_io import atomic_write, dump_json
 
 STAMP_ROOT = "build/stamps"
@@ -50,29 +51,15 @@ def stamp_path(step: str) -> str:
     return f"{STAMP_ROOT}/{group}/{name or group}.json"
 
 
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    hasher = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hasher.update(block)
-    return hasher.hexdigest()
-
-
 def sha256_bytes(data: bytes) -> str:
     """Hex SHA-256 of bytes."""
     return hashlib.sha256(data).hexdigest()
 
 
-def hash_inputs(root: Path, paths: Iterable[str]) -> dict[str, str]:
+def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None) -> dict[str, str]:
     """Digest of each input; a missing input is recorded as `missing`."""
-    out = {}
-    for path in paths:
-        try:
-            out[path] = sha256_file(root / path)
-        except OSError:
-            out[path] = "missing"
-    return out
+    known = digests or Digests(root, remember=False)
+    return {path: known.of(path) for path in paths}
 
 
 def read_stamp(root: Path, step: str) -> Stamp | None:
@@ -92,26 +79,20 @@ def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]
     return sorted(k for k in keys if digests.get(k) != stamp.inputs.get(k))
 
 
-def changed_outputs(root: Path, stamp: Stamp) -> list[str]:
+def changed_outputs(root: Path, stamp: Stamp, digests: Digests | None = None) -> list[str]:
     """Recorded outputs that are missing or no longer hold the recorded bytes."""
-    bad = []
-    for path, digest in sorted(stamp.outputs.items()):
-        try:
-            if sha256_file(root / path) != digest:
-                bad.append(path)
-        except OSError:
-            bad.append(path)
-    return bad
+    known = digests or Digests(root, remember=False)
+    return [path for path, digest in sorted(stamp.outputs.items()) if known.of(path) != digest]
 
 
-def run_step(root: Path, step: Step) -> bool:
+def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     """Bring a step's outputs up to date; True when anything was made."""
-    digests = hash_inputs(root, step.inputs)
+    digests = hash_inputs(root, step.inputs, known)
     stamp = read_stamp(root, step.name)
     if (
         stamp is not None
         and not changed_inputs(stamp, digests)
-        and not changed_outputs(root, stamp)
+        and not changed_outputs(root, stamp, known)
     ):
         return False
     outputs = dict(step.make(root))

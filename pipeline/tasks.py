@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import functools
 import importlib
@@ -13,6 +14,7 @@ from typing import IO, Any
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
+from pipeline.digests import Digests
 from pipeline.stamps import Step, run_step
 
 ROBOTS = "robots"
@@ -125,11 +127,19 @@ def plan(root: Path) -> list[Step]:
     return steps
 
 
+@functools.cache
+def _known_digests(root: Path) -> Digests:
+    """This process's digest cache, written back when doit exits."""
+    known = Digests(root)
+    atexit.register(known.save)
+    return known
+
+
 def _action(root: Path, step: Step) -> ContractFailure | None:
     from pipeline.findings import ContractError, render
 
     try:
-        run_step(root, step)
+        run_step(root, step, _known_digests(root))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
     return None
@@ -184,7 +194,7 @@ def _group(stage: str) -> Iterator[dict[str, Any]]:
 def _check_action(root: Path) -> TaskFailed | None:
     from pipeline.freshness import check
 
-    problems = check(root, plan(root))
+    problems = check(root, plan(root), _known_digests(root))
     if problems:
         return TaskFailed("\n".join(p.line() for p in problems))
     return None
