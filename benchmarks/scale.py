@@ -4,7 +4,8 @@ Synthesises K robots (copies of the shipped examples under new model ids) and C 
 of the shipped cells, pointed at those robots, pins recomputed) in a scratch checkout, then
 measures in one run: a full build, a no-op, `pipeline check`, a touch of every source, one
 generator change and one calibration change, beside the floor: a Python process that reads and
-SHA-256-hashes every input once. Each figure is wall time and the peak RSS of that process.
+SHA-256-hashes every input once. Each figure is wall time and the peak RSS of that process; the
+cheap ones are the median of --repeat runs, because the machine may be shared.
 
     python benchmarks/scale.py --robots 100 --cells 500
 """
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,11 +110,31 @@ def measure(work: Path, args: list[str]) -> tuple[float, float, int, str]:
     return seconds, usage.ru_maxrss / 1024, ran, out
 
 
+def median_of(
+    work: Path, args: list[str], repeat: int, before: Callable[[], None] | None = None
+) -> tuple[float, float, int, str]:
+    """The run with the median wall time of `repeat` runs (each after `before`, if given)."""
+    runs = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        runs.append(measure(work, args))
+    return sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+
+
+def touch_sources(work: Path) -> None:
+    """Set every source file's mtime to now without changing a byte."""
+    for top in ("robots", "cells"):
+        for path in (work / top).rglob("*"):
+            os.utime(path)
+
+
 def main() -> None:
     """Synthesise, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", type=int, default=100)
     parser.add_argument("--cells", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=5, help="runs per cheap measurement")
     parser.add_argument("--keep", action="store_true", help="keep the scratch checkout")
     opts = parser.parse_args()
     py = sys.executable

@@ -34,6 +34,7 @@ class Digests:
         self.root = root
         self.remember = remember
         self.entries: dict[str, list[int | str]] = {}
+        self.fresh: dict[str, list[int | str]] = {}
         self.dirty = False
         if remember:
             self.entries = _load(root / CACHE_NAME)
@@ -46,7 +47,7 @@ class Digests:
         except OSError:
             return "missing"
         signature: list[int | str] = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-        entry = self.entries.get(rel)
+        entry = self.entries.get(rel) or self.fresh.get(rel)
         if entry is not None and entry[:4] == signature:
             return str(entry[4])
         try:
@@ -56,6 +57,8 @@ class Digests:
         if self.remember and time.time() - info.st_mtime_ns / 1e9 > RACY_SECONDS:
             self.entries[rel] = [*signature, digest]
             self.dirty = True
+        else:
+            self.fresh[rel] = [*signature, digest]
         return digest
 
     def save(self) -> None:

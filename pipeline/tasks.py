@@ -6,11 +6,13 @@ import atexit
 import fcntl
 import functools
 import importlib
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from doit.dependency import FileChangedChecker
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
@@ -49,12 +51,37 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
             super().add_failure(task, fail)
 
 
+class ContentChecker(FileChangedChecker):  # type: ignore[misc]
+    """doit's md5 checker logic (timestamp, then size, then content) on the shared SHA-256 cache.
+
+    doit's own MD5Checker hashes a touched file once for every task that depends on it and never
+    refreshes the state of tasks it skips, so one `touch` costs a re-hash on every later run.
+    Here the content hash comes from the process-wide, stat-keyed digest cache the stamps use.
+    """
+
+    def check_modified(self, file_path: str, file_stat: Any, state: Any) -> bool:
+        """Whether a dependency changed since `state` was saved."""
+        timestamp, size, digest = state
+        if file_stat.st_mtime == timestamp:
+            return False
+        if file_stat.st_size != size:
+            return True
+        return bool(_known_digests(Path.cwd()).of(file_path) != digest)
+
+    def get_state(self, dep: str, current_state: Any) -> Any:
+        """The (timestamp, size, SHA-256) of a dependency after its task ran."""
+        info = os.stat(dep)
+        if current_state and current_state[0] == info.st_mtime:
+            return None
+        return info.st_mtime, info.st_size, _known_digests(Path.cwd()).of(dep)
+
+
 DEFAULT_TASKS = ["urdf", "manifest", "index"]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
     "dep_file": ".doit.db",
-    "check_file_uptodate": "md5",
+    "check_file_uptodate": ContentChecker,
     "reporter": FindingsReporter,
     "continue": True,
     "verbosity": 1,
