@@ -1,0 +1,266 @@
+"""config.json (rosie.robot-config.v1): its model, its rules beyond the schema, and its loader."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pipeline.findings import Finding, json_pointer, raise_if_errors
+from pipeline.schemas import check_schema
+from pipeline.strict_io import load_json
+from pipeline.urdf import Robot, display_path
+
+CONFIG_FILE = "config.json"
+CONFIG_SCHEMA = "robot-config"
+JointRef = tuple[str, list[str | int]]
+
+# Words that name a number the URDF already holds (<limit>, <origin>, <axis>, <inertial>,
+# <dynamics>, <mimic>, <safety_controller>). An unexpected field made of one of them is a
+# restatement, reported as such instead of as a plain unknown field.
+_URDF_WORDS = frozenset(
+    {
+        "lower",
+        "upper",
+        "limit",
+        "limits",
+        "velocity",
+        "velocities",
+        "speed",
+        "effort",
+        "torque",
+        "origin",
+        "xyz",
+        "rpy",
+        "inertia",
+        "inertial",
+        "mass",
+        "ixx",
+        "ixy",
+        "ixz",
+        "iyy",
+        "iyz",
+        "izz",
+        "damping",
+        "friction",
+        "mimic",
+        "multiplier",
+    }
+)
+
+
+@dataclass(frozen=True)
+class CorrectionCap:
+    """Largest accepted |correction| per axis: translation in m, rotation in rad."""
+
+    xyz_m: tuple[float, float, float]
+    rpy_rad: tuple[float, float, float]
+
+
+ZERO_CAP = CorrectionCap((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+
+
+@dataclass(frozen=True)
+class ControllerAxis:
+    """The controller axis driving a joint: its name or zero-based index, and its sign."""
+
+    axis: str | int
+    sign: int
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    """A valid config.json: what the URDF cannot say about a robot model."""
+
+    planning_joints: tuple[str, ...]
+    axes: Mapping[str, ControllerAxis] = field(default_factory=lambda: MappingProxyType({}))
+    reset_pose: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    caps: Mapping[str, CorrectionCap] = field(default_factory=lambda: MappingProxyType({}))
+
+    def cap(self, joint: str) -> CorrectionCap:
+        """The correction cap of `joint`; ZERO_CAP when it is not listed."""
+        return self.caps.get(joint, ZERO_CAP)
+
+
+def caps_for(config: RobotConfig | None, joint: str) -> CorrectionCap:
+    """The correction cap of `joint`; ZERO_CAP when there is no config.json."""
+    return ZERO_CAP if config is None else config.cap(joint)
+
+
+def load_config(robot_folder: Path, robot: Robot, repo_root: Path) -> RobotConfig | None:
+    """Read and check `robot_folder/config.json`; None when the robot has none."""
+    path = robot_folder / CONFIG_FILE
+    if not os.path.lexists(path):
+        return None
+    display = display_path(path, repo_root)
+    data = load_json(path, display)
+    raise_if_errors(check_config(data, robot, display))
+    return parse_config(data)
+
+
+def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+    """Every config.json rule: the schema, then the rules that need the URDF."""
+    findings = [restated_urdf(f) for f in check_schema(data, CONFIG_SCHEMA, display)]
+    findings += check_model_id(data, robot, display)
+    planning = data.get("planning")
+    planned = planning.get("joints") if isinstance(planning, dict) else None
+    refs: list[JointRef] = []
+    if isinstance(planned, list):
+        refs += [(n, ["planning", "joints", i]) for i, n in enumerate(planned) if _text(n)]
+    for section in ("axes", "reset_pose"):
+        refs += [(name, [section, name]) for name in _entries(data, section)]
+    for name, place in refs:
+        findings += check_revolute(robot, name, display, place)
+    for name in _entries(data, "calibration_caps"):
+        if robot.joint(name) is None:
+            findings.append(_unknown_joint(name, display, ["calibration_caps", name]))
+    findings += _reset_pose_rules(_entries(data, "reset_pose"), robot, display)
+    findings += _axis_rules(_entries(data, "axes"), display)
+    return findings
+
+
+def restated_urdf(finding: Finding) -> Finding:
+    """An unexpected field named like a URDF number becomes a `restates_urdf` finding."""
+    if finding.code != "unexpected_field":
+        return finding
+    key = finding.place.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower()
+    if not _URDF_WORDS.intersection(re.split(r"[^a-z0-9]+", words)):
+        return finding
+    return Finding(
+        "restates_urdf",
+        finding.file,
+        finding.place,
+        f"field {key!r} restates a number the URDF already holds",
+        "delete it; the number belongs in robot.urdf (<limit>, <origin>, <axis>, <inertial>, "
+        "<dynamics>) and config.json states only what the URDF cannot",
+        finding.severity,
+    )
+
+
+def check_model_id(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+    """`model_id`, when it is a text, names the robot the folder holds."""
+    model_id = data.get("model_id")
+    if not isinstance(model_id, str) or model_id == robot.name:
+        return []
+    return [
+        Finding(
+            "model_id_mismatch",
+            display,
+            "/model_id",
+            f"model_id {model_id!r} differs from the model id {robot.name!r}",
+            f'write "model_id": "{robot.name}"',
+        )
+    ]
+
+
+def check_revolute(robot: Robot, name: str, display: str, place: list[str | int]) -> list[Finding]:
+    """`name` must be a revolute joint of the URDF."""
+    joint = robot.joint(name)
+    if joint is None:
+        return [_unknown_joint(name, display, place)]
+    if joint.type != "revolute":
+        return [
+            Finding(
+                "joint_not_revolute",
+                display,
+                json_pointer(place),
+                f"joint {name!r} is {joint.type}, not revolute",
+                "name only revolute joints of robot.urdf here",
+            )
+        ]
+    return []
+
+
+def _unknown_joint(name: str, display: str, place: list[str | int]) -> Finding:
+    return Finding(
+        "unknown_joint",
+        display,
+        json_pointer(place),
+        f"joint {name!r} is not in the URDF",
+        "name a joint of robot.urdf (check the spelling)",
+    )
+
+
+def _reset_pose_rules(pose: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+    out = []
+    for name, value in pose.items():
+        joint = robot.joint(name)
+        limit = None if joint is None else joint.limit
+        if limit is None or limit.lower is None or limit.upper is None or not is_number(value):
+            continue
+        if not limit.lower <= value <= limit.upper:
+            out.append(
+                Finding(
+                    "reset_pose_outside_limits",
+                    display,
+                    json_pointer(["reset_pose", name]),
+                    f"{name} = {value!r} rad is outside the URDF limits "
+                    f"[{limit.lower!r}, {limit.upper!r}] rad",
+                    "choose a reset position within the joint's URDF limits",
+                )
+            )
+    return out
+
+
+def _axis_rules(axes: Mapping[str, Any], display: str) -> list[Finding]:
+    out = []
+    seen: dict[tuple[type, object], str] = {}
+    for name, entry in axes.items():
+        axis = entry.get("controller_axis") if isinstance(entry, dict) else None
+        if not isinstance(axis, str | int) or isinstance(axis, bool):
+            continue
+        key = (type(axis), axis)
+        if key in seen:
+            out.append(
+                Finding(
+                    "duplicate_axis",
+                    display,
+                    json_pointer(["axes", name, "controller_axis"]),
+                    f"controller axis {axis!r} drives both {seen[key]!r} and {name!r}",
+                    "give every joint its own controller axis",
+                )
+            )
+        seen.setdefault(key, name)
+    return out
+
+
+def parse_config(data: Mapping[str, Any]) -> RobotConfig:
+    """The model of a config.json that passed check_config."""
+    axes = {
+        name: ControllerAxis(entry["controller_axis"], int(entry["sign"]))
+        for name, entry in _entries(data, "axes").items()
+    }
+    caps = {
+        name: CorrectionCap(_vec3(entry["xyz_m"]), _vec3(entry["rpy_rad"]))
+        for name, entry in _entries(data, "calibration_caps").items()
+    }
+    pose = {name: float(value) for name, value in _entries(data, "reset_pose").items()}
+    return RobotConfig(
+        planning_joints=tuple(data["planning"]["joints"]),
+        axes=MappingProxyType(axes),
+        reset_pose=MappingProxyType(pose),
+        caps=MappingProxyType(caps),
+    )
+
+
+def _entries(data: Mapping[str, Any], section: str) -> dict[str, Any]:
+    value = data.get(section)
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def is_number(value: object) -> bool:
+    """A JSON number (a bool is not one)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _vec3(values: list[Any]) -> tuple[float, float, float]:
+    return (float(values[0]), float(values[1]), float(values[2]))

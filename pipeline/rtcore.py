@@ -1,0 +1,204 @@
+"""rtcore_definition.json (rosie.robot-definition.v1): joint-to-drive mapping, its rules, loader."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pipeline.config import check_model_id, check_revolute, is_number
+from pipeline.findings import Finding, json_pointer, raise_if_errors
+from pipeline.schemas import check_schema
+from pipeline.strict_io import load_json
+from pipeline.urdf import Robot, display_path
+
+DEFINITION_FILE = "rtcore_definition.json"
+DEFINITION_SCHEMA = "robot-definition"
+SOURCE = "_source"
+UNVERIFIED = "_unverified"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a number came from (`verified`) or why it is not verified yet."""
+
+    verified: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class Drive:
+    """The drive of one revolute joint, with the provenance of each number."""
+
+    joint: str
+    drive_address: int
+    gear_ratio: float
+    encoder_counts_per_rev: int
+    direction: int
+    motor_rated_torque_nm: float
+    provenance: Mapping[str, Provenance]
+
+    def counts_per_rad(self) -> float:
+        """Signed encoder counts per radian of joint motion."""
+        return self.direction * self.encoder_counts_per_rev * self.gear_ratio / math.tau
+
+
+@dataclass(frozen=True)
+class RtcoreDefinition:
+    """A valid rtcore_definition.json: every revolute joint mapped to its drive."""
+
+    model_id: str
+    joints: Mapping[str, Drive]
+
+    def unverified(self) -> list[tuple[str, str, str]]:
+        """(joint, field, reason) of every number not verified yet, in document order."""
+        return [
+            (name, key, origin.text)
+            for name, drive in self.joints.items()
+            for key, origin in drive.provenance.items()
+            if not origin.verified
+        ]
+
+
+def load_rtcore(robot_folder: Path, robot: Robot, repo_root: Path) -> RtcoreDefinition | None:
+    """Read and check `robot_folder/rtcore_definition.json`; None when the robot has none."""
+    path = robot_folder / DEFINITION_FILE
+    if not os.path.lexists(path):
+        return None
+    display = display_path(path, repo_root)
+    data = load_json(path, display)
+    raise_if_errors(check_definition(data, robot, display))
+    return parse_definition(data)
+
+
+def check_definition(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+    """Every rtcore_definition.json rule: schema, provenance, joints, drive addresses."""
+    findings = check_schema(data, DEFINITION_SCHEMA, display)
+    unexpected = {f.place for f in findings if f.code == "unexpected_field"}
+    findings += check_model_id(data, robot, display)
+    findings += check_provenance(data, display, unexpected)
+    joints = data.get("joints")
+    if not isinstance(joints, dict):
+        return findings
+    for name in joints:
+        findings += check_revolute(robot, name, display, ["joints", name])
+    for joint in robot.joints:
+        if joint.type == "revolute" and joint.mimic is None and joint.name not in joints:
+            findings.append(
+                Finding(
+                    "joint_not_mapped",
+                    display,
+                    "/joints",
+                    f"revolute joint {joint.name!r} has no drive",
+                    f"add an entry for {joint.name!r} under joints",
+                )
+            )
+    findings += _address_rules(joints, display)
+    return findings
+
+
+def check_provenance(data: object, display: str, skip: set[str]) -> list[Finding]:
+    """Each number has exactly one `<field>_source` / `<field>_unverified` sibling."""
+    out = []
+    for path, obj in _objects(data, []):
+        for key, value in obj.items():
+            place = json_pointer([*path, key])
+            if any(place == s or place.startswith(s + "/") for s in skip):
+                continue
+            for suffix in (SOURCE, UNVERIFIED):
+                base = key[: -len(suffix)]
+                if key.endswith(suffix) and base not in obj:
+                    out.append(
+                        Finding(
+                            "orphan_provenance",
+                            display,
+                            place,
+                            f"{key!r} describes {base!r}, which is not there",
+                            f"add {base!r} or remove {key!r}",
+                        )
+                    )
+            if not is_number(value):
+                continue
+            siblings = [key + suffix for suffix in (SOURCE, UNVERIFIED) if key + suffix in obj]
+            if not siblings:
+                out.append(
+                    Finding(
+                        "missing_source",
+                        display,
+                        place,
+                        f"number {key!r} says nowhere where it came from",
+                        f"add {key + SOURCE!r} (document and page, drive parameter) or "
+                        f"{key + UNVERIFIED!r} (why it is not verified yet)",
+                    )
+                )
+            elif len(siblings) == 2:
+                out.append(
+                    Finding(
+                        "source_and_unverified",
+                        display,
+                        place,
+                        f"number {key!r} has both {siblings[0]!r} and {siblings[1]!r}",
+                        "keep exactly one: the source when it is verified, else the reason",
+                    )
+                )
+    return out
+
+
+def _address_rules(joints: Mapping[str, Any], display: str) -> list[Finding]:
+    out = []
+    seen: dict[int, str] = {}
+    for name, drive in joints.items():
+        address = drive.get("drive_address") if isinstance(drive, dict) else None
+        if not isinstance(address, int) or isinstance(address, bool):
+            continue
+        if address in seen:
+            out.append(
+                Finding(
+                    "duplicate_drive_address",
+                    display,
+                    json_pointer(["joints", name, "drive_address"]),
+                    f"drive address {address!r} is used by {seen[address]!r} and {name!r}",
+                    "give every joint's drive its own address",
+                )
+            )
+        seen.setdefault(address, name)
+    return out
+
+
+def parse_definition(data: Mapping[str, Any]) -> RtcoreDefinition:
+    """The model of an rtcore_definition.json that passed check_definition."""
+    drives = {}
+    for name, entry in data["joints"].items():
+        provenance = {}
+        for key, value in entry.items():
+            if is_number(value):
+                verified = key + SOURCE in entry
+                provenance[key] = Provenance(
+                    verified, entry[key + SOURCE] if verified else entry[key + UNVERIFIED]
+                )
+        drives[name] = Drive(
+            joint=name,
+            drive_address=int(entry["drive_address"]),
+            gear_ratio=float(entry["gear_ratio"]),
+            encoder_counts_per_rev=int(entry["encoder_counts_per_rev"]),
+            direction=int(entry["direction"]),
+            motor_rated_torque_nm=float(entry["motor_rated_torque_nm"]),
+            provenance=MappingProxyType(provenance),
+        )
+    return RtcoreDefinition(str(data["model_id"]), MappingProxyType(drives))
+
+
+def _objects(
+    value: object, path: list[str | int]
+) -> Iterator[tuple[list[str | int], dict[str, Any]]]:
+    if isinstance(value, dict):
+        yield path, value
+        for key, item in value.items():
+            yield from _objects(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _objects(item, [*path, index])

@@ -1,0 +1,125 @@
+"""JSON Schema (Draft 2020-12) checks of parsed documents, reported as findings."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.exceptions import best_match
+
+from pipeline.findings import Finding, json_pointer
+
+SCHEMA_SUFFIX = ".schema.json"
+
+# jsonschema keyword -> (finding code, hint). Codes are stable; messages come from the check.
+_CODES: dict[str, tuple[str, str]] = {
+    "type": ("wrong_type", "write a value of the type the schema names"),
+    "const": ("invalid_value", "write exactly the value the schema names"),
+    "enum": ("invalid_value", "write one of the values the schema lists"),
+    "minimum": ("out_of_range", "write a value inside the documented range"),
+    "maximum": ("out_of_range", "write a value inside the documented range"),
+    "exclusiveMinimum": ("out_of_range", "write a value inside the documented range"),
+    "exclusiveMaximum": ("out_of_range", "write a value inside the documented range"),
+    "minItems": ("wrong_length", "write the number of items the schema names"),
+    "maxItems": ("wrong_length", "write the number of items the schema names"),
+    "uniqueItems": ("duplicate_item", "name each item once"),
+    "minLength": ("invalid_value", "write a non-empty text"),
+    "pattern": ("invalid_value", "write a text of the documented form"),
+    "minProperties": ("invalid_value", "give at least one entry"),
+}
+
+
+def schema_resource(schema_name: str) -> str:
+    """The file name of a packaged schema: `<schema_name>.schema.json`."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", schema_name):
+        raise ValueError(f"not a schema name: {schema_name!r}")
+    return schema_name + SCHEMA_SUFFIX
+
+
+def load_schema(schema_name: str) -> dict[str, Any]:
+    """The packaged schema `pipeline/schemas/<schema_name>.schema.json`, parsed."""
+    text = (
+        resources.files("pipeline")
+        .joinpath("schemas")
+        .joinpath(schema_resource(schema_name))
+        .read_text(encoding="utf-8")
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def schema_names() -> list[str]:
+    """Every packaged schema's name, sorted."""
+    folder = resources.files("pipeline").joinpath("schemas")
+    names = [entry.name for entry in folder.iterdir() if entry.name.endswith(SCHEMA_SUFFIX)]
+    return sorted(name[: -len(SCHEMA_SUFFIX)] for name in names)
+
+
+def check_schema(instance: object, schema_name: str, display: str) -> list[Finding]:
+    """Validate `instance` against a packaged schema; one finding per violation, sorted."""
+    schema = load_schema(schema_name)
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    findings: list[Finding] = []
+    for error in validator.iter_errors(instance):
+        findings.extend(_findings(error, display))
+    return sorted(set(findings), key=lambda f: (f.place, f.code, f.message))
+
+
+def _findings(error: ValidationError, display: str) -> list[Finding]:
+    path = list(error.absolute_path)
+    keyword = str(error.validator)
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(instance, dict):
+        allowed = sorted(schema.get("properties", {}))
+        hint = "remove it" + (f"; allowed here: {', '.join(allowed)}" if allowed else "")
+        return [
+            Finding(
+                "unexpected_field",
+                display,
+                json_pointer([*path, key]),
+                f"unexpected field {key!r}",
+                hint,
+            )
+            for key in _extra_keys(instance, schema)
+        ]
+    if keyword == "required" and isinstance(instance, dict):
+        return [
+            Finding(
+                "missing_field",
+                display,
+                json_pointer(path),
+                f"required field {key!r} is missing",
+                f"add {key!r} (see the template and docs for its meaning)",
+            )
+            for key in _names(error.validator_value)
+            if key not in instance
+        ]
+    if keyword in ("oneOf", "anyOf") and error.context:
+        error = best_match(error.context)
+        keyword = str(error.validator)
+        path = list(error.absolute_path)
+    code, hint = _CODES.get(keyword, ("schema_violation", "see the schema for what is allowed"))
+    return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
+
+
+def _extra_keys(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    known = set(schema.get("properties", {}))
+    patterns = list(schema.get("patternProperties", {}))
+    return sorted(
+        key
+        for key in instance
+        if key not in known and not any(re.search(pattern, key) for pattern in patterns)
+    )
+
+
+def _names(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _short(message: str, limit: int = 200) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
