@@ -119,7 +119,9 @@ def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Fi
         if robot.joint(name) is None:
             findings.append(_unknown_joint(name, display, ["calibration_caps", name]))
     findings += _reset_pose_rules(_entries(data, "reset_pose"), robot, display)
-    findings += _axis_rules(_entries(data, "axes"), display)
+    findings += check_unique(
+        data, display, "axes", "controller_axis", "duplicate_axis", "controller axis"
+    )
     return findings
 
 
@@ -207,22 +209,25 @@ def _reset_pose_rules(pose: Mapping[str, Any], robot: Robot, display: str) -> li
     return out
 
 
-def _axis_rules(axes: Mapping[str, Any], display: str) -> list[Finding]:
+def check_unique(
+    data: Mapping[str, Any], display: str, section: str, field: str, code: str, what: str
+) -> list[Finding]:
+    """No two entries of `data[section]` share the same `field` value (text or integer)."""
     out = []
     seen: dict[tuple[type, object], str] = {}
-    for name, entry in axes.items():
-        axis = entry.get("controller_axis") if isinstance(entry, dict) else None
-        if not isinstance(axis, str | int) or isinstance(axis, bool):
+    for name, entry in _entries(data, section).items():
+        value = entry.get(field) if isinstance(entry, dict) else None
+        if not isinstance(value, str | int) or isinstance(value, bool):
             continue
-        key = (type(axis), axis)
+        key = (type(value), value)
         if key in seen:
             out.append(
                 Finding(
-                    "duplicate_axis",
+                    code,
                     display,
-                    json_pointer(["axes", name, "controller_axis"]),
-                    f"controller axis {axis!r} drives both {seen[key]!r} and {name!r}",
-                    "give every joint its own controller axis",
+                    json_pointer([section, name, field]),
+                    f"{what} {value!r} is used by both {seen[key]!r} and {name!r}",
+                    f"give every joint its own {what}",
                 )
             )
         seen.setdefault(key, name)

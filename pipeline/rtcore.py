@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from pipeline.config import check_model_id, check_revolute, is_number
+from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
 from pipeline.strict_io import load_json
@@ -97,7 +97,9 @@ def check_definition(data: Mapping[str, Any], robot: Robot, display: str) -> lis
                     f"add an entry for {joint.name!r} under joints",
                 )
             )
-    findings += _address_rules(joints, display)
+    findings += check_unique(
+        data, display, "joints", "drive_address", "duplicate_drive_address", "drive address"
+    )
     return findings
 
 
@@ -145,27 +147,6 @@ def check_provenance(data: object, display: str, skip: set[str]) -> list[Finding
                         "keep exactly one: the source when it is verified, else the reason",
                     )
                 )
-    return out
-
-
-def _address_rules(joints: Mapping[str, Any], display: str) -> list[Finding]:
-    out = []
-    seen: dict[int, str] = {}
-    for name, drive in joints.items():
-        address = drive.get("drive_address") if isinstance(drive, dict) else None
-        if not isinstance(address, int) or isinstance(address, bool):
-            continue
-        if address in seen:
-            out.append(
-                Finding(
-                    "duplicate_drive_address",
-                    display,
-                    json_pointer(["joints", name, "drive_address"]),
-                    f"drive address {address!r} is used by {seen[address]!r} and {name!r}",
-                    "give every joint's drive its own address",
-                )
-            )
-        seen.setdefault(address, name)
     return out
 
 

@@ -123,3 +123,16 @@ def _names(value: object) -> list[str]:
 
 def _short(message: str, limit: int = 200) -> str:
     return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def template_names() -> list[str]:
+    """Every packaged annotated template's name (`pipeline/templates/<name>.json`), sorted."""
+    folder = resources.files("pipeline").joinpath("templates")
+    return sorted(entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".json"))
+
+
+def template_bytes(name: str) -> bytes:
+    """The exact bytes of the annotated template `pipeline/templates/<name>.json`."""
+    if name not in template_names():
+        raise ValueError(f"no template named {name!r}")
+    return resources.files("pipeline").joinpath("templates").joinpath(name + ".json").read_bytes()
