@@ -1,5 +1,12 @@
 """doit entry point: the compiler's task graph lives in pipeline.tasks."""
 
-from pipeline.tasks import DOIT_CONFIG, task_check, task_index, task_manifest, task_urdf
+from pipeline.tasks import (
+    DOIT_CONFIG,
+    task_check,
+    task_config,
+    task_index,
+    task_manifest,
+    task_urdf,
+)
 
-__all__ = ["DOIT_CONFIG", "task_check", "task_index", "task_manifest", "task_urdf"]
+__all__ = ["DOIT_CONFIG", "task_check", "task_config", "task_index", "task_manifest", "task_urdf"]

@@ -74,6 +74,45 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check each robot's sources (URDF, config.json, rtcore_definition.json); one ok line each."""
+    from pipeline.config import load_config
+    from pipeline.rtcore import load_rtcore
+    from pipeline.urdf import load_robot
+
+    root = Path.cwd()
+    robots = Path("robots")
+    models = args.models or sorted(p.name for p in robots.glob("*") if (p / "robot.urdf").is_file())
+    findings: list[Finding] = []
+    for model_id in models:
+        folder = root / robots / model_id
+        try:
+            robot = load_robot(folder, root)
+        except ContractError as exc:
+            findings.extend(exc.findings)
+            continue
+        problems: list[Finding] = []
+        for load in (load_config, load_rtcore):
+            try:
+                load(folder, robot, root)
+            except ContractError as exc:
+                problems.extend(exc.findings)
+        findings.extend(problems)
+        if not problems:
+            print(f"validate: {model_id} ok")
+    if findings:
+        raise ContractError(findings)
+    return 0
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    """Print an annotated template, byte for byte."""
+    from pipeline.schemas import template_bytes
+
+    sys.stdout.write(template_bytes(args.name).decode("utf-8"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
@@ -91,6 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="is build/ exactly what the sources produce?")
     check.set_defaults(run=cmd_check)
+
+    validate = sub.add_parser("validate", help="check robots' sources without building")
+    validate.add_argument("models", nargs="*", help="model ids under robots/ (default: all)")
+    validate.set_defaults(run=cmd_validate)
+
+    template = sub.add_parser("template", help="print an annotated template")
+    template.add_argument("name", choices=("robot", "config"), help="robot: rtcore_definition")
+    template.set_defaults(run=cmd_template)
     return parser
 
 

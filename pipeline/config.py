@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
-from pipeline.strict_io import load_json
+from pipeline.strict_io import JSON_LIMIT, parse_json, read_bytes
 from pipeline.urdf import Robot, display_path
 
 CONFIG_FILE = "config.json"
@@ -97,9 +97,14 @@ def load_config(robot_folder: Path, robot: Robot, repo_root: Path) -> RobotConfi
     if not os.path.lexists(path):
         return None
     display = display_path(path, repo_root)
-    data = load_json(path, display)
-    raise_if_errors(check_config(data, robot, display))
-    return parse_config(data)
+    return config_from_bytes(read_bytes(path, display, JSON_LIMIT), robot, display)
+
+
+def config_from_bytes(data: bytes, robot: Robot, display: str) -> RobotConfig:
+    """Parse and check config.json bytes; raise ContractError with every finding."""
+    document = parse_json(data, display)
+    raise_if_errors(check_config(document, robot, display))
+    return parse_config(document)
 
 
 def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:

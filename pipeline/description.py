@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.config import CONFIG_FILE, config_from_bytes
+from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
@@ -12,8 +15,9 @@ from pipeline.manifest import (
     REGISTERED_NAMES,
     manifest_bytes,
 )
+from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
-from pipeline.strict_io import MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
 from pipeline.urdf import load_robot
 
 INDEX_PATH = "build/index.json"
@@ -41,6 +45,28 @@ def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
     for mesh in robot.mesh_paths():
         display = f"{source_dir(model_id)}/{mesh}"
         out[f"{build_dir(model_id)}/{mesh}"] = read_bytes(src / mesh, display, MESH_LIMIT)
+    return out
+
+
+def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:
+    """Check config.json and rtcore_definition.json against the URDF; copy the valid bytes."""
+    src = root / source_dir(model_id)
+    robot = load_robot(src, root)
+    checks = ((CONFIG_FILE, config_from_bytes), (DEFINITION_FILE, definition_from_bytes))
+    out: dict[str, bytes] = {}
+    findings: list[Finding] = []
+    for name, check in checks:
+        if not os.path.lexists(src / name):
+            continue
+        display = f"{source_dir(model_id)}/{name}"
+        try:
+            data = read_bytes(src / name, display, JSON_LIMIT)
+            check(data, robot, display)
+        except ContractError as exc:
+            findings.extend(exc.findings)
+            continue
+        out[f"{build_dir(model_id)}/{name}"] = data
+    raise_if_errors(findings)
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
-from pipeline.strict_io import load_json
+from pipeline.strict_io import JSON_LIMIT, parse_json, read_bytes
 from pipeline.urdf import Robot, display_path
 
 DEFINITION_FILE = "rtcore_definition.json"
@@ -70,9 +70,14 @@ def load_rtcore(robot_folder: Path, robot: Robot, repo_root: Path) -> RtcoreDefi
     if not os.path.lexists(path):
         return None
     display = display_path(path, repo_root)
-    data = load_json(path, display)
-    raise_if_errors(check_definition(data, robot, display))
-    return parse_definition(data)
+    return definition_from_bytes(read_bytes(path, display, JSON_LIMIT), robot, display)
+
+
+def definition_from_bytes(data: bytes, robot: Robot, display: str) -> RtcoreDefinition:
+    """Parse and check rtcore_definition.json bytes; raise ContractError with every finding."""
+    document = parse_json(data, display)
+    raise_if_errors(check_definition(document, robot, display))
+    return parse_definition(document)
 
 
 def check_definition(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:

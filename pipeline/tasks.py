@@ -30,6 +30,15 @@ URDF_CODE = (
     "pipeline/urdf/rules.py",
     "pipeline/description.py",
 )
+CONFIG_CODE = (
+    *URDF_CODE,
+    "pipeline/schemas.py",
+    "pipeline/schemas/robot-config.schema.json",
+    "pipeline/schemas/robot-definition.schema.json",
+    "pipeline/config.py",
+    "pipeline/rtcore.py",
+)
+CONFIG_SOURCES = ("config.json", "rtcore_definition.json")
 MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
 INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
 
@@ -123,6 +132,14 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         (f"build/robots/{model_id}/robot.urdf",),
     )
     steps = {"urdf": urdf}
+    present = [f"{src}/{name}" for name in CONFIG_SOURCES if (root / src / name).is_file()]
+    steps["config"] = Step(
+        f"config:{model_id}",
+        "validate config.json and rtcore_definition.json; copy them into build/",
+        (urdf.stamp, *present, *CONFIG_CODE),
+        lazy("pipeline.description", "make_config_copies", model_id),
+        tuple(f"build/robots/{model_id}/{name}" for name in CONFIG_SOURCES),
+    )
     upstream = [step.name for step in steps.values()]
     steps["manifest"] = Step(
         f"manifest:{model_id}",
@@ -235,6 +252,11 @@ def task_check() -> dict[str, Any]:
 def task_urdf() -> Iterator[dict[str, Any]]:
     """Validate each robot's URDF and copy it with its meshes into build/robots/."""
     yield from _group("urdf")
+
+
+def task_config() -> Iterator[dict[str, Any]]:
+    """Validate each robot's config.json and rtcore_definition.json and copy them into build/."""
+    yield from _group("config")
 
 
 def task_manifest() -> Iterator[dict[str, Any]]:

@@ -114,7 +114,7 @@ def test_registers_named_files_and_all_meshes_in_byte_order(tmp_path: Path) -> N
 
 
 def test_unregistered_file_is_found(desc: Path) -> None:
-    (desc / "config.json").write_text("{}")
+    (desc / "meshes" / "unlisted.stl").write_text("solid x\n")
     manifest = read_manifest(desc, "d")
     assert [f.code for f in check_complete(desc, manifest, "d")] == ["unregistered_file"]
 
