@@ -116,18 +116,6 @@ def check_provenance(data: object, display: str, skip: set[str]) -> list[Finding
             place = json_pointer([*path, key])
             if any(place == s or place.startswith(s + "/") for s in skip):
                 continue
-            for suffix in (SOURCE, UNVERIFIED):
-                base = key[: -len(suffix)]
-                if key.endswith(suffix) and base not in obj:
-                    out.append(
-                        Finding(
-                            "orphan_provenance",
-                            display,
-                            place,
-                            f"{key!r} describes {base!r}, which is not there",
-                            f"add {base!r} or remove {key!r}",
-                        )
-                    )
             if not is_number(value):
                 continue
             siblings = [key + suffix for suffix in (SOURCE, UNVERIFIED) if key + suffix in obj]

@@ -1,0 +1,345 @@
+"""config.json: one case per rule, each one finding line and exit status 2 through the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.config import (
+    ZERO_CAP,
+    CorrectionCap,
+    RobotConfig,
+    caps_for,
+    load_config,
+)
+from pipeline.findings import ContractError
+from pipeline.urdf import load_robot
+from tests.conftest import REPO, run_doit, tree_bytes
+
+ABB = "abb_irb2400"
+Edit = Callable[[Path], None]
+
+
+def edit_json(name: str, change: Callable[[dict[str, Any]], None]) -> Edit:
+    """An edit that loads robots/abb_irb2400/<name>, changes the data and writes it back."""
+
+    def apply(folder: Path) -> None:
+        path = folder / name
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data, indent=2) + "\n")
+
+    return apply
+
+
+def edit_text(name: str, old: str, new: str) -> Edit:
+    """An edit that replaces the first `old` in robots/abb_irb2400/<name> by `new`."""
+
+    def apply(folder: Path) -> None:
+        path = folder / name
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+
+    return apply
+
+
+def validate(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> tuple[int, list[str]]:
+    """Run `pipeline validate abb_irb2400` in the scratch repo; exit code and stderr lines."""
+    monkeypatch.chdir(repo)
+    status = main(["validate", ABB])
+    return status, capsys.readouterr().err.splitlines()
+
+
+def add_prismatic_joint(folder: Path) -> None:
+    """Give the URDF a prismatic joint `slide` below tool0."""
+    edit_text(
+        "robot.urdf",
+        "</robot>",
+        '  <link name="probe"/>\n  <joint name="slide" type="prismatic">\n'
+        '    <parent link="tool0"/><child link="probe"/><axis xyz="0 0 1"/>\n'
+        '    <limit lower="0" upper="0.1" velocity="0.1" effort="0"/>\n  </joint>\n</robot>',
+    )(folder)
+
+
+def _set(path: list[str | int], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        node: Any = data
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+
+    return change
+
+
+def _delete(path: list[str]) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        node: Any = data
+        for part in path[:-1]:
+            node = node[part]
+        del node[path[-1]]
+
+    return change
+
+
+def _planning(joint: str) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        data["planning"]["joints"].append(joint)
+
+    return change
+
+
+def _two(*edits: Edit) -> Edit:
+    def apply(folder: Path) -> None:
+        for one in edits:
+            one(folder)
+
+    return apply
+
+
+CFG = "config.json"
+CASES: list[tuple[str, Edit, str]] = [
+    (
+        "unexpected_field-at-depth",
+        edit_json(CFG, _set(["axes", "joint_3", "bus"], "ecat0")),
+        "/axes/joint_3/bus: unexpected_field",
+    ),
+    (
+        "unexpected_field-top",
+        edit_json(CFG, _set(["comment"], "x")),
+        "/comment: unexpected_field",
+    ),
+    (
+        "duplicate_key",
+        edit_text(CFG, '"sign": 1', '"sign": 1, "sign": -1'),
+        "/axes/joint_1/sign: duplicate_key",
+    ),
+    (
+        "non_finite_number-nan",
+        edit_text(CFG, '"joint_2": 0.0', '"joint_2": NaN'),
+        "/reset_pose/joint_2: non_finite_number",
+    ),
+    (
+        "unknown_joint-planning",
+        edit_json(CFG, _planning("joint_7")),
+        "/planning/joints/6: unknown_joint",
+    ),
+    (
+        "joint_not_revolute-prismatic-planning",
+        _two(add_prismatic_joint, edit_json(CFG, _planning("slide"))),
+        "/planning/joints/6: joint_not_revolute",
+    ),
+    (
+        "joint_not_revolute-fixed-axes",
+        edit_json(CFG, _set(["axes", "joint_6-tool0"], {"controller_axis": 9, "sign": 1})),
+        "/axes/joint_6-tool0: joint_not_revolute",
+    ),
+    (
+        "unknown_joint-reset_pose",
+        edit_json(CFG, _set(["reset_pose", "joint_0"], 0.0)),
+        "/reset_pose/joint_0: unknown_joint",
+    ),
+    (
+        "unknown_joint-calibration_caps",
+        edit_json(
+            CFG, _set(["calibration_caps", "J9"], {"xyz_m": [0, 0, 0], "rpy_rad": [0, 0, 0]})
+        ),
+        "/calibration_caps/J9: unknown_joint",
+    ),
+    (
+        "restates_urdf-limits-top",
+        edit_json(CFG, _set(["limits"], {"joint_1": {"lower": -3.1416, "upper": 3.1416}})),
+        "/limits: restates_urdf",
+    ),
+    (
+        "restates_urdf-velocity-at-depth",
+        edit_json(CFG, _set(["axes", "joint_2", "velocity_rad_s"], 2.618)),
+        "/axes/joint_2/velocity_rad_s: restates_urdf",
+    ),
+    (
+        "restates_urdf-origin-in-cap",
+        edit_json(CFG, _set(["calibration_caps", "joint_2", "origin"], [0, 0, 0.445])),
+        "/calibration_caps/joint_2/origin: restates_urdf",
+    ),
+    (
+        "restates_urdf-camel-case",
+        edit_json(CFG, _set(["planning", "upperLimit"], 1.9199)),
+        "/planning/upperLimit: restates_urdf",
+    ),
+    (
+        "reset_pose_outside_limits",
+        edit_json(CFG, _set(["reset_pose", "joint_2"], 2.0)),
+        "/reset_pose/joint_2: reset_pose_outside_limits",
+    ),
+    (
+        "model_id_mismatch",
+        edit_json(CFG, _set(["model_id"], "abb_irb2600")),
+        "/model_id: model_id_mismatch",
+    ),
+    (
+        "duplicate_axis",
+        edit_json(CFG, _set(["axes", "joint_2", "controller_axis"], "rax_1")),
+        "/axes/joint_2/controller_axis: duplicate_axis",
+    ),
+    ("missing_field", edit_json(CFG, _delete(["planning"])), "/: missing_field"),
+    (
+        "wrong_type",
+        edit_json(CFG, _set(["reset_pose", "joint_1"], "zero")),
+        "/reset_pose/joint_1: wrong_type",
+    ),
+    (
+        "invalid_value-sign",
+        edit_json(CFG, _set(["axes", "joint_4", "sign"], 0)),
+        "/axes/joint_4/sign: invalid_value",
+    ),
+    (
+        "invalid_value-schema",
+        edit_json(CFG, _set(["schema"], "rosie.robot-config.v2")),
+        "/schema: invalid_value",
+    ),
+    (
+        "out_of_range-negative-cap",
+        edit_json(CFG, _set(["calibration_caps", "joint_3", "rpy_rad", 1], -0.001)),
+        "/calibration_caps/joint_3/rpy_rad/1: out_of_range",
+    ),
+    (
+        "wrong_length-cap",
+        edit_json(CFG, _set(["calibration_caps", "joint_3", "xyz_m"], [0.001, 0.001])),
+        "/calibration_caps/joint_3/xyz_m: wrong_length",
+    ),
+    (
+        "duplicate_item-planning",
+        edit_json(CFG, _planning("joint_1")),
+        "/planning/joints: duplicate_item",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_config_gives_one_finding_and_exit_2(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
+) -> None:
+    edit(repo / "robots" / ABB)
+    status, lines = validate(repo, monkeypatch, capsys)
+    assert status == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"robots/{ABB}/config.json:{expected}: ")
+
+
+def test_restates_urdf_says_the_number_belongs_in_the_urdf(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    edit_json(CFG, _set(["effort"], 0))(repo / "robots" / ABB)
+    _, lines = validate(repo, monkeypatch, capsys)
+    assert lines == [
+        f"robots/{ABB}/config.json:/effort: restates_urdf: field 'effort' restates a number "
+        "the URDF already holds; delete it; the number belongs in robot.urdf (<limit>, "
+        "<origin>, <axis>, <inertial>, <dynamics>) and config.json states only what the "
+        "URDF cannot"
+    ]
+
+
+def test_all_findings_are_collected(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    edit_json(CFG, _set(["reset_pose", "joint_2"], 2.0))(repo / "robots" / ABB)
+    edit_json(CFG, _planning("joint_7"))(repo / "robots" / ABB)
+    edit_json(CFG, _set(["lower"], 1))(repo / "robots" / ABB)
+    status, lines = validate(repo, monkeypatch, capsys)
+    assert status == 2
+    assert [line.split(": ")[1] for line in lines] == [
+        "restates_urdf",
+        "unknown_joint",
+        "reset_pose_outside_limits",
+    ]
+
+
+def test_reset_pose_on_the_limit_is_accepted(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    edit_json(CFG, _set(["reset_pose", "joint_2"], 1.9199))(repo / "robots" / ABB)
+    assert validate(repo, monkeypatch, capsys) == (0, [])
+
+
+def test_shipped_configs_load() -> None:
+    for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
+        folder = REPO / "robots" / model_id
+        robot = load_robot(folder, REPO)
+        config = load_config(folder, robot, REPO)
+        assert config is not None
+        revolute = tuple(j.name for j in robot.joints if j.type == "revolute")
+        assert config.planning_joints == revolute
+        assert all(robot.joint(name) is not None for name in config.caps)
+
+
+def test_config_model_and_caps(repo: Path) -> None:
+    folder = repo / "robots" / ABB
+    edit_json(
+        CFG,
+        _set(["calibration_caps", "joint_2"], {"xyz_m": [0.001, 0, 0.5], "rpy_rad": [0, 2, 0]}),
+    )(folder)
+    config = load_config(folder, load_robot(folder, repo), repo)
+    assert config is not None
+    assert config.cap("joint_2") == CorrectionCap((0.001, 0.0, 0.5), (0.0, 2.0, 0.0))
+    assert all(isinstance(v, float) for v in config.cap("joint_2").rpy_rad)
+    assert config.cap("joint_6-tool0") == ZERO_CAP
+    assert caps_for(config, "joint_2") == config.cap("joint_2")
+    assert config.axes["joint_1"].axis == "rax_1" and config.axes["joint_1"].sign == 1
+    assert config.reset_pose["joint_3"] == 0.0
+
+
+def test_no_config_means_zero_caps(repo: Path) -> None:
+    folder = repo / "robots" / ABB
+    (folder / CFG).unlink()
+    config = load_config(folder, load_robot(folder, repo), repo)
+    assert config is None
+    assert caps_for(config, "joint_2") == ZERO_CAP == CorrectionCap((0, 0, 0), (0, 0, 0))
+    assert not any(math.copysign(1, v) < 0 for v in ZERO_CAP.xyz_m + ZERO_CAP.rpy_rad)
+
+
+def test_robot_config_is_frozen() -> None:
+    config = RobotConfig(planning_joints=("a",), axes={}, reset_pose={}, caps={})
+    assert config.cap("a") == ZERO_CAP
+    with pytest.raises(AttributeError):
+        config.planning_joints = ("b",)  # type: ignore[misc]
+
+
+def test_symlinked_config_is_refused(repo: Path) -> None:
+    folder = repo / "robots" / ABB
+    (folder / CFG).rename(repo / "elsewhere.json")
+    (folder / CFG).symlink_to(repo / "elsewhere.json")
+    with pytest.raises(ContractError) as info:
+        load_config(folder, load_robot(folder, repo), repo)
+    assert [f.code for f in info.value.findings] == ["symlink_refused"]
+
+
+def test_doit_refuses_bad_config_and_leaves_build_intact(project: Path) -> None:
+    before = tree_bytes(project / "build")
+    edit_json(CFG, _set(["axes", "joint_1", "lower"], -3.1416))(project / "robots" / ABB)
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if ": restates_urdf: " in line]
+    assert len(lines) == 1 and lines[0].startswith(f"robots/{ABB}/config.json:/axes/joint_1/lower")
+    assert tree_bytes(project / "build") == before
+
+
+def test_doit_copies_valid_config_byte_for_byte_and_registers_it(project: Path) -> None:
+    build = project / "build" / "robots" / ABB
+    index_before = (project / "build" / "index.json").read_bytes()
+    source = project / "robots" / ABB / CFG
+    source.write_bytes(source.read_bytes().replace(b'"joint_2": 0.0', b'"joint_2": 0.5', 1))
+    assert run_doit(project).returncode == 0
+    assert (build / CFG).read_bytes() == source.read_bytes()
+    assert CFG in json.loads((build / "robot_description_manifest.json").read_text())["files"]
+    assert (project / "build" / "index.json").read_bytes() != index_before
+    source.unlink()
+    assert run_doit(project).returncode == 0
+    assert not (build / CFG).exists()
+    assert CFG not in json.loads((build / "robot_description_manifest.json").read_text())["files"]

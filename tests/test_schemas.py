@@ -1,0 +1,236 @@
+"""Packaged JSON Schemas, the findings check_schema makes, and the templates that mirror them."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from pipeline.cli import main
+from pipeline.schemas import (
+    check_schema,
+    load_schema,
+    schema_names,
+    template_bytes,
+    template_names,
+)
+from tests.conftest import REPO
+
+# template name -> (schema it annotates, doc page that describes every field)
+TEMPLATES = {
+    "robot": ("robot-definition", "docs/rtcore.md"),
+    "config": ("robot-config", "docs/config.md"),
+}
+DOC = "_doc"
+
+
+def resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """Follow `$ref`s to `#/$defs/...`."""
+    while "$ref" in node:
+        name = node["$ref"].removeprefix("#/$defs/")
+        node = {**root["$defs"][name], **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def drift(template: Any, node: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:
+    """Every place where the template's fields and the schema's differ, or a doc is missing."""
+    node = resolve(node, root)
+    problems: list[str] = []
+    if "properties" in node or node.get("additionalProperties") is False:
+        expected = set(node.get("properties", {}))
+    elif isinstance(node.get("additionalProperties"), dict):
+        expected = (
+            {k for k in template if not k.endswith(DOC)} if isinstance(template, dict) else set()
+        )
+        if len(expected) != 1:
+            problems.append(f"{where}: a map needs exactly one placeholder entry")
+    elif node.get("type") == "array" and isinstance(node.get("items"), dict):
+        items = resolve(node["items"], root)
+        if items.get("type") == "object" and isinstance(template, list) and template:
+            problems += drift(template[0], items, root, where + "/0")
+        return problems
+    else:
+        return problems
+    if not isinstance(template, dict):
+        return [f"{where}: template has {template!r} where the schema has an object"]
+    fields = {k for k in template if not k.endswith(DOC)}
+    docs = {k[: -len(DOC)] for k in template if k.endswith(DOC)}
+    problems += [f"{where}/{k}: in the schema, not in the template" for k in expected - fields]
+    problems += [f"{where}/{k}: in the template, not in the schema" for k in fields - expected]
+    problems += [f"{where}/{k}: no {k}{DOC}" for k in fields - docs]
+    problems += [f"{where}/{k}{DOC}: documents nothing" for k in docs - fields]
+    for key in sorted(fields & expected):
+        child = node["properties"][key] if "properties" in node else node["additionalProperties"]
+        problems += drift(template[key], child, root, f"{where}/{key}")
+    return problems
+
+
+def without_docs(value: Any) -> Any:
+    """The template with every `_doc` field removed."""
+    if isinstance(value, dict):
+        return {k: without_docs(v) for k, v in value.items() if not k.endswith(DOC)}
+    if isinstance(value, list):
+        return [without_docs(v) for v in value]
+    return value
+
+
+def docs_of(value: Any) -> list[str]:
+    """Every `_doc` text of the template."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += [item] if key.endswith(DOC) else docs_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            out += docs_of(item)
+    return out
+
+
+def property_names(node: Any) -> set[str]:
+    """Every property name a schema defines, at any depth."""
+    names: set[str] = set()
+    if isinstance(node, dict):
+        names |= set(node.get("properties", {}))
+        for value in node.values():
+            names |= property_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            names |= property_names(value)
+    return names
+
+
+def object_schemas(node: Any) -> list[dict[str, Any]]:
+    """Every subschema that describes an object."""
+    out: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        if node.get("type") == "object":
+            out.append(node)
+        for value in node.values():
+            out += object_schemas(value)
+    elif isinstance(node, list):
+        for value in node:
+            out += object_schemas(value)
+    return out
+
+
+@pytest.mark.parametrize("name", ["robot-config", "robot-definition"])
+def test_schema_is_draft_2020_12_and_closed_at_every_level(name: str) -> None:
+    schema = load_schema(name)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(schema)
+    for node in object_schemas(schema):
+        # Closed objects refuse unknown fields; maps (joint name -> value) constrain each value.
+        assert node.get("additionalProperties") is False or (
+            "properties" not in node and isinstance(node.get("additionalProperties"), dict)
+        ), node.get("description")
+
+
+def test_packaged_schemas_are_found() -> None:
+    assert {"robot-config", "robot-definition"} <= set(schema_names())
+    assert {"robot", "config"} <= set(template_names())
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_template_fields_are_exactly_the_schemas(template: str) -> None:
+    schema = load_schema(TEMPLATES[template][0])
+    annotated = json.loads(template_bytes(template))
+    assert drift(annotated, schema, schema, "") == []
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_template_values_fit_the_schema(template: str) -> None:
+    annotated = json.loads(template_bytes(template))
+    assert check_schema(without_docs(annotated), TEMPLATES[template][0], "t.json") == []
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_every_template_doc_gives_unit_range_and_default(template: str) -> None:
+    for text in docs_of(json.loads(template_bytes(template))):
+        assert re.search(r"Unit: .+\. Range: .+\. Default: .+\.$", text), text
+
+
+def test_drift_is_caught() -> None:
+    schema = load_schema("robot-definition")
+    annotated = json.loads(template_bytes("robot"))
+    drive = annotated["joints"]["<joint name>"]
+    del drive["gear_ratio"], drive["gear_ratio_doc"]
+    drive["brake_voltage"] = 24
+    del drive["direction_doc"]
+    assert sorted(drift(annotated, schema, schema, "")) == [
+        "/joints/<joint name>/brake_voltage: in the template, not in the schema",
+        "/joints/<joint name>/brake_voltage: no brake_voltage_doc",
+        "/joints/<joint name>/direction: no direction_doc",
+        "/joints/<joint name>/gear_ratio: in the schema, not in the template",
+    ]
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_docs_describe_every_field(template: str) -> None:
+    schema_name, page = TEMPLATES[template]
+    text = (REPO / page).read_text()
+    missing = [name for name in property_names(load_schema(schema_name)) if f"`{name}`" not in text]
+    assert missing == []
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_cli_prints_the_template_byte_for_byte(
+    template: str, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    assert main(["template", template]) == 0
+    assert capsysbinary.readouterr().out == template_bytes(template)
+    assert (
+        template_bytes(template) == (REPO / "pipeline/templates" / f"{template}.json").read_bytes()
+    )
+
+
+def test_cli_unknown_template_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["template", "cell"])
+    assert info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_each_unexpected_field_is_its_own_finding_naming_the_field() -> None:
+    instance = {"schema": "rosie.robot-config.v1", "model_id": "m", "planning": {"joints": ["j"]}}
+    instance |= {"zeta": 1, "alpha/beta": 2}
+    findings = check_schema(instance, "robot-config", "c.json")
+    assert [(f.code, f.place, f.message) for f in findings] == [
+        ("unexpected_field", "/alpha~1beta", "unexpected field 'alpha/beta'"),
+        ("unexpected_field", "/zeta", "unexpected field 'zeta'"),
+    ]
+    assert all(f.file == "c.json" for f in findings)
+
+
+def test_each_missing_field_is_its_own_finding() -> None:
+    findings = check_schema({}, "robot-definition", "d.json")
+    assert [(f.code, f.place, f.message) for f in findings] == [
+        ("missing_field", "/", "required field 'joints' is missing"),
+        ("missing_field", "/", "required field 'model_id' is missing"),
+        ("missing_field", "/", "required field 'schema' is missing"),
+    ]
+
+
+def test_type_union_reports_one_finding() -> None:
+    instance = {
+        "schema": "rosie.robot-config.v1",
+        "model_id": "m",
+        "planning": {"joints": ["j"]},
+        "axes": {"j": {"controller_axis": True, "sign": 1}},
+    }
+    findings = check_schema(instance, "robot-config", "c.json")
+    assert [(f.code, f.place) for f in findings] == [("wrong_type", "/axes/j/controller_axis")]
+
+
+def test_valid_document_has_no_findings() -> None:
+    data = json.loads((REPO / "robots/abb_irb2400/rtcore_definition.json").read_text())
+    assert check_schema(data, "robot-definition", "x") == []
+
+
+def test_unknown_schema_name_is_a_programming_error() -> None:
+    with pytest.raises(ValueError):
+        load_schema("../robot-config")
+    with pytest.raises(FileNotFoundError):
+        load_schema("no-such-schema")
