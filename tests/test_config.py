@@ -57,6 +57,17 @@ def validate(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> tuple[
     return status, capsys.readouterr().err.splitlines()
 
 
+def expect_one_finding(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, prefix: str
+) -> None:
+    """Apply `edit` to the ABB sources; validation prints one line starting with `prefix`."""
+    edit(repo / "robots" / ABB)
+    status, lines = validate(repo, monkeypatch, capsys)
+    assert status == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(prefix + ": ")
+
+
 def add_prismatic_joint(folder: Path) -> None:
     """Give the URDF a prismatic joint `slide` below tool0."""
     edit_text(
@@ -225,11 +236,7 @@ CASES: list[tuple[str, Edit, str]] = [
 def test_bad_config_gives_one_finding_and_exit_2(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
 ) -> None:
-    edit(repo / "robots" / ABB)
-    status, lines = validate(repo, monkeypatch, capsys)
-    assert status == 2
-    assert len(lines) == 1, lines
-    assert lines[0].startswith(f"robots/{ABB}/config.json:{expected}: ")
+    expect_one_finding(repo, monkeypatch, capsys, edit, f"robots/{ABB}/{CFG}:{expected}")
 
 
 def test_restates_urdf_says_the_number_belongs_in_the_urdf(

@@ -21,6 +21,7 @@ from tests.test_config import (
     add_prismatic_joint,
     edit_json,
     edit_text,
+    expect_one_finding,
 )
 from tests.test_config import validate as run_validate
 
@@ -133,11 +134,7 @@ CASES: list[tuple[str, Edit, str]] = [
 def test_bad_definition_gives_one_finding_and_exit_2(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
 ) -> None:
-    edit(repo / "robots" / ABB)
-    status, lines = run_validate(repo, monkeypatch, capsys)
-    assert status == 2
-    assert len(lines) == 1, lines
-    assert lines[0].startswith(f"robots/{ABB}/{DEF}:{expected}: ")
+    expect_one_finding(repo, monkeypatch, capsys, edit, f"robots/{ABB}/{DEF}:{expected}")
 
 
 def test_source_replacing_unverified_is_accepted(
