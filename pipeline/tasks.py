@@ -85,7 +85,7 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         return info.st_mtime, info.st_size, _known_digests(Path.cwd()).of(dep)
 
 
-DEFAULT_TASKS = ["urdf", "manifest", "index"]
+DEFAULT_TASKS = ["urdf", "config", "manifest", "index"]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
