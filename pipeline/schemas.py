@@ -32,30 +32,29 @@ _CODES: dict[str, tuple[str, str]] = {
 }
 
 
-def schema_resource(schema_name: str) -> str:
-    """The file name of a packaged schema: `<schema_name>.schema.json`."""
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", schema_name):
+def _schema_text(schema_name: str) -> str:
+    """The text of `<schema_name>.schema.json` (or, failing that, `<schema_name>.json`)."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", schema_name):
         raise ValueError(f"not a schema name: {schema_name!r}")
-    return schema_name + SCHEMA_SUFFIX
+    folder = resources.files("pipeline").joinpath("schemas")
+    for suffix in (SCHEMA_SUFFIX, ".json"):
+        candidate = folder.joinpath(schema_name + suffix)
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    raise FileNotFoundError(f"no packaged schema {schema_name!r} in pipeline/schemas/")
 
 
 def load_schema(schema_name: str) -> dict[str, Any]:
     """The packaged schema `pipeline/schemas/<schema_name>.schema.json`, parsed."""
-    text = (
-        resources.files("pipeline")
-        .joinpath("schemas")
-        .joinpath(schema_resource(schema_name))
-        .read_text(encoding="utf-8")
-    )
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(_schema_text(schema_name))
     return schema
 
 
 def schema_names() -> list[str]:
     """Every packaged schema's name, sorted."""
     folder = resources.files("pipeline").joinpath("schemas")
-    names = [entry.name for entry in folder.iterdir() if entry.name.endswith(SCHEMA_SUFFIX)]
-    return sorted(name[: -len(SCHEMA_SUFFIX)] for name in names)
+    names = {entry.name.removesuffix(".json").removesuffix(".schema") for entry in folder.iterdir()}
+    return sorted(name for name in names if not name.startswith((".", "_")))
 
 
 def check_schema(instance: object, schema_name: str, display: str) -> list[Finding]:
