@@ -98,6 +98,11 @@ CASES: list[tuple[str, Edit, str]] = [
         "/joints/joint_4/drive_address: duplicate_drive_address",
     ),
     (
+        "duplicate_drive_address-integral-float",
+        edit_json(DEF, _set(["joints", "joint_5", "drive_address"], 1003.0)),
+        "/joints/joint_5/drive_address: duplicate_drive_address",
+    ),
+    (
         "model_id_mismatch",
         edit_json(DEF, _set(["model_id"], "irb2400")),
         "/model_id: model_id_mismatch",
