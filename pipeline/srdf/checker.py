@@ -1,0 +1,43 @@
+"""The finding collector shared by the SRDF rule modules."""
+
+from __future__ import annotations
+
+from pipeline.findings import Finding
+from pipeline.srdf.groups import Contents, expand
+from pipeline.srdf.model import Srdf
+from pipeline.urdf import Robot
+
+
+class Checker:
+    """Collects findings for one SRDF checked against one URDF."""
+
+    def __init__(self, srdf: Srdf, robot: Robot, display: str) -> None:
+        self.srdf = srdf
+        self.robot = robot
+        self.display = display
+        self.findings: list[Finding] = []
+        self.contents: dict[str, Contents] = expand(srdf, robot)
+
+    def add(self, code: str, place: str, message: str, hint: str) -> None:
+        """Record one error finding."""
+        self.findings.append(Finding(code, self.display, place, message, hint))
+
+    def link(self, name: str, place: str, what: str) -> bool:
+        """Report `unknown_link` unless the URDF has that link."""
+        if self.robot.link(name) is not None:
+            return True
+        self.add("unknown_link", place, f"{what} {name!r} is not a URDF link", "name a URDF link")
+        return False
+
+    def group(self, name: str, place: str, what: str) -> bool:
+        """Report `unknown_group` unless the SRDF defines that group."""
+        if name in self.contents:
+            return True
+        self.add("unknown_group", place, f"{what} {name!r} is not a group", "name a defined group")
+        return False
+
+    def unique(self, seen: set[str], name: str, place: str, what: str) -> None:
+        """Report `duplicate_name` when `name` was seen before; remember it."""
+        if name in seen:
+            self.add("duplicate_name", place, f"{what} {name!r} is defined twice", "rename one")
+        seen.add(name)

@@ -1,0 +1,139 @@
+"""Child-process side of running a `gen_srdf()` source; run as a script, imports no pipeline code.
+
+Usage: python -I -B child.py SOURCE RESULT_JSON. Writes one JSON object to RESULT_JSON:
+{"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}.
+An audit hook refuses file writes and process spawns while the source runs: a generator
+computes XML and returns it; the CLI writes the file.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import runpy
+import sys
+import traceback
+from typing import Any
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_MUTATING = {
+    "os.remove",
+    "os.rename",
+    "os.rmdir",
+    "os.mkdir",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.utime",
+    "shutil.rmtree",
+    "shutil.move",
+}
+_SPAWNING = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+
+
+def _install_guard(attempts: list[str], spawns: list[str]) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and len(args) >= 3:
+            path, mode, flags = args[0], args[1], args[2]
+            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
+            if writes and isinstance(path, (str, bytes, os.PathLike)):
+                attempts.append(os.fsdecode(path))
+                raise PermissionError(f"gen_srdf() may not write files ({os.fsdecode(path)})")
+        elif event in _MUTATING:
+            attempts.append(f"{event} {args[0] if args else ''}")
+            raise PermissionError(f"gen_srdf() may not change files ({event})")
+        elif event in _SPAWNING:
+            spawns.append(event)
+            raise PermissionError(f"gen_srdf() may not start processes ({event})")
+
+    sys.addaudithook(hook)
+
+
+def _serialise(xml: Any) -> tuple[str, str]:
+    """(kind, text) of the envelope's xml value."""
+    import xml.etree.ElementTree as ET
+
+    if isinstance(xml, str):
+        return "string", xml
+    if isinstance(xml, ET.ElementTree):
+        xml = xml.getroot()
+    if isinstance(xml, ET.Element):
+        return "element", ET.tostring(xml, encoding="unicode")
+    if "lxml" in sys.modules:
+        from lxml import etree
+
+        if isinstance(xml, etree._ElementTree):
+            xml = xml.getroot()
+        if isinstance(xml, etree._Element):
+            return "element", etree.tostring(xml, encoding="unicode")
+    return "other", type(xml).__name__
+
+
+def _error_line(exc: BaseException, source: str) -> tuple[str, int | None]:
+    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == source:
+            line = frame.lineno
+    return text, line
+
+
+def _run(source: str, attempts: list[str], spawns: list[str]) -> dict[str, Any]:
+    try:
+        namespace = runpy.run_path(source, run_name="__gen_srdf__")
+        function = namespace.get("gen_srdf")
+        if not callable(function):
+            return {"status": "no_function"}
+        try:
+            signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            signature = None
+        if signature is not None and any(
+            p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in signature.parameters.values()
+        ):
+            return {"status": "takes_arguments", "signature": str(signature)}
+        envelope = function()
+    except SystemExit as exc:
+        return {"status": "exited", "code": repr(exc.code)}
+    except BaseException as exc:
+        text, line = _error_line(exc, source)
+        return {"status": "raised", "error": text, "line": line}
+    if not isinstance(envelope, dict):
+        return {"status": "ok", "envelope": type(envelope).__name__}
+    result: dict[str, Any] = {
+        "status": "ok",
+        "envelope": "dict",
+        "keys": sorted(map(str, envelope)),
+    }
+    if "xml" in envelope:
+        result["xml_kind"], result["xml"] = _serialise(envelope["xml"])
+    if "urdf" in envelope:
+        urdf = envelope["urdf"]
+        result["urdf"] = urdf if isinstance(urdf, str) else None
+        result["urdf_type"] = type(urdf).__name__
+    return result
+
+
+def main() -> None:
+    """Run the source, write the result JSON, exit 0."""
+    source, result_path = os.path.abspath(sys.argv[1]), sys.argv[2]
+    sys.path.insert(0, os.path.dirname(source))
+    attempts: list[str] = []
+    spawns: list[str] = []
+    with open(result_path, "w", encoding="utf-8") as out:
+        _install_guard(attempts, spawns)
+        result = _run(source, attempts, spawns)
+        result["write_attempts"] = attempts
+        result["spawn_attempts"] = spawns
+        json.dump(result, out)
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

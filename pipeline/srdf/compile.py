@@ -1,0 +1,80 @@
+"""One `gen_srdf()` source to the bytes of one checked, deterministic SRDF file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.srdf.generate import DEFAULT_TIMEOUT, run_generator
+from pipeline.srdf.read import parse_srdf
+from pipeline.srdf.units import to_native
+from pipeline.srdf.validate import check_srdf
+from pipeline.srdf.write import write_srdf
+from pipeline.strict_io import SOURCE_LIMIT, XML_LIMIT, parse_xml, read_bytes
+from pipeline.urdf import Robot, check_meshes, check_rules, display_path, load_robot, parse_urdf
+
+
+def load_linked_urdf(path: Path, repo_root: Path) -> Robot:
+    """A `robot.urdf` loads as its description folder; any other name as a standalone URDF."""
+    if path.name == "robot.urdf":
+        return load_robot(path.parent, repo_root)
+    display = display_path(path, repo_root)
+    data = read_bytes(path, display, XML_LIMIT)
+    name = parse_xml(data, display).get("name") or path.stem
+    robot, findings = parse_urdf(data, display, name)
+    findings += check_rules(robot) + check_meshes(robot, path.parent)
+    raise_if_errors(findings)
+    return robot
+
+
+def relative_posix(target: Path, start: Path) -> str:
+    """The POSIX path from folder `start` to `target`."""
+    return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
+
+
+def compile_srdf(
+    source: Path,
+    output: Path,
+    repo_root: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    urdf_at: Path | None = None,
+) -> bytes:
+    """Run a generator, check everything against its URDF, return the bytes to write at `output`.
+
+    `urdf_at` is where the URDF is served beside the output (a compiled description
+    directory holds its own copy); the injected `tcad:urdf` path points there, else at the
+    linked URDF itself.
+    """
+    display = display_path(source, repo_root)
+    read_bytes(source, display, SOURCE_LIMIT)
+    envelope, findings = run_generator(source, display, repo_root, timeout)
+    raise_if_errors(findings)
+    assert envelope is not None
+    robot: Robot | None = None
+    try:
+        robot = load_linked_urdf(envelope.urdf, repo_root)
+    except ContractError as exc:
+        findings += exc.findings
+    try:
+        root = parse_xml(envelope.xml.encode("utf-8"), display)
+    except ContractError as exc:
+        raise ContractError([*findings, *exc.findings]) from None
+    srdf, read_findings = parse_srdf(root, display)
+    findings += read_findings
+    if robot is not None:
+        if srdf.name and srdf.name != robot.name:
+            findings.append(
+                Finding(
+                    "robot_name_mismatch",
+                    display,
+                    "/robot",
+                    f"<robot name={srdf.name!r}> differs from the URDF's {robot.name!r}",
+                    f'set <robot name="{robot.name}">',
+                )
+            )
+        srdf = to_native(srdf, robot)
+        findings += check_srdf(srdf, robot, display)
+    raise_if_errors(findings)
+    link = relative_posix(urdf_at or envelope.urdf, output.parent)
+    return write_srdf(srdf, link)

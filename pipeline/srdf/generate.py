@@ -1,0 +1,279 @@
+"""Running a `gen_srdf()` source in a child process and checking the envelope it returns."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from pipeline.findings import Finding
+
+CHILD = Path(__file__).with_name("child.py")
+ENVELOPE_KEYS = ("urdf", "xml")
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """A checked envelope: the SRDF XML text and the linked URDF, resolved."""
+
+    xml: str
+    urdf: Path
+
+
+def _finding(code: str, display: str, place: str, message: str, hint: str) -> Finding:
+    return Finding(code, display, place, message, hint)
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+
+
+def _sandbox_files(sandbox: Path) -> list[str]:
+    return sorted(p.relative_to(sandbox).as_posix() for p in sandbox.rglob("*"))
+
+
+def run_child(source: Path, display: str, timeout: float) -> tuple[dict[str, Any], list[Finding]]:
+    """Run the source's gen_srdf() in a child with a fresh temporary cwd and a time limit."""
+    findings: list[Finding] = []
+    with tempfile.TemporaryDirectory(prefix="gen_srdf.") as work:
+        sandbox = Path(work) / "cwd"
+        sandbox.mkdir()
+        result_path = Path(work) / "result.json"
+        command = [sys.executable, "-I", "-B", str(CHILD), str(source.resolve()), str(result_path)]
+        env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"}
+        process = subprocess.Popen(
+            command,
+            cwd=sandbox,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            stdout, _stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            return {}, [
+                _finding(
+                    "generator_timeout",
+                    display,
+                    "gen_srdf()",
+                    f"did not return within {timeout:g} s and was stopped",
+                    "remove the endless loop or blocking call; a generator only builds XML",
+                )
+            ]
+        if stdout.strip():
+            first = stdout.decode("utf-8", "replace").strip().splitlines()[0][:120]
+            findings.append(
+                _finding(
+                    "generator_printed",
+                    display,
+                    "gen_srdf()",
+                    f"wrote to standard output ({first!r})",
+                    "remove the print; return the XML in the envelope instead",
+                )
+            )
+        created = _sandbox_files(sandbox)
+        try:
+            result: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            findings.append(
+                _finding(
+                    "generator_exited",
+                    display,
+                    "gen_srdf()",
+                    f"the process ended with status {process.returncode} before returning",
+                    "return the envelope; do not call os._exit or crash the interpreter",
+                )
+            )
+            result = {}
+    attempts = [*created, *result.get("write_attempts", [])]
+    if attempts:
+        findings.append(
+            _finding(
+                "generator_wrote_files",
+                display,
+                "gen_srdf()",
+                f"tried to write files: {', '.join(attempts[:5])}",
+                "return the XML in the envelope; the srdf command writes the output",
+            )
+        )
+    if result.get("spawn_attempts"):
+        findings.append(
+            _finding(
+                "generator_spawned_process",
+                display,
+                "gen_srdf()",
+                f"tried to start a process ({result['spawn_attempts'][0]})",
+                "build the XML in Python without running other programs",
+            )
+        )
+    return result, findings
+
+
+def _status_findings(result: dict[str, Any], display: str) -> list[Finding]:
+    status = result.get("status")
+    if status == "raised":
+        line = result.get("line")
+        return [
+            _finding(
+                "generator_raised",
+                display,
+                str(line) if line else "gen_srdf()",
+                str(result.get("error", "an exception")),
+                "fix the error in the generator source",
+            )
+        ]
+    if status == "exited":
+        return [
+            _finding(
+                "generator_exited",
+                display,
+                "gen_srdf()",
+                f"called sys.exit({result.get('code')}) instead of returning",
+                "return the envelope dictionary",
+            )
+        ]
+    if status == "no_function":
+        return [
+            _finding(
+                "missing_gen_srdf",
+                display,
+                "",
+                "defines no top-level function gen_srdf()",
+                "define def gen_srdf(): returning {'xml': ..., 'urdf': ...}",
+            )
+        ]
+    if status == "takes_arguments":
+        return [
+            _finding(
+                "gen_srdf_takes_arguments",
+                display,
+                "gen_srdf()",
+                f"gen_srdf{result.get('signature')} requires arguments",
+                "make gen_srdf() take no arguments",
+            )
+        ]
+    return []
+
+
+def _urdf_findings(
+    value: Any, kind: str, source: Path, repo_root: Path, display: str
+) -> list[Finding]:
+    place = 'gen_srdf()["urdf"]'
+
+    def bad(code: str, message: str, hint: str) -> Finding:
+        return _finding(code, display, place, message, hint)
+
+    if not isinstance(value, str):
+        return [bad("urdf_path_not_string", f"is a {kind}, not a string", 'write "robot.urdf"')]
+    if not value:
+        return [bad("urdf_path_empty", "is empty", "name the URDF relative to the source")]
+    out = []
+    if "\\" in value:
+        out.append(bad("urdf_path_backslash", f"{value!r} uses \\", "use / separators"))
+    if (
+        value.startswith("/")
+        or PureWindowsPath(value).is_absolute()
+        or PureWindowsPath(value).drive
+    ):
+        out.append(
+            bad("urdf_path_absolute", f"{value!r} is absolute", "write it relative to the source")
+        )
+    if not value.endswith(".urdf"):
+        out.append(
+            bad("urdf_path_not_urdf", f"{value!r} does not end in .urdf", "name a .urdf file")
+        )
+    if out:
+        return out
+    target = (source.parent / PurePosixPath(value)).resolve()
+    if not target.is_relative_to(repo_root.resolve()):
+        return [
+            bad(
+                "urdf_path_outside_repo",
+                f"{value!r} leaves the repository",
+                "link a URDF in the repository",
+            )
+        ]
+    if not target.is_file():
+        return [
+            bad(
+                "urdf_path_missing",
+                f"{value!r} names no file",
+                "correct the path or create the URDF",
+            )
+        ]
+    return []
+
+
+def run_generator(
+    source: Path, display: str, repo_root: Path, timeout: float = DEFAULT_TIMEOUT
+) -> tuple[Envelope | None, list[Finding]]:
+    """Run a source and check its envelope: exactly `xml` and `urdf`, each valid."""
+    result, findings = run_child(source, display, timeout)
+    findings += _status_findings(result, display)
+    if result.get("status") != "ok":
+        return None, findings
+    if result.get("envelope") != "dict":
+        findings.append(
+            _finding(
+                "envelope_not_dict",
+                display,
+                "gen_srdf()",
+                f"returned a {result.get('envelope')}, not a dictionary",
+                "return {'xml': root_element, 'urdf': 'robot.urdf'}",
+            )
+        )
+        return None, findings
+    keys = result.get("keys", [])
+    for key in ENVELOPE_KEYS:
+        if key not in keys:
+            findings.append(
+                _finding(
+                    "envelope_missing_key",
+                    display,
+                    "gen_srdf()",
+                    f"the envelope has no {key!r}",
+                    f"add {key!r} to the returned dictionary",
+                )
+            )
+    for key in keys:
+        if key not in ENVELOPE_KEYS:
+            findings.append(
+                _finding(
+                    "envelope_unknown_key",
+                    display,
+                    "gen_srdf()",
+                    f"the envelope has unsupported field {key!r}",
+                    "return exactly 'xml' and 'urdf'",
+                )
+            )
+    if "xml" in keys and result.get("xml_kind") == "other":
+        findings.append(
+            _finding(
+                "envelope_xml_type",
+                display,
+                'gen_srdf()["xml"]',
+                f"is a {result.get('xml')}",
+                "return an ElementTree or lxml element, or an XML string",
+            )
+        )
+    if "urdf" in keys:
+        findings += _urdf_findings(
+            result.get("urdf"), str(result.get("urdf_type")), source, repo_root, display
+        )
+    if findings:
+        return None, findings
+    urdf = (source.parent / PurePosixPath(str(result["urdf"]))).resolve()
+    return Envelope(str(result["xml"]), urdf), findings
