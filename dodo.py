@@ -6,7 +6,16 @@ from pipeline.tasks import (
     task_config,
     task_index,
     task_manifest,
+    task_srdf,
     task_urdf,
 )
 
-__all__ = ["DOIT_CONFIG", "task_check", "task_config", "task_index", "task_manifest", "task_urdf"]
+__all__ = [
+    "DOIT_CONFIG",
+    "task_check",
+    "task_config",
+    "task_index",
+    "task_manifest",
+    "task_srdf",
+    "task_urdf",
+]

@@ -113,6 +113,19 @@ def cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_srdf(args: argparse.Namespace) -> int:
+    """Run gen_srdf() sources and write their checked SRDF files, all or none."""
+    from pipeline.srdf.targets import compile_targets, parse_targets, write_targets
+
+    pairs = parse_targets(args.targets, args.output)
+    results = compile_targets(pairs, Path.cwd(), args.timeout)
+    written = set(write_targets(results))
+    for output, _ in results:
+        state = "written" if output in written else "unchanged"
+        print(f"srdf: {_display(output)} {state}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
@@ -127,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     identity = sub.add_parser("identity", help="print a description's identity")
     identity.add_argument("dir", help="a compiled description folder")
     identity.set_defaults(run=cmd_identity)
+
+    srdf = sub.add_parser("srdf", help="run gen_srdf() sources into checked SRDF files")
+    srdf.add_argument(
+        "targets", nargs="+", help="SOURCE.py (writes SOURCE.srdf) or SOURCE.py=OUT.srdf"
+    )
+    srdf.add_argument("-o", "--output", help="the output of a single SOURCE.py")
+    srdf.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds a generator may run (default 60)"
+    )
+    srdf.set_defaults(run=cmd_srdf)
 
     check = sub.add_parser("check", help="is build/ exactly what the sources produce?")
     check.set_defaults(run=cmd_check)

@@ -39,6 +39,27 @@ CONFIG_CODE = (
     "pipeline/rtcore.py",
 )
 CONFIG_SOURCES = ("config.json", "rtcore_definition.json")
+SRDF_CODE = (
+    *URDF_CODE,
+    *(
+        f"pipeline/srdf/{name}.py"
+        for name in (
+            "__init__",
+            "checker",
+            "child",
+            "compile",
+            "generate",
+            "groups",
+            "model",
+            "read",
+            "units",
+            "validate",
+            "validate_more",
+            "view",
+            "write",
+        )
+    ),
+)
 MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
 INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
 
@@ -85,7 +106,7 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         return info.st_mtime, info.st_size, _known_digests(Path.cwd()).of(dep)
 
 
-DEFAULT_TASKS = ["urdf", "config", "manifest", "index"]
+DEFAULT_TASKS = ["urdf", "config", "srdf", "manifest", "index"]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
@@ -140,6 +161,14 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         lazy("pipeline.description", "make_config_copies", model_id),
         tuple(f"build/robots/{model_id}/{name}" for name in CONFIG_SOURCES),
     )
+    if (root / src / "srdf.py").is_file():
+        steps["srdf"] = Step(
+            f"srdf:{model_id}",
+            "run gen_srdf() and write the checked SRDF",
+            (f"{src}/srdf.py", f"{src}/robot.urdf", *SRDF_CODE),
+            lazy("pipeline.srdf.compile", "make_srdf", model_id),
+            (f"build/robots/{model_id}/robot.srdf",),
+        )
     upstream = [step.name for step in steps.values()]
     steps["manifest"] = Step(
         f"manifest:{model_id}",
@@ -257,6 +286,11 @@ def task_urdf() -> Iterator[dict[str, Any]]:
 def task_config() -> Iterator[dict[str, Any]]:
     """Validate each robot's config.json and rtcore_definition.json and copy them into build/."""
     yield from _group("config")
+
+
+def task_srdf() -> Iterator[dict[str, Any]]:
+    """Run each robot's gen_srdf() source into build/robots/<id>/robot.srdf."""
+    yield from _group("srdf")
 
 
 def task_manifest() -> Iterator[dict[str, Any]]:

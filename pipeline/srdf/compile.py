@@ -78,3 +78,15 @@ def compile_srdf(
     raise_if_errors(findings)
     link = relative_posix(urdf_at or envelope.urdf, output.parent)
     return write_srdf(srdf, link)
+
+
+def make_srdf(root: Path, model_id: str) -> dict[str, bytes]:
+    """The build step: robots/<id>/srdf.py to build/robots/<id>/robot.srdf (URDF served beside)."""
+    out = root / "build" / "robots" / model_id
+    data = compile_srdf(
+        root / "robots" / model_id / "srdf.py",
+        out / "robot.srdf",
+        root,
+        urdf_at=out / "robot.urdf",
+    )
+    return {f"build/robots/{model_id}/robot.srdf": data}

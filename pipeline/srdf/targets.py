@@ -1,0 +1,85 @@
+"""The `srdf` command's target forms and writing its outputs, all or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.srdf.compile import compile_srdf
+from pipeline.srdf.generate import DEFAULT_TIMEOUT
+from pipeline.strict_io import atomic_write
+
+Target = tuple[Path, Path]
+
+
+def _bad(code: str, target: str, message: str, hint: str) -> Finding:
+    return Finding(code, target, "", message, hint)
+
+
+def parse_targets(targets: Sequence[str], output: str | None) -> list[Target]:
+    """`SOURCE.py`, `SOURCE.py -o OUT.srdf` or `A.py=OUT/A.srdf ...` as (source, output) pairs."""
+    findings: list[Finding] = []
+    pairs: list[Target] = []
+    if output is not None and (len(targets) != 1 or "=" in targets[0]):
+        findings.append(
+            _bad(
+                "output_with_many_targets",
+                " ".join(targets),
+                "-o names the output of exactly one SOURCE.py",
+                "use SOURCE.py -o OUT.srdf, or A.py=OUT/A.srdf for several sources",
+            )
+        )
+    for target in targets:
+        source_text, _, out_text = target.partition("=")
+        if "=" not in target:
+            out_text = output or str(Path(source_text).with_suffix(".srdf"))
+        if not source_text.endswith(".py"):
+            findings.append(
+                _bad("source_not_python", target, "the source is not a .py file", "name SOURCE.py")
+            )
+        if not out_text.endswith(".srdf"):
+            findings.append(
+                _bad(
+                    "output_not_srdf",
+                    target,
+                    f"the output {out_text!r} does not end in .srdf",
+                    "name the output OUT.srdf",
+                )
+            )
+        pairs.append((Path(source_text), Path(out_text)))
+    seen: dict[Path, str] = {}
+    for (_, out), target in zip(pairs, targets, strict=True):
+        key = out.resolve()
+        if key in seen:
+            findings.append(
+                _bad(
+                    "duplicate_output",
+                    target,
+                    f"writes {out.as_posix()!r}, as {seen[key]!r} does",
+                    "give every source its own output",
+                )
+            )
+        seen.setdefault(key, target)
+    raise_if_errors(findings)
+    return pairs
+
+
+def compile_targets(
+    pairs: Sequence[Target], repo_root: Path, timeout: float = DEFAULT_TIMEOUT
+) -> list[tuple[Path, bytes]]:
+    """Compile every target; raise every finding of every source at once."""
+    findings: list[Finding] = []
+    results: list[tuple[Path, bytes]] = []
+    for source, output in pairs:
+        try:
+            results.append((output, compile_srdf(source, output, repo_root, timeout)))
+        except ContractError as exc:
+            findings.extend(exc.findings)
+    raise_if_errors(findings)
+    return results
+
+
+def write_targets(results: Sequence[tuple[Path, bytes]]) -> list[Path]:
+    """Write each output atomically (only after every target compiled); the changed ones."""
+    return [output for output, data in results if atomic_write(output, data)]
