@@ -34,6 +34,10 @@ _MUTATING = {
 _SPAWNING = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
 
 
+class _Refused(PermissionError):
+    """A write or spawn the guard refused; reported as such, not as the generator raising."""
+
+
 def _install_guard(attempts: list[str], spawns: list[str]) -> None:
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
@@ -43,13 +47,13 @@ def _install_guard(attempts: list[str], spawns: list[str]) -> None:
             )
             if writes and isinstance(path, (str, bytes, os.PathLike)):
                 attempts.append(os.fsdecode(path))
-                raise PermissionError(f"gen_srdf() may not write files ({os.fsdecode(path)})")
+                raise _Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
         elif event in _MUTATING:
             attempts.append(f"{event} {args[0] if args else ''}")
-            raise PermissionError(f"gen_srdf() may not change files ({event})")
+            raise _Refused(f"gen_srdf() may not change files ({event})")
         elif event in _SPAWNING:
             spawns.append(event)
-            raise PermissionError(f"gen_srdf() may not start processes ({event})")
+            raise _Refused(f"gen_srdf() may not start processes ({event})")
 
     sys.addaudithook(hook)
 
@@ -101,6 +105,8 @@ def _run(source: str, attempts: list[str], spawns: list[str]) -> dict[str, Any]:
         envelope = function()
     except SystemExit as exc:
         return {"status": "exited", "code": repr(exc.code)}
+    except _Refused:
+        return {"status": "refused"}
     except BaseException as exc:
         text, line = _error_line(exc, source)
         return {"status": "raised", "error": text, "line": line}

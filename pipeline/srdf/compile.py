@@ -49,8 +49,8 @@ def compile_srdf(
     display = display_path(source, repo_root)
     read_bytes(source, display, SOURCE_LIMIT)
     envelope, findings = run_generator(source, display, repo_root, timeout)
-    raise_if_errors(findings)
-    assert envelope is not None
+    if envelope is None:
+        raise ContractError(findings)
     robot: Robot | None = None
     try:
         robot = load_linked_urdf(envelope.urdf, repo_root)

@@ -220,7 +220,11 @@ def _urdf_findings(
 def run_generator(
     source: Path, display: str, repo_root: Path, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[Envelope | None, list[Finding]]:
-    """Run a source and check its envelope: exactly `xml` and `urdf`, each valid."""
+    """Run a source and check its envelope: exactly `xml` and `urdf`, each valid.
+
+    The envelope comes back whenever its xml and urdf are usable, so that the caller can
+    report the SRDF's own findings together with these.
+    """
     result, findings = run_child(source, display, timeout)
     findings += _status_findings(result, display)
     if result.get("status") != "ok":
@@ -269,11 +273,13 @@ def run_generator(
                 "return an ElementTree or lxml element, or an XML string",
             )
         )
+    urdf_findings: list[Finding] = []
     if "urdf" in keys:
-        findings += _urdf_findings(
+        urdf_findings = _urdf_findings(
             result.get("urdf"), str(result.get("urdf_type")), source, repo_root, display
         )
-    if findings:
+    findings += urdf_findings
+    if "urdf" not in keys or urdf_findings or result.get("xml_kind") not in ("string", "element"):
         return None, findings
     urdf = (source.parent / PurePosixPath(str(result["urdf"]))).resolve()
     return Envelope(str(result["xml"]), urdf), findings

@@ -22,13 +22,15 @@ def parse_targets(targets: Sequence[str], output: str | None) -> list[Target]:
     findings: list[Finding] = []
     pairs: list[Target] = []
     if output is not None and (len(targets) != 1 or "=" in targets[0]):
-        findings.append(
-            _bad(
-                "output_with_many_targets",
-                " ".join(targets),
-                "-o names the output of exactly one SOURCE.py",
-                "use SOURCE.py -o OUT.srdf, or A.py=OUT/A.srdf for several sources",
-            )
+        raise ContractError(
+            [
+                _bad(
+                    "output_with_many_targets",
+                    " ".join(targets),
+                    "-o names the output of exactly one SOURCE.py",
+                    "use SOURCE.py -o OUT.srdf, or A.py=OUT/A.srdf for several sources",
+                )
+            ]
         )
     for target in targets:
         source_text, _, out_text = target.partition("=")

@@ -1,0 +1,413 @@
+"""Every SRDF finding code, one crafted case each, through `pipeline srdf` (exit 2, code, file)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests.conftest import REPO
+
+ABB = "robots/abb_irb2400"
+SOURCE = f"{ABB}/srdf.py"
+URDF = f"{ABB}/robot.urdf"
+ROSIE = "robots/rosie_test"
+J6 = '<joint name="joint_6" type="revolute">'
+J6_LIMIT = '<limit effort="0" lower="-6.9813" upper="6.9813" velocity="7.854"/>'
+
+# Appended to the real generator: `robot` is its <robot> element; helpers add and find elements.
+WRAP = """
+
+_real_gen_srdf = gen_srdf
+
+
+def _add(parent, tag, **attrs):
+    return ET.SubElement(parent, tag, {{k: str(v) for k, v in attrs.items()}})
+
+
+def _find(tag, **attrs):
+    for el in robot.iter(tag):
+        if all(el.get(k) == v for k, v in attrs.items()):
+            return el
+    raise LookupError(tag)
+
+
+def gen_srdf():
+    global robot
+    envelope = _real_gen_srdf()
+    robot = envelope["xml"]
+{body}
+    return envelope
+"""
+
+STATE = "state = _add(robot, 'group_state', name='s', group='manipulator')\n"
+
+# (finding code, edit of the real abb_irb2400 generator's XML) -> that code, in srdf.py
+XML_CASES = [
+    ("unknown_element", "_add(robot, 'link_sphere_approximation', link='link_1')"),
+    ("unknown_attribute", "_find('group', name='manipulator').set('colour', 'red')"),
+    ("missing_attribute", "_add(robot, 'passive_joint')"),
+    ("invalid_number", STATE + "_add(state, 'joint', name='joint_1', value='90deg')"),
+    ("ambiguous_joint_value", STATE + "_add(state, 'joint', name='joint_1', value=1, value_deg=1)"),
+    (
+        "duplicate_name",
+        "g = _add(robot, 'group', name='manipulator'); _add(g, 'joint', name='joint_1')",
+    ),
+    ("empty_group", "_add(robot, 'group', name='nothing')"),
+    ("unknown_link", "g = _add(robot, 'group', name='g'); _add(g, 'link', name='link_99')"),
+    ("unknown_joint", "g = _add(robot, 'group', name='g'); _add(g, 'joint', name='joint_99')"),
+    (
+        "chain_not_a_path",
+        "_find('chain').set('base_link', 'link_6'); _find('chain').set('tip_link', 'link_2')",
+    ),
+    ("chain_not_a_path", "_find('chain').set('tip_link', 'base_link')"),
+    (
+        "unknown_group",
+        "g = _add(robot, 'group', name='g'); _add(g, 'link', name='link_1')\n"
+        "_add(g, 'group', name='nope')",
+    ),
+    (
+        "subgroup_cycle",
+        "for a, b in (('a', 'b'), ('b', 'a')):\n"
+        "    g = _add(robot, 'group', name=a); _add(g, 'link', name='link_1')\n"
+        "    _add(g, 'group', name=b)",
+    ),
+    ("tesseract_group_kind", "_add(_find('group', name='manipulator'), 'joint', name='joint_1')"),
+    ("unknown_group", "_find('group_state').set('group', 'arm')"),
+    ("empty_group_state", "_add(robot, 'group_state', name='empty', group='manipulator')"),
+    ("unknown_joint", STATE + "_add(state, 'joint', name='joint_99', value=0)"),
+    (
+        "joint_not_in_group",
+        "g = _add(robot, 'group', name='wrist'); _add(g, 'joint', name='joint_6')\n"
+        "state = _add(robot, 'group_state', name='s', group='wrist')\n"
+        "_add(state, 'joint', name='joint_1', value=0)",
+    ),
+    ("group_state_fixed_joint", STATE + "_add(state, 'joint', name='joint_6-tool0', value=0)"),
+    (
+        "group_state_passive_joint",
+        STATE + "_add(state, 'joint', name='joint_2', value=0)\n"
+        "_add(robot, 'passive_joint', name='joint_2')",
+    ),
+    ("non_finite_joint_value", STATE + "_add(state, 'joint', name='joint_1', value='nan')"),
+    ("group_state_above_limit", STATE + "_add(state, 'joint', name='joint_1', value=90)"),
+    ("group_state_below_limit", STATE + "_add(state, 'joint', name='joint_2', value=-1.8)"),
+    ("group_state_above_limit", STATE + "_add(state, 'joint', name='joint_1', value_deg=181)"),
+    ("unknown_group", "_find('group_tcps').set('group', 'arm')"),
+    ("empty_group_tcps", "_add(robot, 'group_tcps', group='manipulator')"),
+    ("tcp_needs_one_rotation", "del _find('tcp', name='laser').attrib['rpy']"),
+    ("tcp_needs_one_rotation", "_find('tcp', name='laser').set('wxyz', '1 0 0 0')"),
+    ("tcp_zero_quaternion", "_find('tcp', name='welder').set('wxyz', '0 0 0 0')"),
+    ("non_finite_number", "_find('tcp', name='welder').set('xyz', '0 inf 0')"),
+    ("duplicate_name", "_find('tcp', name='welder').set('name', 'laser')"),
+    ("unknown_group", "_add(robot, 'end_effector', name='e', group='tool', parent_link='tool0')"),
+    (
+        "end_effector_overlaps_parent_group",
+        "g = _add(robot, 'group', name='wrist'); _add(g, 'joint', name='joint_6')\n"
+        "_add(robot, 'end_effector', name='e', group='wrist', parent_link='link_5',"
+        " parent_group='manipulator')",
+    ),
+    (
+        "unknown_link",
+        "g = _add(robot, 'group', name='wrist'); _add(g, 'joint', name='joint_6')\n"
+        "_add(robot, 'end_effector', name='e', group='wrist', parent_link='flange')",
+    ),
+    ("invalid_virtual_joint_type", "_find('virtual_joint').set('type', 'revolute')"),
+    ("virtual_joint_not_root", "_find('virtual_joint').set('child_link', 'link_1')"),
+    ("unknown_link", "_find('virtual_joint').set('child_link', 'nowhere')"),
+    ("virtual_joint_parent_is_link", "_find('virtual_joint').set('parent_frame', 'tool0')"),
+    ("duplicate_name", "_find('virtual_joint').set('name', 'joint_1')"),
+    ("unknown_joint", "_add(robot, 'passive_joint', name='joint_99')"),
+    (
+        "unknown_link",
+        "_add(robot, 'disable_collisions', link1='link_1', link2='link_99', reason='Never')",
+    ),
+    (
+        "disable_collisions_same_link",
+        "_add(robot, 'disable_collisions', link1='link_1', link2='link_1', reason='Never')",
+    ),
+    (
+        "duplicate_collision_pair",
+        "_add(robot, 'disable_collisions', link1='link_1', link2='base_link', reason='Never')",
+    ),
+    (
+        "missing_collision_reason",
+        "_add(robot, 'disable_collisions', link1='link_1', link2='link_6')",
+    ),
+    (
+        "unknown_link",
+        "m = _add(robot, 'collision_margins', default_margin=0.02)\n"
+        "_add(m, 'pair_margin', link1='link_1', link2='x', margin=0.1)",
+    ),
+    ("non_finite_margin", "_add(robot, 'collision_margins', default_margin='inf')"),
+    (
+        "non_finite_margin",
+        "m = _add(robot, 'collision_margins', default_margin=0.02)\n"
+        "_add(m, 'pair_margin', link1='link_1', link2='link_6', margin='nan')",
+    ),
+    (
+        "duplicate_collision_margins",
+        "_add(robot, 'collision_margins', default_margin=0)\n"
+        "_add(robot, 'collision_margins', default_margin=0)",
+    ),
+    (
+        "plugin_config_refused",
+        "_add(robot, 'kinematics_plugin_config', filename='kinematics.yaml')",
+    ),
+    (
+        "plugin_config_refused",
+        "_add(robot, 'contact_managers_plugin_config', filename='contact.yaml')",
+    ),
+    ("plugin_config_refused", "_add(robot, 'calibration_config', filename='calibration.yaml')"),
+    (
+        "missing_manipulator_group",
+        "_find('group').set('name', 'arm'); _find('group_state').set('group', 'arm')\n"
+        "_find('group_tcps').set('group', 'arm')",
+    ),
+    ("robot_name_mismatch", "robot.set('name', 'irb2400')"),
+    ("root_not_robot", "robot.tag = 'robot_semantics'"),
+]
+
+REAL = "from pathlib import Path\nexec(Path('{real}').read_text())\n"
+
+# Whole generator sources (replacing srdf.py) and the finding each must give.
+GENERATORS = [
+    ("generator_raised", "def gen_srdf():\n    raise ValueError('no arm here')\n"),
+    ("generator_raised", "def gen_srdf(:\n    pass\n"),
+    ("generator_exited", "import sys\n\ndef gen_srdf():\n    sys.exit(3)\n"),
+    ("generator_exited", "import os\n\ndef gen_srdf():\n    os._exit(0)\n"),
+    ("generator_timeout", "def gen_srdf():\n    while True:\n        pass\n"),
+    ("missing_gen_srdf", "def generate():\n    return {}\n"),
+    ("gen_srdf_takes_arguments", "def gen_srdf(robot):\n    return {}\n"),
+    ("envelope_not_dict", "def gen_srdf():\n    return '<robot name=\"abb_irb2400\"/>'\n"),
+    (
+        "envelope_missing_key",
+        "def gen_srdf():\n    return {'xml': '<robot name=\"abb_irb2400\"/>'}\n",
+    ),
+    (
+        "envelope_unknown_key",
+        "ENV = {'xml': '<robot/>', 'urdf': 'robot.urdf', 'srdf': 'x.srdf'}\n"
+        "def gen_srdf():\n    return ENV\n",
+    ),
+    (
+        "envelope_xml_type",
+        "def gen_srdf():\n    return {'xml': b'<robot/>', 'urdf': 'robot.urdf'}\n",
+    ),
+    ("urdf_path_not_string", "def gen_srdf():\n    return {'xml': '<robot/>', 'urdf': None}\n"),
+    ("urdf_path_empty", "def gen_srdf():\n    return {'xml': '<robot/>', 'urdf': ''}\n"),
+    (
+        "urdf_path_backslash",
+        "def gen_srdf():\n"
+        "    return {'xml': '<robot/>', 'urdf': '..\\\\abb_irb2400\\\\robot.urdf'}\n",
+    ),
+    (
+        "urdf_path_absolute",
+        "def gen_srdf():\n    return {'xml': '<robot/>', 'urdf': '/etc/robot.urdf'}\n",
+    ),
+    (
+        "urdf_path_not_urdf",
+        "def gen_srdf():\n    return {'xml': '<robot/>', 'urdf': 'robot.xml'}\n",
+    ),
+    (
+        "urdf_path_missing",
+        "def gen_srdf():\n    return {'xml': '<robot/>', 'urdf': 'meshes/robot.urdf'}\n",
+    ),
+    (
+        "urdf_path_outside_repo",
+        "def gen_srdf():\n    return {'xml': '<robot/>', 'urdf': '../../../../x/robot.urdf'}\n",
+    ),
+    (
+        "invalid_xml",
+        "def gen_srdf():\n"
+        "    return {'xml': '<robot name=\"abb_irb2400\">', 'urdf': 'robot.urdf'}\n",
+    ),
+    (
+        "generator_printed",
+        REAL + "print('debug')\n",
+    ),
+    (
+        "generator_wrote_files",
+        REAL + "Path('robot.srdf').write_text('x')\n",
+    ),
+    (
+        "generator_wrote_files",
+        REAL + "Path('{real}').write_text('x')\n",
+    ),
+    (
+        "generator_spawned_process",
+        REAL + "import os\nos.system('true')\n",
+    ),
+]
+
+# (finding code, [(old, new)] in the URDF, edit of the generator's XML) for rules that need
+# a joint kind the example robots lack.
+URDF_CASES = [
+    ("group_state_mimic_joint", [(J6_LIMIT, J6_LIMIT + '<mimic joint="joint_5"/>')], "pass"),
+    (
+        "degrees_on_prismatic_joint",
+        [(J6, '<joint name="joint_6" type="prismatic">')],
+        "j = _find('joint', name='joint_6'); j.attrib.pop('value'); j.set('value_deg', '1')",
+    ),
+]
+
+
+def run_srdf(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str
+) -> tuple[int, list[dict[str, str]]]:
+    """Run `pipeline --json srdf ...` in the scratch repo; the exit status and the findings."""
+    monkeypatch.chdir(repo)
+    status = main(["--json", "srdf", "--timeout", "1", *argv])
+    err = capsys.readouterr().err
+    return status, (json.loads(err) if err.strip() else [])
+
+
+def assert_refused(
+    status: int, findings: list[dict[str, str]], code: str, file: str, out: Path
+) -> None:
+    assert status == 2
+    assert any(f["code"] == code and f["file"] == file for f in findings), findings
+    assert not out.exists()
+
+
+def wrap(body: str) -> str:
+    return WRAP.format(body=textwrap.indent(body, "    "))
+
+
+@pytest.mark.parametrize(("code", "body"), XML_CASES, ids=[c for c, _ in XML_CASES])
+def test_srdf_rule(
+    code: str,
+    body: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{SOURCE}=out/robot.srdf")
+    assert_refused(status, findings, code, SOURCE, repo / "out/robot.srdf")
+
+
+@pytest.mark.parametrize(("code", "text"), GENERATORS, ids=[c for c, _ in GENERATORS])
+def test_srdf_generator(
+    code: str,
+    text: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    real = repo / ABB / "real_srdf.py"
+    shutil.copy(repo / SOURCE, real)
+    (repo / SOURCE).write_text(text.replace("{real}", str(real)))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert_refused(status, findings, code, SOURCE, repo / ABB / "srdf.srdf")
+    assert len([f for f in findings if f["code"].startswith("generator_")]) <= 1
+    assert not (repo / "robot.srdf").exists()
+    assert real.read_bytes() == (REPO / SOURCE).read_bytes()
+
+
+@pytest.mark.parametrize(("code", "edits", "body"), URDF_CASES, ids=[c for c, _, _ in URDF_CASES])
+def test_srdf_rule_needing_urdf_edit(
+    code: str,
+    edits: list[tuple[str, str]],
+    body: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    urdf = repo / URDF
+    text = urdf.read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    urdf.write_text(text)
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE, "-o", "out.srdf")
+    assert_refused(status, findings, code, SOURCE, repo / "out.srdf")
+
+
+def test_srdf_bad_urdf_is_reported_in_the_urdf(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    urdf = repo / URDF
+    urdf.write_text(urdf.read_text().replace('velocity="2.618"', 'velocity="-1"', 1))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert_refused(status, findings, "invalid_joint_velocity", URDF, repo / ABB / "srdf.srdf")
+
+
+def make_rosie(repo: Path) -> Path:
+    """A Rosie model: the abb_irb2400 sources under the model id rosie_test."""
+    folder = repo / ROSIE
+    shutil.copytree(repo / ABB, folder)
+    urdf = folder / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace("abb_irb2400", "rosie_test"))
+    source = folder / "srdf.py"
+    source.write_text(source.read_text().replace('"abb_irb2400"', '"rosie_test"'))
+    return source
+
+
+HOME = "_find('group_state').set('name', 'home')\n"
+ROSIE_CASES = [
+    ("missing_home_state", ""),
+    (
+        "home_state_not_zero",
+        HOME + "_find('joint', name='joint_3').set('value', '0.5')",
+    ),
+    (
+        "home_state_not_zero",
+        HOME + "_find('group_state').remove(_find('joint', name='joint_3'))",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "body"), ROSIE_CASES, ids=[c for c, _ in ROSIE_CASES])
+def test_srdf_rosie_rule(
+    code: str,
+    body: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = make_rosie(repo)
+    source.write_text(source.read_text() + wrap(body or "pass"))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{ROSIE}/srdf.py")
+    assert_refused(status, findings, code, f"{ROSIE}/srdf.py", repo / ROSIE / "srdf.srdf")
+
+
+def test_srdf_rosie_home_at_zero_passes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = make_rosie(repo)
+    source.write_text(source.read_text() + wrap("_find('group_state').set('name', 'home')"))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{ROSIE}/srdf.py")
+    assert (status, findings) == (0, [])
+    assert (
+        b'<group_state name="home" group="manipulator">'
+        in (repo / ROSIE / "srdf.srdf").read_bytes()
+    )
+
+
+TARGET_CASES = [
+    ("output_not_srdf", [f"{SOURCE}=out/robot.xml"]),
+    ("duplicate_output", [f"{SOURCE}=out/a.srdf", "robots/lbr_iiwa_14_r820/srdf.py=out/a.srdf"]),
+    ("source_not_python", ["robots/abb_irb2400/robot.urdf=out/a.srdf"]),
+    ("output_with_many_targets", [SOURCE, "robots/lbr_iiwa_14_r820/srdf.py", "-o", "out/a.srdf"]),
+    ("file_missing", ["robots/abb_irb2400/nothing.py"]),
+]
+
+
+@pytest.mark.parametrize(("code", "argv"), TARGET_CASES, ids=[c for c, _ in TARGET_CASES])
+def test_srdf_target_rule(
+    code: str,
+    argv: list[str],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, findings = run_srdf(repo, monkeypatch, capsys, *argv)
+    assert status == 2
+    assert [f["code"] for f in findings] == [code]
+    assert not (repo / "out").exists()
