@@ -165,7 +165,9 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         steps["srdf"] = Step(
             f"srdf:{model_id}",
             "run gen_srdf() and write the checked SRDF",
-            (f"{src}/srdf.py", f"{src}/robot.urdf", *SRDF_CODE),
+            # the urdf step's stamp orders this step after the URDF's own checks, so that a
+            # bad URDF is reported once (by urdf:<id>) and this step is skipped
+            (f"{src}/srdf.py", f"{src}/robot.urdf", urdf.stamp, *SRDF_CODE),
             lazy("pipeline.srdf.compile", "make_srdf", model_id),
             (f"build/robots/{model_id}/robot.srdf",),
         )

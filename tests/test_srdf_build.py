@@ -1,0 +1,75 @@
+"""The srdf step of the graph: registered, covered by the identity, and refusing bad generators."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests.conftest import REPO, run_doit, tree_bytes
+from tests.test_tasks import ran
+
+ABB = "robots/abb_irb2400"
+
+BAD_GENERATORS = [
+    ("generator_raised", "def gen_srdf():\n    raise RuntimeError('no arm')\n"),
+    ("envelope_missing_key", "def gen_srdf():\n    return {'xml': '<robot/>'}\n"),
+    ("envelope_not_dict", "def gen_srdf():\n    return None\n"),
+]
+
+
+def test_manifest_registers_the_srdf_and_the_identity_covers_it(project: Path) -> None:
+    assert run_doit(project).returncode == 0
+    manifest = json.loads(
+        (project / "build/robots/abb_irb2400/robot_description_manifest.json").read_text()
+    )
+    assert "robot.srdf" in manifest["files"]
+    before = json.loads((project / "build/index.json").read_text())["robots"]
+    source = project / ABB / "srdf.py"
+    source.write_text(source.read_text().replace('"Default"', '"Never"'))
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert {"srdf:abb_irb2400", "manifest:abb_irb2400", "index:robots"} <= ran(result.stdout)
+    assert "srdf:lbr_iiwa_14_r820" not in ran(result.stdout)
+    after = json.loads((project / "build/index.json").read_text())["robots"]
+    assert after["abb_irb2400"]["identity"] != before["abb_irb2400"]["identity"]
+    assert after["lbr_iiwa_14_r820"] == before["lbr_iiwa_14_r820"]
+    srdf = (project / "build/robots/abb_irb2400/robot.srdf").read_bytes()
+    assert b'link1="link_4" link2="link_6" reason="Never"' in srdf
+
+
+@pytest.mark.parametrize(("code", "text"), BAD_GENERATORS, ids=[c for c, _ in BAD_GENERATORS])
+def test_bad_generator_in_doit_gives_one_line_and_leaves_build(
+    code: str, text: str, project: Path
+) -> None:
+    before = tree_bytes(project / "build")
+    (project / ABB / "srdf.py").write_text(text)
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith(f"{ABB}/srdf.py:")]
+    assert len(lines) == 1 and f": {code}: " in lines[0], result.stdout
+    assert tree_bytes(project / "build") == before
+
+
+def test_hanging_generator_is_stopped_and_build_unchanged(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_bytes(project / "build")
+    (project / ABB / "srdf.py").write_text("def gen_srdf():\n    while True:\n        pass\n")
+    monkeypatch.chdir(project)
+    target = f"{ABB}/srdf.py=build/robots/abb_irb2400/robot.srdf"
+    assert main(["srdf", "--timeout", "1", target]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"{ABB}/srdf.py:gen_srdf(): generator_timeout: did not return within 1 s and was "
+        "stopped; remove the endless loop or blocking call; a generator only builds XML"
+    ]
+    assert tree_bytes(project / "build") == before
+
+
+def test_committed_build_has_both_srdfs() -> None:
+    for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
+        assert (REPO / "build/robots" / model_id / "robot.srdf").is_file()

@@ -1,0 +1,251 @@
+"""The generated SRDF: what Tesseract reads from it, its bytes, and the `srdf` target forms."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.cli import main
+from pipeline.srdf import compile_srdf, load_srdf, parse_srdf, tesseract_view, write_srdf
+from pipeline.srdf.compile import make_srdf
+from pipeline.srdf.model import GroupState, JointValue, Srdf
+from pipeline.srdf.view import rpy_to_wxyz
+from pipeline.strict_io import parse_xml
+from pipeline.urdf import load_robot
+from tests.conftest import REPO, ROBOTS
+
+TOL = 1e-6
+
+
+def close(actual: Any, expected: Any, path: str = "") -> list[str]:
+    """Where two view documents differ, numbers compared at 1e-6."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if set(actual) != set(expected):
+            return [f"{path}: keys {sorted(actual)} != {sorted(expected)}"]
+        return [d for k in expected for d in close(actual[k], expected[k], f"{path}/{k}")]
+    if isinstance(expected, list) and isinstance(actual, list) and len(actual) == len(expected):
+        return [
+            d
+            for i, (a, e) in enumerate(zip(actual, expected, strict=True))
+            for d in close(a, e, f"{path}/{i}")
+        ]
+    if isinstance(expected, float) and isinstance(actual, (int, float)):
+        return [] if abs(actual - expected) <= TOL else [f"{path}: {actual} != {expected}"]
+    return [] if actual == expected else [f"{path}: {actual!r} != {expected!r}"]
+
+
+def same_rotation(view: dict[str, Any]) -> dict[str, Any]:
+    """The view with each quaternion's sign fixed (q and -q are the same rotation)."""
+    for tcps in view["group_tcps"].values():
+        for tcp in tcps.values():
+            q = tcp["quat_xyzw"]
+            if next(v for v in (q[3], *q[:3]) if abs(v) > TOL) < 0:
+                tcp["quat_xyzw"] = [-v for v in q]
+    return view
+
+
+def compiled(model_id: str, root: Path = REPO, output: Path | None = None) -> bytes:
+    """The SRDF of a robot as the build writes it, or for another output path."""
+    if output is None:
+        return make_srdf(root, model_id)[f"build/robots/{model_id}/robot.srdf"]
+    return compile_srdf(root / "robots" / model_id / "srdf.py", output, root)
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_generated_srdf_reads_in_tesseract_as_the_reference(model_id: str) -> None:
+    robot = load_robot(REPO / "robots" / model_id, REPO)
+    expected = json.loads((REPO / "tests/data" / model_id / "tesseract_view.json").read_text())
+    view = tesseract_view(compiled(model_id), robot)
+    assert close(same_rotation(view), same_rotation(expected)) == []
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_reference_srdf_reads_as_its_tesseract_view(model_id: str) -> None:
+    robot = load_robot(REPO / "robots" / model_id, REPO)
+    expected = json.loads((REPO / "tests/data" / model_id / "tesseract_view.json").read_text())
+    view = tesseract_view((REPO / "tests/data" / model_id / "reference.srdf").read_bytes(), robot)
+    assert close(same_rotation(view), same_rotation(expected)) == []
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_generated_srdf_has_the_reference_elements(model_id: str) -> None:
+    reference = load_srdf(REPO / "tests/data" / model_id / "reference.srdf", "reference.srdf")
+    generated, findings = parse_srdf(parse_xml(compiled(model_id), "out"), "out")
+    assert findings == []
+    strip = lambda s: [type(e).__name__ for e in s.elements]  # noqa: E731
+    assert strip(generated) == strip(reference)
+    assert generated.name == reference.name
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_committed_build_srdf_is_what_the_source_gives(model_id: str) -> None:
+    built = REPO / "build" / "robots" / model_id / "robot.srdf"
+    assert built.read_bytes() == compiled(model_id)
+    assert b'<tcad:urdf path="robot.urdf"/>' not in compiled(model_id, output=REPO / "x.srdf")
+
+
+def test_output_bytes_are_deterministic_and_canonical() -> None:
+    first = compiled("lbr_iiwa_14_r820")
+    assert first == compiled("lbr_iiwa_14_r820")
+    text = first.decode("utf-8")
+    lines = text.split("\n")
+    assert lines[0] == '<?xml version="1.0" encoding="UTF-8"?>'
+    assert lines[1] == '<robot name="lbr_iiwa_14_r820" xmlns:tcad="https://text-to-cad.dev/srdf">'
+    assert lines[2] == '  <tcad:urdf path="robot.urdf"/>'
+    assert text.endswith("</robot>\n") and "\r" not in text and "\t" not in text
+    assert all(len(line) - len(line.lstrip(" ")) in (0, 2, 4) for line in lines)
+    srdf, _ = parse_srdf(parse_xml(first, "out"), "out")
+    assert write_srdf(srdf, "robot.urdf") == first
+
+
+MINIMAL = """
+import xml.etree.ElementTree as ET
+
+def gen_srdf():
+    robot = ET.Element("robot", {{"name": "abb_irb2400"}})
+    group = ET.SubElement(robot, "group", {{"name": "manipulator"}})
+    ET.SubElement(group, "chain", {{"base_link": "base_link", "tip_link": "tool0"}})
+{body}
+    return {{"xml": robot, "urdf": "robot.urdf"}}
+"""
+
+
+def write_source(repo: Path, body: str, name: str = "gen.py") -> Path:
+    source = repo / "robots" / "abb_irb2400" / name
+    source.write_text(textwrap.dedent(body))
+    return source
+
+
+def minimal_source(repo: Path, lines: str) -> Path:
+    """A generator of the manipulator chain plus `lines` (indented into gen_srdf)."""
+    return write_source(repo, MINIMAL.format(body=textwrap.indent(textwrap.dedent(lines), "    ")))
+
+
+def test_value_deg_is_converted_to_radians_that_read_back_exactly(repo: Path) -> None:
+    source = minimal_source(
+        repo,
+        """
+        state = ET.SubElement(robot, "group_state", {"name": "bent", "group": "manipulator"})
+        ET.SubElement(state, "joint", {"name": "joint_2", "value_deg": "30"})
+        ET.SubElement(state, "joint", {"name": "joint_3", "value": "0.1"})
+        """,
+    )
+    data = compile_srdf(source, repo / "out" / "robot.srdf", repo)
+    assert f'<joint name="joint_2" value="{math.radians(30)!r}"/>'.encode() in data
+    assert b'<joint name="joint_3" value="0.1"/>' in data
+    assert b"value_deg" not in data
+    view = tesseract_view(data, load_robot(repo / "robots/abb_irb2400", repo))
+    assert view["group_states"]["manipulator"]["bent"]["joint_2"] == math.radians(30)
+
+
+def test_legacy_explorer_urdf_is_replaced_and_tcad_urdf_updated(repo: Path) -> None:
+    body = """
+        XML = '''<robot name="abb_irb2400" xmlns:explorer="https://text-to-cad.dev/explorer"
+          xmlns:tcad="https://text-to-cad.dev/srdf">
+          <group name="manipulator"><chain base_link="base_link" tip_link="tool0"/></group>
+          <{tag} path="somewhere/else.urdf"/>
+        </robot>'''
+
+        def gen_srdf():
+            return {{"xml": XML, "urdf": "robot.urdf"}}
+        """
+    for tag in ("explorer:urdf", "tcad:urdf"):
+        source = write_source(repo, body.format(tag=tag))
+        data = compile_srdf(source, repo / "out" / "robot.srdf", repo)
+        text = data.decode()
+        assert text.splitlines()[2] == '  <tcad:urdf path="../robots/abb_irb2400/robot.urdf"/>'
+        assert "explorer" not in text and "somewhere" not in text
+        assert text.count("tcad:urdf") == 1
+
+
+def test_string_elementtree_and_lxml_envelopes_give_the_same_bytes(repo: Path) -> None:
+    real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
+    variants = {
+        "element": real,
+        "string": real
+        + "\n_g = gen_srdf\n"
+        + "gen_srdf = lambda: {**_g(), 'xml': ET.tostring(_g()['xml'], encoding='unicode')}\n",
+        "via_lxml": real
+        + "\nfrom lxml import etree\n_g = gen_srdf\n"
+        + "gen_srdf = lambda: {**_g(), 'xml': etree.fromstring(ET.tostring(_g()['xml']))}\n",
+        "tree": real
+        + "\n_g = gen_srdf\ngen_srdf = lambda: {**_g(), 'xml': ET.ElementTree(_g()['xml'])}\n",
+    }
+    outputs = {
+        name: compile_srdf(write_source(repo, text, f"{name}.py"), repo / "o.srdf", repo)
+        for name, text in variants.items()
+    }
+    assert len(set(outputs.values())) == 1
+
+
+def test_tcp_wxyz_is_normalised_on_output(repo: Path) -> None:
+    source = minimal_source(
+        repo,
+        """
+        tcps = ET.SubElement(robot, "group_tcps", {"group": "manipulator"})
+        ET.SubElement(tcps, "tcp", {"name": "t", "xyz": "0 0 0.1", "wxyz": "2 0 0 2"})
+        """,
+    )
+    data = compile_srdf(source, repo / "o.srdf", repo)
+    half = repr(1 / math.sqrt(2))
+    assert f'<tcp name="t" xyz="0.0 0.0 0.1" wxyz="{half} 0.0 0.0 {half}"/>'.encode() in data
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_written_joint_values_read_back_exactly(value: float) -> None:
+    srdf = Srdf("r", None, (GroupState("s", "g", (JointValue("j", value, False, ""),), ""),))
+    back, findings = parse_srdf(parse_xml(write_srdf(srdf, None), "x"), "x")
+    assert findings == []
+    state = back.elements[0]
+    assert isinstance(state, GroupState)
+    assert state.values[0].value == value
+
+
+def test_rpy_composes_as_rz_ry_rx() -> None:
+    w, x, y, z = rpy_to_wxyz(0.0, math.pi / 2, 0.0)
+    assert (w, x, y, z) == pytest.approx((math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0))
+    # Rz(90°)·Rx(90°): rotating x then z is not the same as z then x
+    assert rpy_to_wxyz(math.pi / 2, 0.0, math.pi / 2) == pytest.approx((0.5, 0.5, 0.5, 0.5))
+
+
+def run(repo: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
+    monkeypatch.chdir(repo)
+    return main(["srdf", *argv])
+
+
+def test_srdf_command_source_form_writes_beside_the_source(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run(repo, monkeypatch, "robots/abb_irb2400/srdf.py") == 0
+    data = (repo / "robots/abb_irb2400/srdf.srdf").read_bytes()
+    assert b'<tcad:urdf path="robot.urdf"/>' in data
+
+
+def test_srdf_command_output_form(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run(repo, monkeypatch, "robots/lbr_iiwa_14_r820/srdf.py", "-o", "out/lbr.srdf") == 0
+    data = (repo / "out/lbr.srdf").read_bytes()
+    assert b'<tcad:urdf path="../robots/lbr_iiwa_14_r820/robot.urdf"/>' in data
+    assert data == compiled("lbr_iiwa_14_r820", repo, repo / "out/lbr.srdf")
+
+
+def test_srdf_command_pair_form_writes_all_or_nothing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pairs = ["robots/abb_irb2400/srdf.py=out/a.srdf", "robots/lbr_iiwa_14_r820/srdf.py=out/b.srdf"]
+    assert run(repo, monkeypatch, *pairs) == 0
+    assert (repo / "out/a.srdf").is_file() and (repo / "out/b.srdf").is_file()
+    before = {p: p.read_bytes() for p in (repo / "out").iterdir()}
+    (repo / "robots/lbr_iiwa_14_r820/srdf.py").write_text("def gen_srdf():\n    raise OSError\n")
+    (repo / "robots/abb_irb2400/srdf.py").write_text(
+        (REPO / "robots/abb_irb2400/srdf.py").read_text().replace("all-zeros", "zero")
+    )
+    assert run(repo, monkeypatch, *pairs) == 2
+    assert {p: p.read_bytes() for p in (repo / "out").iterdir()} == before
