@@ -87,7 +87,7 @@ def _error_line(exc: BaseException, source: str) -> tuple[str, int | None]:
     return text, line
 
 
-def _run(source: str, attempts: list[str], spawns: list[str]) -> dict[str, Any]:
+def _run(source: str) -> dict[str, Any]:
     try:
         namespace = runpy.run_path(source, run_name="__gen_srdf__")
         function = namespace.get("gen_srdf")
@@ -134,7 +134,7 @@ def main() -> None:
     spawns: list[str] = []
     with open(result_path, "w", encoding="utf-8") as out:
         _install_guard(attempts, spawns)
-        result = _run(source, attempts, spawns)
+        result = _run(source)
         result["write_attempts"] = attempts
         result["spawn_attempts"] = spawns
         json.dump(result, out)
