@@ -16,7 +16,7 @@ from pipeline.cli import main
 from pipeline.srdf import compile_srdf, load_srdf, parse_srdf, tesseract_view, write_srdf
 from pipeline.srdf.compile import make_srdf
 from pipeline.srdf.model import GroupState, JointValue, Srdf
-from pipeline.srdf.view import rpy_to_wxyz
+from pipeline.srdf.view import TesseractParseError, rpy_to_wxyz
 from pipeline.strict_io import parse_xml
 from pipeline.urdf import load_robot
 from tests.conftest import REPO, ROBOTS
@@ -249,3 +249,51 @@ def test_srdf_command_pair_form_writes_all_or_nothing(
     )
     assert run(repo, monkeypatch, *pairs) == 2
     assert {p: p.read_bytes() for p in (repo / "out").iterdir()} == before
+
+
+def test_a_urdf_not_named_robot_urdf_is_loaded_on_its_own(repo: Path) -> None:
+    folder = repo / "robots/abb_irb2400"
+    (folder / "irb2400.urdf").write_bytes((folder / "robot.urdf").read_bytes())
+    source = write_source(
+        repo, (folder / "srdf.py").read_text().replace('"robot.urdf"', '"irb2400.urdf"')
+    )
+    data = compile_srdf(source, folder / "gen.srdf", repo)
+    assert b'<tcad:urdf path="irb2400.urdf"/>' in data
+
+
+def test_view_reads_margins_link_groups_version_and_warnings(repo: Path) -> None:
+    robot = load_robot(repo / "robots/abb_irb2400", repo)
+    data = b"""<robot name="abb_irb2400" version="1.2">
+      <group name="links"><link name="link_1"/><link name="link_2"/></group>
+      <disable_collisions link1="link_2" link2="link_1" reason="Adjacent"/>
+      <disable_collisions link1="link_1" link2="link_2" reason="Never"/>
+      <disable_collisions link1="link_1" link2="gone" reason="Never"/>
+      <collision_margins default_margin="0.025">
+        <pair_margin link1="link_6" link2="link_5" margin="0.01"/>
+      </collision_margins>
+      <collision_margins default_margin="9"/>
+    </robot>"""
+    view = tesseract_view(data, robot)
+    assert view["version"] == [1, 2, 0]
+    assert view["link_groups"] == {"links": ["link_1", "link_2"]}
+    assert view["allowed_collisions"] == [["link_1", "link_2", "Never"]]
+    assert view["collision_margin_data"] == {
+        "default_margin": 0.025,
+        "pair_margins": [["link_5", "link_6", 0.01]],
+    }
+    assert view["warnings"] == ["Link 'gone' is not known to URDF"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '<group name="g"><link name="link_1"/><joint name="joint_1"/></group>',
+        '<group name="g"/>',
+        '<group_state name="s" group="nope"><joint name="joint_1" value="0"/></group_state>',
+        '<group_tcps group="g"/>',
+    ],
+)
+def test_view_refuses_what_tesseract_refuses(body: str, repo: Path) -> None:
+    robot = load_robot(repo / "robots/abb_irb2400", repo)
+    with pytest.raises(TesseractParseError):
+        tesseract_view(f'<robot name="abb_irb2400">{body}</robot>'.encode(), robot)

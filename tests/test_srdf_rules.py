@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -169,6 +170,7 @@ XML_CASES = [
     ),
     ("robot_name_mismatch", "robot.set('name', 'irb2400')"),
     ("root_not_robot", "robot.tag = 'robot_semantics'"),
+    ("invalid_version", "robot.set('version', '1.0.0-beta')"),
 ]
 
 REAL = "from pathlib import Path\nexec(Path('{real}').read_text())\n"
@@ -411,3 +413,15 @@ def test_srdf_target_rule(
     assert status == 2
     assert [f["code"] for f in findings] == [code]
     assert not (repo / "out").exists()
+
+
+def test_every_srdf_finding_code_has_a_case() -> None:
+    """Each code the SRDF modules emit appears in one of the tables above."""
+    emitted: set[str] = set()
+    for path in (REPO / "pipeline/srdf").glob("*.py"):
+        pattern = r'(?:add|_finding|bad|_bad|Finding)\(\s*"([a-z][a-z_]+)"'
+        emitted |= set(re.findall(pattern, path.read_text()))
+    tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES]
+    tested = {case[0] for table in tables for case in table}
+    assert len(emitted) > 50
+    assert emitted - tested == set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from pipeline.findings import Finding
 from pipeline.srdf.checker import Checker
@@ -55,6 +56,13 @@ def check_srdf(srdf: Srdf, robot: Robot, display: str) -> list[Finding]:
             f"<{ref.tag} filename={ref.filename!r}> names a file the manifest does not "
             "register, so the description identity would not cover it",
             f"remove <{ref.tag}>; configure it outside the robot description",
+        )
+    if srdf.version is not None and not re.fullmatch(r"\d+\.\d+(\.\d+)?", srdf.version):
+        c.add(
+            "invalid_version",
+            "/robot",
+            f"version={srdf.version!r} is not MAJOR.MINOR[.PATCH]",
+            'write e.g. version="1.0.0", or leave it out',
         )
     _check_spec(c)
     return c.findings
