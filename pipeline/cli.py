@@ -113,6 +113,13 @@ def cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 def cmd_srdf(args: argparse.Namespace) -> int:
     """Run gen_srdf() sources and write their checked SRDF files, all or none."""
     from pipeline.srdf.targets import compile_targets, parse_targets, write_targets
@@ -147,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     srdf.add_argument("-o", "--output", help="the output of a single SOURCE.py")
     srdf.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds a generator may run (default 60)"
+        "--timeout", type=_seconds, default=60.0, help="seconds a generator may run (default 60)"
     )
     srdf.set_defaults(run=cmd_srdf)
 

@@ -73,3 +73,10 @@ def test_hanging_generator_is_stopped_and_build_unchanged(
 def test_committed_build_has_both_srdfs() -> None:
     for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
         assert (REPO / "build/robots" / model_id / "robot.srdf").is_file()
+
+
+def test_srdf_step_depends_on_every_module_that_makes_the_srdf() -> None:
+    from pipeline.tasks import SRDF_CODE
+
+    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/srdf").glob("*.py")}
+    assert modules - set(SRDF_CODE) == {"pipeline/srdf/targets.py"}  # the command's, not the step's

@@ -61,7 +61,7 @@ def run_child(source: Path, display: str, timeout: float) -> tuple[dict[str, Any
             start_new_session=True,
         )
         try:
-            stdout, _stderr = process.communicate(timeout=timeout)
+            stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill(process)
             return {}, [
@@ -73,8 +73,8 @@ def run_child(source: Path, display: str, timeout: float) -> tuple[dict[str, Any
                     "remove the endless loop or blocking call; a generator only builds XML",
                 )
             ]
-        if stdout.strip():
-            first = stdout.decode("utf-8", "replace").strip().splitlines()[0][:120]
+        if stdout:
+            first = (stdout.decode("utf-8", "replace").strip().splitlines() or [""])[0][:120]
             findings.append(
                 _finding(
                     "generator_printed",
@@ -88,12 +88,14 @@ def run_child(source: Path, display: str, timeout: float) -> tuple[dict[str, Any
         try:
             result: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
+            last = (stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200]
             findings.append(
                 _finding(
                     "generator_exited",
                     display,
                     "gen_srdf()",
-                    f"the process ended with status {process.returncode} before returning",
+                    f"the process ended with status {process.returncode} before returning"
+                    + (f" ({last})" if last else ""),
                     "return the envelope; do not call os._exit or crash the interpreter",
                 )
             )
