@@ -118,7 +118,10 @@ def _run(source: str) -> dict[str, Any]:
         "keys": sorted(map(str, envelope)),
     }
     if "xml" in envelope:
-        result["xml_kind"], result["xml"] = _serialise(envelope["xml"])
+        try:
+            result["xml_kind"], result["xml"] = _serialise(envelope["xml"])
+        except Exception as exc:  # e.g. ElementTree meeting a non-string attribute value
+            result["xml_kind"], result["xml"] = "unserialisable", _error_line(exc, source)[0]
     if "urdf" in envelope:
         urdf = envelope["urdf"]
         result["urdf"] = urdf if isinstance(urdf, str) else None

@@ -275,6 +275,16 @@ def run_generator(
                 "return an ElementTree or lxml element, or an XML string",
             )
         )
+    if result.get("xml_kind") == "unserialisable":
+        findings.append(
+            _finding(
+                "invalid_xml",
+                display,
+                'gen_srdf()["xml"]',
+                f"cannot be written as XML ({result.get('xml')})",
+                'give attribute values as strings, e.g. "value": repr(angle)',
+            )
+        )
     urdf_findings: list[Finding] = []
     if "urdf" in keys:
         urdf_findings = _urdf_findings(
