@@ -2,6 +2,8 @@
 
 from pipeline.tasks import (
     DOIT_CONFIG,
+    task_cell,
+    task_cellbuild,
     task_check,
     task_config,
     task_index,
@@ -9,4 +11,13 @@ from pipeline.tasks import (
     task_urdf,
 )
 
-__all__ = ["DOIT_CONFIG", "task_check", "task_config", "task_index", "task_manifest", "task_urdf"]
+__all__ = [
+    "DOIT_CONFIG",
+    "task_cell",
+    "task_cellbuild",
+    "task_check",
+    "task_config",
+    "task_index",
+    "task_manifest",
+    "task_urdf",
+]
