@@ -74,20 +74,16 @@ def rpy_matrix(rpy: Vec3) -> Mat3:
 
 
 def matrix_rpy(r: Mat3) -> Vec3:
-    """The URDF roll-pitch-yaw of a rotation matrix, pitch in [-pi/2, pi/2].
+    """The URDF roll-pitch-yaw of a rotation matrix, pitch in [-pi/2, pi/2] (as KDL computes it).
 
-    At gimbal lock (|pitch| = pi/2) only roll - yaw (or roll + yaw) is defined; yaw is set to 0.
+    Within 1e-12 rad of gimbal lock (|pitch| = pi/2) only roll -+ yaw is defined; yaw is set to 0.
+    Near the lock rpy is ill-conditioned: the quaternion is the unambiguous form.
     """
-    sin_pitch = max(-1.0, min(1.0, -r[2][0]))
-    pitch = math.asin(sin_pitch)
-    if abs(sin_pitch) < 1.0 - 1e-12:
-        roll = math.atan2(r[2][1], r[2][2])
-        yaw = math.atan2(r[1][0], r[0][0])
-    else:
+    pitch = math.atan2(-r[2][0], math.hypot(r[0][0], r[1][0]))
+    if abs(pitch) > math.pi / 2 - 1e-12:
         # r[1][1] = cos(roll -+ yaw), r[1][2] = -sin(roll -+ yaw) at pitch = +-pi/2.
-        yaw = 0.0
-        roll = math.atan2(-r[1][2], r[1][1])
-    return (roll, pitch, yaw)
+        return (math.atan2(-r[1][2], r[1][1]), pitch, 0.0)
+    return (math.atan2(r[2][1], r[2][2]), pitch, math.atan2(r[1][0], r[0][0]))
 
 
 def rpy_quaternion(rpy: Vec3) -> Quat:
