@@ -5,17 +5,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
 
 from pipeline.cli import main
 from pipeline.identity import description_identity
+from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
+from tests.conftest import run_doit
 
 CAL = "machine_planning_calibration.json"
 
@@ -203,24 +202,17 @@ def test_a_folder_outside_cells_is_refused(
     assert ": cell_outside_cells: " in capsys.readouterr().err
 
 
-def _doit(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run(
-        [sys.executable, "-m", "doit", *args], cwd=root, env=env, text=True, capture_output=True
-    )
-
-
 def test_doit_cell_in_two_clones_gives_identical_archives(tmp_path: Path) -> None:
     first = copy_repo(tmp_path / "clone_one")
     second = copy_repo(tmp_path / "a" / "much" / "deeper" / "clone_two")
     for path in second.rglob("*"):
         os.utime(path, (1_000_000_000, 1_000_000_000), follow_symlinks=False)
-    plain = _doit(first)
+    plain = run_doit(first)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert not (first / "dist").exists()  # plain doit compiles cells but packages nothing
     outputs = {}
     for root in (first, second):
-        run = _doit(root, "cell:weld_cell_a")
+        run = run_doit(root, "cell:weld_cell_a")
         assert run.returncode == 0, run.stdout + run.stderr
         identity = (root / "dist/weld_cell_a.identity").read_text()
         assert identity.strip() in run.stdout
@@ -236,4 +228,5 @@ def test_plain_doit_runs_every_group_but_packaging() -> None:
     spec.loader.exec_module(dodo)
     groups = {name.removeprefix("task_") for name in dodo.__all__ if name.startswith("task_")}
     assert "cell" in groups and "cellbuild" in groups
-    assert set(dodo.DOIT_CONFIG["default_tasks"]) == groups - {"cell"}
+    # `check` only reads build/ and `cell` packages into dist/: both run only when named.
+    assert set(dodo.DOIT_CONFIG["default_tasks"]) == groups - {"cell", "check"}

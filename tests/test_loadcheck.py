@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cellrepo import REPO, copy_repo, read_doc
 
 from pipeline.cli import main
 from pipeline.loadcheck import REASONS
+from tests.cellrepo import REPO, copy_repo, read_doc
 
 CELL = REPO / "build/cells/weld_cell_a"
 
