@@ -5,13 +5,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipeline.cell import make_cell, package_cell
 from pipeline.cli import main
+from pipeline.findings import ContractError
 from pipeline.identity import description_identity
 from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
 from tests.conftest import run_doit
@@ -123,6 +126,17 @@ def _symlinked_pin(root: Path) -> None:
     (folder / CAL).symlink_to("real.json")
 
 
+def _pinned_folder(root: Path) -> None:
+    (root / "cells/weld_cell_a/sub").mkdir()
+    _pin("path", "sub")(root)
+
+
+def _symlinked_folder(root: Path) -> None:
+    folder = root / "cells/weld_cell_a"
+    (folder / "sub").symlink_to(folder)
+    _pin("path", f"sub/{CAL}")(root)
+
+
 def _widen(doc: dict[str, Any]) -> None:
     doc["limits"]["joints"]["joint_1"]["upper_rad"] = 3.2
 
@@ -141,6 +155,8 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     ("pin_path_outside_cell-absolute", None, _pin("path", str(REPO / "cells/weld_cell_a" / CAL))),
     ("symlink_refused", None, _symlinked_pin),
     ("file_missing", None, _pin("path", "nowhere.json")),
+    ("not_a_regular_file", None, _pinned_folder),
+    ("symlink_refused-folder", None, _symlinked_folder),
     ("invalid_value-pin_not_bare_hex", None, _pin("sha256", "SHA256:" + "0" * 57)),
     ("limit_widens", None, _cal(_widen)),
     ("correction_over_cap", None, _cal(_over_cap)),
@@ -193,7 +209,7 @@ def test_check_writes_nothing(
     assert not (root / "build/cells").exists()
 
 
-def test_a_folder_outside_cells_is_refused(
+def test_cell_outside_cells_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = copy_repo(tmp_path)
@@ -230,3 +246,20 @@ def test_plain_doit_runs_every_group_but_packaging() -> None:
     assert "cell" in groups and "cellbuild" in groups
     # `check` only reads build/ and `cell` packages into dist/: both run only when named.
     assert set(dodo.DOIT_CONFIG["default_tasks"]) == groups - {"cell", "check"}
+
+
+def test_description_not_built_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    shutil.rmtree(root / "build")
+    with pytest.raises(ContractError) as exc:
+        make_cell(root, "iiwa_bench")
+    assert [f.code for f in exc.value.findings] == ["description_not_built"]
+
+
+def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    (root / "build/cells/iiwa_bench/cell.json").write_text("{}")
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    assert [f.code for f in exc.value.findings] == ["cell_not_built"]
+    assert not (root / "dist").exists()

@@ -83,7 +83,7 @@ def test_another_cells_program_is_refused_on_every_field(
     ]
 
 
-def test_a_tampered_cell_is_bad_input_not_a_refusal(
+def test_a_tampered_cell_is_bad_input_cell_inconsistent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = copy_repo(tmp_path / "repo")
