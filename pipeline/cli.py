@@ -173,6 +173,26 @@ def cmd_load_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bundle_identity(args: argparse.Namespace) -> int:
+    """Print the identity of a cell bundle, recomputed from the entries of its .tar.gz."""
+    import tarfile
+    import zlib
+
+    from pipeline.archive import identity_of_listing, listing_of_archive
+    from pipeline.strict_io import MESH_LIMIT, read_bytes
+
+    path = Path(args.archive)
+    display = _display(path)
+    try:
+        text = listing_of_archive(read_bytes(path, display, MESH_LIMIT))
+    except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
+        raise ContractError(
+            [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", "rebuild it")]
+        ) from None
+    print(identity_of_listing(text))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
@@ -208,6 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("program", help="the program header, a JSON document with robot_cell")
     load.add_argument("--cell", required=True, help="the compiled cell, build/cells/<cell_id>")
     load.set_defaults(run=cmd_load_check)
+
+    bundle = sub.add_parser("bundle-identity", help="print a cell bundle's identity")
+    bundle.add_argument("archive", help="a dist/<cell_id>.tar.gz")
+    bundle.set_defaults(run=cmd_bundle_identity)
     return parser
 
 

@@ -6,10 +6,12 @@ import gzip
 import hashlib
 import io
 import tarfile
+from pathlib import Path
 
 import pytest
 
 from pipeline import archive
+from pipeline.cli import main
 
 FILES = {
     "cell_a/machine_planning_calibration.json": b'{"a": 1}\n',
@@ -76,3 +78,22 @@ def test_any_content_change_changes_the_identity() -> None:
 def test_unclean_paths_are_refused(path: str) -> None:
     with pytest.raises(ValueError):
         archive.archive_bytes({path: b""})
+
+
+def test_bundle_identity_command_reads_the_identity_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(gzip.compress(archive.tar_bytes(FILES), compresslevel=1, mtime=0))
+    assert main(["bundle-identity", str(bundle)]) == 0
+    expected = archive.identity_of_listing(archive.listing(FILES))
+    assert capsys.readouterr().out == f"{expected}\n"
+
+
+def test_bundle_identity_of_a_non_archive_is_bad_archive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(b"not gzip")
+    assert main(["bundle-identity", str(bundle)]) == 2
+    assert ": bad_archive: " in capsys.readouterr().err
