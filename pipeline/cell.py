@@ -172,7 +172,10 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     if path_problems:
         raise ContractError(findings + path_problems)
     cal_display = f"{folder}/{pin.path}"
-    served = read_bytes(root / cal_display, cal_display, JSON_LIMIT)
+    try:
+        served = read_bytes(root / cal_display, cal_display, JSON_LIMIT)
+    except ContractError as exc:
+        raise ContractError(findings + list(exc.findings)) from None
     if sha256_bytes(served) != pin.sha256:
         findings.append(
             Finding(
@@ -183,8 +186,11 @@ def load_cell(root: Path, cell_id: str) -> Cell:
                 "review the calibration file, then pin the SHA-256 of its exact bytes",
             )
         )
-    calibration = parse_calibration(served, cal_display)
-    config = load_config(model_folder, robot, root)
+    try:
+        calibration = parse_calibration(served, cal_display)
+        config = load_config(model_folder, robot, root)
+    except ContractError as exc:
+        raise ContractError(findings + list(exc.findings)) from None
     findings += check_calibration(calibration, machine.model_id, robot, config, cal_display)
     raise_if_errors(findings)
     return Cell(machine, robot, served, calibration)

@@ -263,3 +263,18 @@ def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
         package_cell(root, "iiwa_bench")
     assert [f.code for f in exc.value.findings] == ["cell_not_built"]
     assert not (root / "dist").exists()
+
+
+def test_every_finding_is_collected_before_refusing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    path = root / "cells/weld_cell_a" / CAL
+    doc = read_doc(path)
+    _widen(doc)
+    write_doc(path, doc)  # not re-pinned
+    _machine(lambda d: d.__setitem__("cell_id", "weld_cell_b"))(root)
+    assert main(["cell", "cells/weld_cell_a"]) == 2
+    codes = [line.split(": ")[1] for line in capsys.readouterr().err.splitlines()]
+    assert codes == ["cell_id_mismatch", "pin_mismatch", "limit_widens"]
