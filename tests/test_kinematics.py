@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from pipeline import kinematics as k
@@ -14,6 +16,7 @@ from pipeline.calibration import Correction, kinematics_review, manipulator_tip
 from pipeline.urdf import load_robot
 
 REPO = Path(__file__).resolve().parents[1]
+IDENT = k.IDENTITY
 RPYS = [
     (0.0, 0.0, 0.0),
     (0.1, 0.0, 0.0),
@@ -172,3 +175,27 @@ def test_review_numbers_are_rounded_and_never_negative_zero() -> None:
     assert k.rounded(-0.0) == 0.0 and math.copysign(1.0, k.rounded(-1e-15)) == 1.0
     assert k.rounded(0.1234567890123456) == 0.123456789012
     assert repr(float(repr(k.rounded(1 / 3)))) == repr(k.rounded(1 / 3))
+
+
+angles = st.floats(min_value=-math.pi, max_value=math.pi, allow_nan=False)
+small = st.floats(min_value=-0.01, max_value=0.01, allow_nan=False)
+vec3 = st.tuples(small, small, small)
+
+
+@settings(max_examples=200, deadline=None)
+@given(origin_rpy=st.tuples(angles, angles, angles), xyz=vec3, rpy=vec3)
+def test_correction_matches_numpy_for_any_origin(
+    origin_rpy: tuple[float, float, float],
+    xyz: tuple[float, float, float],
+    rpy: tuple[float, float, float],
+) -> None:
+    origin_xyz = (0.1, -0.2, 0.3)
+    ours = np.array(k.corrected_origin(k.transform(origin_xyz, origin_rpy), xyz, rpy))
+    expected = (
+        np_h(np_rpy(origin_rpy), origin_xyz)
+        @ np_h(np.eye(3), xyz)
+        @ np_h(np_rpy(rpy), (0.0, 0.0, 0.0))
+    )
+    assert np.allclose(ours, expected, atol=1e-14)
+    q = k.matrix_quaternion(k.rotation_part(k.corrected_origin(IDENT, xyz, rpy)))
+    assert np.allclose(k.quaternion_matrix(q), np_rpy(rpy), atol=1e-14)
