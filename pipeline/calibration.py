@@ -115,6 +115,14 @@ def check_calibration(
             f"the calibration is for {cal.model_id!r}, the cell runs {model_id!r}",
             "pin a calibration measured on this cell's robot model",
         )
+    effective = _limit_rules(cal, robot, add)
+    _held_rules(cal, robot, effective, add)
+    _correction_rules(cal, robot, config, add)
+    return out
+
+
+def _limit_rules(cal: Calibration, robot: Robot, add: _Add) -> dict[str, tuple[float, float]]:
+    """limits.joints narrow the URDF's; returns each limited joint's (lower, upper)."""
     effective: dict[str, tuple[float, float]] = {}
     for name, limit in cal.joints.items():
         where: list[str | int] = ["limits", "joints", name]
@@ -151,8 +159,15 @@ def check_calibration(
                 "a calibration may lower a velocity limit, never raise it",
             )
         effective[name] = (limit.lower_rad, limit.upper_rad)
+    return effective
+
+
+def _held_rules(
+    cal: Calibration, robot: Robot, effective: dict[str, tuple[float, float]], add: _Add
+) -> None:
+    """A held joint is revolute and held within its limits in this cell."""
     for name, position in cal.held.items():
-        where = ["limits", "held", name, "position_rad"]
+        where: list[str | int] = ["limits", "held", name, "position_rad"]
         joint = _revolute(robot, name, where[:-1], add)
         if joint is None or joint.limit is None:
             continue
@@ -164,6 +179,12 @@ def check_calibration(
                 f"held position {position!r} is outside the joint's limits [{lower!r}, {upper!r}]",
                 "hold the joint at a position within its limits in this cell",
             )
+
+
+def _correction_rules(
+    cal: Calibration, robot: Robot, config: RobotConfig | None, add: _Add
+) -> None:
+    """Each corrected joint exists and each component is within config.json's caps."""
     for name, correction in cal.kinematics.items():
         if robot.joint(name) is None:
             add(
@@ -192,7 +213,6 @@ def check_calibration(
                         f"|{value!r}| is over the cap {limit_value!r}; {reason}",
                         "re-measure, or raise the cap in the model's config.json calibration_caps",
                     )
-    return out
 
 
 def _revolute(robot: Robot, name: str, where: list[str | int], add: _Add) -> Joint | None:
