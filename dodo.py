@@ -2,6 +2,8 @@
 
 from pipeline.tasks import (
     DOIT_CONFIG,
+    task_cell,
+    task_cellbuild,
     task_check,
     task_config,
     task_index,
@@ -12,6 +14,8 @@ from pipeline.tasks import (
 
 __all__ = [
     "DOIT_CONFIG",
+    "task_cell",
+    "task_cellbuild",
     "task_check",
     "task_config",
     "task_index",

@@ -6,6 +6,7 @@ import atexit
 import fcntl
 import functools
 import importlib
+import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -17,7 +18,7 @@ from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
 from pipeline.digests import Digests
-from pipeline.stamps import Step, run_step
+from pipeline.stamps import Step, run_step, stamp_path
 
 ROBOTS = "robots"
 CELLS = "cells"
@@ -62,6 +63,18 @@ SRDF_CODE = (
 )
 MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
 INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
+CELL_CODE = (
+    *URDF_CODE,
+    "pipeline/manifest.py",
+    "pipeline/identity.py",
+    "pipeline/schemas.py",
+    "pipeline/schemas/machine-config.schema.json",
+    "pipeline/schemas/machine-planning-calibration.schema.json",
+    "pipeline/config.py",
+    "pipeline/kinematics.py",
+    "pipeline/calibration.py",
+    "pipeline/cell.py",
+)
 
 
 class ContractFailure(TaskError):  # type: ignore[misc]
@@ -106,7 +119,8 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         return info.st_mtime, info.st_size, _known_digests(Path.cwd()).of(dep)
 
 
-DEFAULT_TASKS = ["urdf", "config", "srdf", "manifest", "index"]
+# Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.
+DEFAULT_TASKS = ["urdf", "config", "srdf", "manifest", "index", "cellbuild"]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
@@ -193,12 +207,65 @@ def index_step(root: Path, models: list[str], manifests: list[Step]) -> Step:
     )
 
 
+def cell_ids(root: Path) -> list[str]:
+    """Every cell folder under cells/ that holds a machine.json."""
+    base = root / CELLS
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / "machine.json").is_file())
+
+
+def _cell_model(root: Path, cell_id: str) -> str | None:
+    """The model a cell names, read leniently: the cell step itself validates machine.json."""
+    try:
+        doc = json.loads((root / CELLS / cell_id / "machine.json").read_bytes())
+        model = doc["robot"]["model_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return model if isinstance(model, str) else None
+
+
+def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
+    """The step that validates one cell and compiles it into build/cells/<cell_id>/."""
+    inputs = _files_under(root, f"{CELLS}/{cell_id}")
+    model = _cell_model(root, cell_id)
+    if model is not None and model in manifests:
+        src = f"{ROBOTS}/{model}"
+        inputs += [manifests[model].stamp, f"{src}/robot.urdf"]
+        inputs += [f"{src}/config.json"] if (root / src / "config.json").is_file() else []
+    out = f"build/cells/{cell_id}"
+    return Step(
+        f"cellbuild:{cell_id}",
+        "validate the cell's machine config and calibration; compile it into build/cells/",
+        (*inputs, *CELL_CODE),
+        lazy("pipeline.cell", "make_cell", cell_id),
+        (f"{out}/cell.json", f"{out}/machine_planning_calibration.json"),
+    )
+
+
+def needed(steps: list[Step], name: str) -> list[Step]:
+    """The step called `name` and every step it depends on, in plan order."""
+    by_stamp = {step.stamp: step for step in steps}
+    wanted: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in wanted:
+            continue
+        wanted.add(current)
+        step = next((s for s in steps if s.name == current), None)
+        todo += [] if step is None else [by_stamp[i].name for i in step.inputs if i in by_stamp]
+    return [step for step in steps if step.name in wanted]
+
+
 def plan(root: Path) -> list[Step]:
     """Every step of the build, in an order where inputs come before their users."""
     models = model_ids(root)
     per_robot = [robot_steps(root, model_id) for model_id in models]
     steps = [step for stages in per_robot for step in stages.values()]
     steps.append(index_step(root, models, [stages["manifest"] for stages in per_robot]))
+    manifests = {m: stages["manifest"] for m, stages in zip(models, per_robot, strict=True)}
+    steps += [cell_step(root, cell_id, manifests) for cell_id in cell_ids(root)]
     return steps
 
 
@@ -264,6 +331,38 @@ def _session(root: Path) -> tuple[IO[str], Mapping[str, list[dict[str, Any]]]]:
 
 def _group(stage: str) -> Iterator[dict[str, Any]]:
     yield from _session(Path.cwd())[1].get(stage, [])
+
+
+def task_cellbuild() -> Iterator[dict[str, Any]]:
+    """Validate each cell and compile it into build/cells/<cell_id>/."""
+    yield from _group("cellbuild")
+
+
+def _package(root: Path, cell_id: str) -> ContractFailure | None:
+    from pipeline.cell import package_cell
+    from pipeline.findings import ContractError, render
+
+    try:
+        identity = package_cell(root, cell_id)
+    except ContractError as exc:
+        return ContractFailure(render(exc.findings))
+    print(f"{cell_id}: dist/{cell_id}.tar.gz {identity}")
+    return None
+
+
+def task_cell() -> Iterator[dict[str, Any]]:
+    """Package a compiled cell as dist/<cell_id>.tar.gz and print its bundle identity."""
+    root = Path.cwd()
+    _session(root)  # the build lock, as for every other group
+    for cell_id in cell_ids(root):
+        yield {
+            "name": cell_id,
+            "actions": [(_package, [root, cell_id])],
+            "file_dep": [stamp_path(f"cellbuild:{cell_id}")],
+            "targets": [f"dist/{cell_id}.tar.gz", f"dist/{cell_id}.identity"],
+            "doc": f"package {cell_id} as dist/{cell_id}.tar.gz with its identity",
+            "verbosity": 2,
+        }
 
 
 def _check_action(root: Path) -> TaskFailed | None:

@@ -1,0 +1,98 @@
+"""Reproducible tar.gz archives and their identity, a digest of a canonical listing of entries.
+
+The archive holds regular files only, sorted by path bytes, each with mtime 0, uid/gid 0, no
+user or group name and mode 0644; the gzip header carries no file name and time 0. So the same
+files give the same archive bytes wherever the same zlib compresses them. Deflate output may
+differ between zlib builds, so the bundle's identity is not a hash of the `.gz` bytes but the
+SHA-256 of the listing: a domain line, then one `<mode> <sha256> <path>` line per entry.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import tarfile
+from collections.abc import Mapping
+
+FILE_MODE = 0o644
+MTIME = 0
+LISTING_DOMAIN = "rosie.cell-bundle.listing.v1"
+
+
+def _check_path(path: str) -> None:
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or any(part in ("", ".", "..") for part in parts)
+        or any(ord(ch) < 0x20 or ch in "\\\x7f" for ch in path)
+    ):
+        raise ValueError(f"not a clean relative archive path: {path!r}")
+
+
+def _ordered(files: Mapping[str, bytes]) -> list[str]:
+    for path in files:
+        _check_path(path)
+    return sorted(files, key=lambda p: p.encode("utf-8"))
+
+
+def tar_bytes(files: Mapping[str, bytes]) -> bytes:
+    """An uncompressed POSIX tar of `files` (archive path -> bytes) with fixed metadata."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in _ordered(files):
+            data = files[path]
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            info.mtime = MTIME
+            info.mode = FILE_MODE
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.type = tarfile.REGTYPE
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """Gzip with no file name and time 0 in the header (tarfile's 'w:gz' writes both)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as gz:
+        gz.write(data)
+    return buffer.getvalue()
+
+
+def archive_bytes(files: Mapping[str, bytes]) -> bytes:
+    """The reproducible `.tar.gz` of `files` (archive path -> bytes)."""
+    return gzip_bytes(tar_bytes(files))
+
+
+def listing(files: Mapping[str, bytes]) -> str:
+    """The canonical listing: the domain line, then `<mode> <sha256> <path>` per entry, sorted."""
+    lines = [LISTING_DOMAIN]
+    for path in _ordered(files):
+        digest = hashlib.sha256(files[path]).hexdigest()
+        lines.append(f"{FILE_MODE:04o} {digest} {path}")
+    return "\n".join(lines) + "\n"
+
+
+def listing_of_archive(data: bytes) -> str:
+    """The canonical listing of a `.tar.gz`, read back from its entries (mode as stored)."""
+    lines = [LISTING_DOMAIN]
+    entries: list[tuple[bytes, str]] = []
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for info in tar.getmembers():
+            if not info.isfile():
+                raise ValueError(f"archive entry {info.name!r} is not a regular file")
+            _check_path(info.name)
+            handle = tar.extractfile(info)
+            content = handle.read() if handle is not None else b""
+            digest = hashlib.sha256(content).hexdigest()
+            entries.append((info.name.encode("utf-8"), f"{info.mode:04o} {digest} {info.name}"))
+    lines.extend(line for _, line in sorted(entries))
+    return "\n".join(lines) + "\n"
+
+
+def identity_of_listing(text: str) -> str:
+    """The bundle identity: `sha256:` + SHA-256 of the listing's UTF-8 bytes."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

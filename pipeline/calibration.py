@@ -1,0 +1,325 @@
+"""A cell's machine_planning_calibration.json: its model, its rules, and its identity."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.config import RobotConfig, caps_for
+from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
+from pipeline.kinematics import (
+    Mat4,
+    Vec3,
+    corrected_origin,
+    forward_kinematics,
+    matrix_quaternion,
+    matrix_rpy,
+    rotation_angle,
+    rotation_part,
+    rounded,
+    transform,
+    translation_part,
+)
+from pipeline.schemas import check_schema
+from pipeline.strict_io import parse_json
+from pipeline.urdf import Joint, Robot
+
+CALIBRATION_SCHEMA = "rosie.machine-planning-calibration.v1"
+SCHEMA_NAME = "machine-planning-calibration"
+CALIBRATION_NAME = "machine_planning_calibration.json"
+_Add = Callable[[str, list[str | int], str, str], None]
+
+
+@dataclass(frozen=True)
+class JointLimit:
+    """A joint's limits in this cell: position bounds in rad, velocity in rad/s."""
+
+    lower_rad: float
+    upper_rad: float
+    velocity_rad_s: float
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A joint origin correction: translation in m and roll-pitch-yaw in rad."""
+
+    xyz_m: Vec3
+    rpy_rad: Vec3
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A parsed machine_planning_calibration.json (maps keep the document's order)."""
+
+    model_id: str
+    speed_ceiling_rad_s: float | None = None
+    joints: dict[str, JointLimit] = field(default_factory=dict)
+    held: dict[str, float] = field(default_factory=dict)
+    kinematics: dict[str, Correction] = field(default_factory=dict)
+
+
+def empty_document(model_id: str) -> bytes:
+    """The exact document a cell without a calibration serves for its model."""
+    model = json.dumps(model_id, ensure_ascii=False)
+    return f'{{"schema":"{CALIBRATION_SCHEMA}","model_id":{model}}}\n'.encode()
+
+
+def calibration_identity(data: bytes) -> str:
+    """The calibration identity: `sha256:` + SHA-256 of the served bytes, never re-serialised."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _vec3(values: list[Any]) -> Vec3:
+    return (float(values[0]), float(values[1]), float(values[2]))
+
+
+def parse_calibration(data: bytes, display: str) -> Calibration:
+    """Strictly parse and schema-check a calibration document into its model."""
+    doc = parse_json(data, display)
+    raise_if_errors(check_schema(doc, SCHEMA_NAME, display))
+    limits = doc.get("limits", {})
+    return Calibration(
+        model_id=doc["model_id"],
+        speed_ceiling_rad_s=limits.get("speed_ceiling_rad_s"),
+        joints={
+            name: JointLimit(
+                float(v["lower_rad"]), float(v["upper_rad"]), float(v["velocity_rad_s"])
+            )
+            for name, v in limits.get("joints", {}).items()
+        },
+        held={name: float(v["position_rad"]) for name, v in limits.get("held", {}).items()},
+        kinematics={
+            name: Correction(_vec3(v["xyz_m"]), _vec3(v["rpy_rad"]))
+            for name, v in doc.get("kinematics", {}).items()
+        },
+    )
+
+
+def check_calibration(
+    cal: Calibration, model_id: str, robot: Robot, config: RobotConfig | None, display: str
+) -> list[Finding]:
+    """Every calibration rule beyond the schema, against the cell's model, URDF and caps."""
+    out: list[Finding] = []
+
+    def add(code: str, parts: list[str | int], message: str, hint: str) -> None:
+        out.append(Finding(code, display, json_pointer(parts), message, hint))
+
+    if cal.model_id != model_id:
+        add(
+            "calibration_model_mismatch",
+            ["model_id"],
+            f"the calibration is for {cal.model_id!r}, the cell runs {model_id!r}",
+            "pin a calibration measured on this cell's robot model",
+        )
+    effective = _limit_rules(cal, robot, add)
+    _held_rules(cal, robot, effective, add)
+    _correction_rules(cal, robot, config, add)
+    return out
+
+
+def _limit_rules(cal: Calibration, robot: Robot, add: _Add) -> dict[str, tuple[float, float]]:
+    """limits.joints narrow the URDF's; returns each limited joint's (lower, upper)."""
+    effective: dict[str, tuple[float, float]] = {}
+    for name, limit in cal.joints.items():
+        where: list[str | int] = ["limits", "joints", name]
+        joint = _revolute(robot, name, where, add)
+        if joint is None or joint.limit is None:
+            continue
+        urdf = joint.limit
+        if not limit.lower_rad < limit.upper_rad:
+            add(
+                "limit_order",
+                where,
+                f"lower_rad {limit.lower_rad!r} is not below upper_rad {limit.upper_rad!r}",
+                "write lower_rad < upper_rad",
+            )
+        if urdf.lower is not None and limit.lower_rad < urdf.lower:
+            add(
+                "limit_widens",
+                [*where, "lower_rad"],
+                f"lower_rad {limit.lower_rad!r} is below the URDF's {urdf.lower!r}",
+                "a calibration may narrow a limit, never widen it",
+            )
+        if urdf.upper is not None and limit.upper_rad > urdf.upper:
+            add(
+                "limit_widens",
+                [*where, "upper_rad"],
+                f"upper_rad {limit.upper_rad!r} is above the URDF's {urdf.upper!r}",
+                "a calibration may narrow a limit, never widen it",
+            )
+        if urdf.velocity is not None and limit.velocity_rad_s > urdf.velocity:
+            add(
+                "velocity_widens",
+                [*where, "velocity_rad_s"],
+                f"velocity_rad_s {limit.velocity_rad_s!r} is above the URDF's {urdf.velocity!r}",
+                "a calibration may lower a velocity limit, never raise it",
+            )
+        effective[name] = (limit.lower_rad, limit.upper_rad)
+    return effective
+
+
+def _held_rules(
+    cal: Calibration, robot: Robot, effective: dict[str, tuple[float, float]], add: _Add
+) -> None:
+    """A held joint is revolute and held within its limits in this cell."""
+    for name, position in cal.held.items():
+        where: list[str | int] = ["limits", "held", name, "position_rad"]
+        joint = _revolute(robot, name, where[:-1], add)
+        if joint is None or joint.limit is None:
+            continue
+        lower, upper = effective.get(name, (joint.limit.lower, joint.limit.upper))
+        if (lower is not None and position < lower) or (upper is not None and position > upper):
+            add(
+                "held_outside_limits",
+                where,
+                f"held position {position!r} is outside the joint's limits [{lower!r}, {upper!r}]",
+                "hold the joint at a position within its limits in this cell",
+            )
+
+
+def _correction_rules(
+    cal: Calibration, robot: Robot, config: RobotConfig | None, add: _Add
+) -> None:
+    """Each corrected joint exists and each component is within config.json's caps."""
+    for name, correction in cal.kinematics.items():
+        if robot.joint(name) is None:
+            add(
+                "unknown_joint",
+                ["kinematics", name],
+                f"joint {name!r} is not in the URDF",
+                "correct only joints the URDF defines",
+            )
+            continue
+        cap = caps_for(config, name)
+        reason = (
+            f"the model has no config.json, so every cap of {name!r} is 0"
+            if config is None
+            else f"config.json caps {name!r} at xyz_m {list(cap.xyz_m)}, "
+            f"rpy_rad {list(cap.rpy_rad)}"
+        )
+        for key, values, caps in (
+            ("xyz_m", correction.xyz_m, cap.xyz_m),
+            ("rpy_rad", correction.rpy_rad, cap.rpy_rad),
+        ):
+            for i, (value, limit_value) in enumerate(zip(values, caps, strict=True)):
+                if abs(value) > limit_value:
+                    add(
+                        "correction_over_cap",
+                        ["kinematics", name, key, i],
+                        f"|{value!r}| is over the cap {limit_value!r}; {reason}",
+                        "re-measure, or raise the cap in the model's config.json calibration_caps",
+                    )
+
+
+def _revolute(robot: Robot, name: str, where: list[str | int], add: _Add) -> Joint | None:
+    joint = robot.joint(name)
+    if joint is None:
+        add(
+            "unknown_joint",
+            where,
+            f"joint {name!r} is not in the URDF",
+            "name a revolute joint of the URDF",
+        )
+        return None
+    if joint.type != "revolute":
+        add(
+            "joint_not_revolute",
+            where,
+            f"joint {name!r} is {joint.type}, not revolute",
+            "limit or hold only revolute joints",
+        )
+        return None
+    return joint
+
+
+def load_calibration(
+    data: bytes, model_id: str, robot: Robot, config: RobotConfig | None, display: str
+) -> Calibration:
+    """Parse a calibration and apply every rule; raise ContractError with all findings."""
+    cal = parse_calibration(data, display)
+    findings = check_calibration(cal, model_id, robot, config, display)
+    if findings:
+        raise ContractError(findings)
+    return cal
+
+
+def manipulator_tip(robot: Robot) -> str:
+    """The tip of the manipulator: the leaf link below the most movable joints from the root.
+
+    Ties go to the leaf with more joints in all, then to the smaller name, so the choice is
+    stable. On the example robots this is `tool0`, the tip of their SRDF manipulator chain.
+    """
+    root = robot.root()
+    children = {joint.parent for joint in robot.joints}
+    best: tuple[int, int, str] | None = None
+    for link in robot.links:
+        if link.name in children or link.name == root:
+            continue
+        path = robot.chain(root, link.name) or []
+        movable = sum(1 for joint in path if joint.type != "fixed")
+        key = (-movable, -len(path), link.name)
+        best = key if best is None or key < best else best
+    return root if best is None else best[2]
+
+
+def _pose(t: Mat4) -> dict[str, list[float]]:
+    # Rounded to 1e-12 (a picometre, a picoradian: far below any calibration's resolution)
+    # because sin/cos may differ in the last bit between libm builds; unrounded, that noise
+    # would change cell.json's bytes, and with them its stamp, from one machine to the next.
+    rotation = rotation_part(t)
+    return {
+        "xyz_m": [rounded(v) for v in translation_part(t)],
+        "rpy_rad": [rounded(v) for v in matrix_rpy(rotation)],
+        "quaternion_wxyz": [rounded(v) for v in matrix_quaternion(rotation)],
+    }
+
+
+def kinematics_review(robot: Robot, corrections: dict[str, Correction]) -> dict[str, Any]:
+    """Nominal and corrected joint origins, and the tip's pose at home (all joints at 0)."""
+    root, tip = robot.root(), manipulator_tip(robot)
+    origins: dict[str, Mat4] = {}
+    corrected: dict[str, Mat4] = {}
+    for joint in robot.joints:
+        origins[joint.name] = transform(joint.origin.xyz, joint.origin.rpy)
+        c = corrections.get(joint.name)
+        corrected[joint.name] = (
+            origins[joint.name]
+            if c is None
+            else corrected_origin(origins[joint.name], c.xyz_m, c.rpy_rad)
+        )
+    path = robot.chain(root, tip) or []
+    # At home every joint position is 0, so each joint's motion is the identity.
+    nominal_tip = forward_kinematics([(origins[j.name], j.type, j.axis, 0.0) for j in path])
+    calibrated_tip = forward_kinematics([(corrected[j.name], j.type, j.axis, 0.0) for j in path])
+    nominal_xyz, calibrated_xyz = translation_part(nominal_tip), translation_part(calibrated_tip)
+    delta = [b - a for a, b in zip(nominal_xyz, calibrated_xyz, strict=True)]
+    return {
+        "convention": "T' = T_origin · Trans(xyz) · R(rpy), R = Rz(yaw)·Ry(pitch)·Rx(roll)",
+        "pose": "home: every joint at 0",
+        "base_link": root,
+        "tip_link": tip,
+        "joints": {
+            name: {
+                "correction": {"xyz_m": list(c.xyz_m), "rpy_rad": list(c.rpy_rad)},
+                "nominal_origin": _pose(origins[name]),
+                "calibrated_origin": _pose(corrected[name]),
+                "in_tip_chain": any(j.name == name for j in path),
+            }
+            for name, c in sorted(corrections.items())
+        },
+        "tip": {
+            "nominal": _pose(nominal_tip),
+            "calibrated": _pose(calibrated_tip),
+            "difference": {
+                "xyz_m": [rounded(v) for v in delta],
+                "distance_m": rounded(math.sqrt(sum(v * v for v in delta))),
+                "angle_rad": rounded(
+                    rotation_angle(rotation_part(nominal_tip), rotation_part(calibrated_tip))
+                ),
+            },
+        },
+    }

@@ -1,0 +1,297 @@
+"""One robot cell: its machine config and calibration pin, and compiling it into build/cells/."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.archive import archive_bytes, identity_of_listing, listing
+from pipeline.calibration import (
+    CALIBRATION_NAME,
+    Calibration,
+    calibration_identity,
+    check_calibration,
+    empty_document,
+    kinematics_review,
+    parse_calibration,
+)
+from pipeline.config import load_config
+from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.identity import description_identity
+from pipeline.manifest import MANIFEST_NAME
+from pipeline.schemas import check_schema
+from pipeline.stamps import changed_outputs, read_stamp, sha256_bytes
+from pipeline.strict_io import (
+    JSON_LIMIT,
+    MESH_LIMIT,
+    atomic_write,
+    dump_json,
+    parse_json,
+    read_bytes,
+)
+from pipeline.urdf import Robot, load_robot
+
+CELLS = "cells"
+MACHINE_NAME = "machine.json"
+CELL_NAME = "cell.json"
+DESCRIPTION = "description"
+MACHINE_SCHEMA = "machine-config"
+COMPILED_SCHEMA = "rosie.compiled-cell.v1"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """`robot.machine_planning_calibration`: the pinned calibration file of a cell."""
+
+    path: str
+    sha256: str
+    source: str
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    """A parsed `cells/<cell_id>/machine.json`."""
+
+    cell_id: str
+    model_id: str
+    pin: Pin | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A validated cell: its config and the calibration bytes it serves."""
+
+    machine: MachineConfig
+    robot: Robot
+    served: bytes
+    calibration: Calibration | None
+
+
+def cell_dir(cell_id: str) -> str:
+    """Repo-relative folder of a cell's sources."""
+    return f"{CELLS}/{cell_id}"
+
+
+def cell_build_dir(cell_id: str) -> str:
+    """Repo-relative folder of a compiled cell."""
+    return f"build/cells/{cell_id}"
+
+
+def parse_machine(data: bytes, display: str) -> MachineConfig:
+    """Strictly parse and schema-check a machine config into its model."""
+    doc = parse_json(data, display)
+    raise_if_errors(check_schema(doc, MACHINE_SCHEMA, display))
+    robot = doc["robot"]
+    pin = robot.get("machine_planning_calibration")
+    return MachineConfig(
+        cell_id=doc["cell_id"],
+        model_id=robot["model_id"],
+        pin=None if pin is None else Pin(pin["path"], pin["sha256"], pin["source"]),
+    )
+
+
+def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list[Finding]:
+    """The pin path stays inside the cell folder and passes through no symbolic link."""
+    place = "/robot/machine_planning_calibration/path"
+    parts = pin.path.split("/")
+    if pin.path.startswith("/") or "\\" in pin.path or (len(pin.path) > 1 and pin.path[1] == ":"):
+        problem = "is absolute or uses '\\'"
+    elif ".." in parts:
+        problem = "climbs out with '..'"
+    elif any(part in ("", ".") for part in parts):
+        problem = "has an empty or '.' segment"
+    else:
+        folder = root / cell_dir(cell_id)
+        target = folder.joinpath(*parts)
+        for depth in range(1, len(parts) + 1):
+            link = folder.joinpath(*parts[:depth])
+            if link.is_symlink():
+                return [
+                    Finding(
+                        "symlink_refused",
+                        display,
+                        place,
+                        f"{'/'.join(parts[:depth])!r} is a symbolic link",
+                        "pin the regular file itself, inside the cell folder",
+                    )
+                ]
+        if not target.resolve().is_relative_to(folder.resolve()):
+            problem = "resolves outside the cell folder"
+        else:
+            return []
+    return [
+        Finding(
+            "pin_path_outside_cell",
+            display,
+            place,
+            f"pin path {pin.path!r} {problem}",
+            "write a '/'-separated path relative to the cell folder, inside it",
+        )
+    ]
+
+
+def load_cell(root: Path, cell_id: str) -> Cell:
+    """Validate a cell's machine config, pin and calibration; collect every finding."""
+    folder = cell_dir(cell_id)
+    display = f"{folder}/{MACHINE_NAME}"
+    machine = parse_machine(read_bytes(root / display, display, JSON_LIMIT), display)
+    findings: list[Finding] = []
+    if machine.cell_id != cell_id:
+        findings.append(
+            Finding(
+                "cell_id_mismatch",
+                display,
+                "/cell_id",
+                f"cell_id {machine.cell_id!r} differs from the folder name {cell_id!r}",
+                "make cell_id equal to the name of the cell's folder",
+            )
+        )
+    robots = root / "robots"
+    known = {p.name for p in robots.iterdir()} if robots.is_dir() else set()
+    model_folder = robots / machine.model_id
+    if machine.model_id not in known or not (model_folder / "robot.urdf").is_file():
+        findings.append(
+            Finding(
+                "unknown_model",
+                display,
+                "/robot/model_id",
+                f"there is no robot model {machine.model_id!r} under robots/",
+                "name a folder of robots/ that holds a robot.urdf",
+            )
+        )
+        raise ContractError(findings)
+    robot = load_robot(model_folder, root)
+    if machine.pin is None:
+        raise_if_errors(findings)
+        return Cell(machine, robot, empty_document(machine.model_id), None)
+    pin = machine.pin
+    path_problems = _pin_path_findings(root, cell_id, pin, display)
+    if path_problems:
+        raise ContractError(findings + path_problems)
+    cal_display = f"{folder}/{pin.path}"
+    try:
+        served = read_bytes(root / cal_display, cal_display, JSON_LIMIT)
+    except ContractError as exc:
+        raise ContractError(findings + list(exc.findings)) from None
+    if sha256_bytes(served) != pin.sha256:
+        findings.append(
+            Finding(
+                "pin_mismatch",
+                display,
+                "/robot/machine_planning_calibration/sha256",
+                f"the pin is {pin.sha256} but {cal_display} hashes to {sha256_bytes(served)}",
+                "review the calibration file, then pin the SHA-256 of its exact bytes",
+            )
+        )
+    try:
+        calibration = parse_calibration(served, cal_display)
+        config = load_config(model_folder, robot, root)
+    except ContractError as exc:
+        raise ContractError(findings + list(exc.findings)) from None
+    findings += check_calibration(calibration, machine.model_id, robot, config, cal_display)
+    raise_if_errors(findings)
+    return Cell(machine, robot, served, calibration)
+
+
+def _description_files(root: Path, model_id: str) -> dict[str, bytes]:
+    """Every file of build/robots/<model_id>/, byte for byte, by description-relative path."""
+    base = root / "build" / "robots" / model_id
+    if not (base / MANIFEST_NAME).is_file():
+        raise ContractError(
+            [
+                Finding(
+                    "description_not_built",
+                    f"build/robots/{model_id}",
+                    "",
+                    f"the description of {model_id!r} has not been compiled",
+                    f"run `doit manifest:{model_id}` (or plain `doit`) first",
+                )
+            ]
+        )
+    out: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.startswith(".") and name.endswith(".tmp"):
+                continue  # another writer's atomic_write in flight, never an output
+            path = Path(dirpath) / name
+            rel = path.relative_to(base).as_posix()
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                continue
+            out[rel] = read_bytes(path, f"build/robots/{model_id}/{rel}", MESH_LIMIT)
+    return out
+
+
+def compiled_cell_json(cell: Cell, description_id: str, review: dict[str, Any]) -> bytes:
+    """The bytes of cell.json: identities, the pin, the kinematics review, the header block."""
+    machine = cell.machine
+    calibration_id = calibration_identity(cell.served)
+    pin = machine.pin
+    return dump_json(
+        {
+            "schema": COMPILED_SCHEMA,
+            "cell_id": machine.cell_id,
+            "model_id": machine.model_id,
+            "description_identity": description_id,
+            "calibration_identity": calibration_id,
+            "calibration_pin": None
+            if pin is None
+            else {"path": pin.path, "sha256": pin.sha256, "source": pin.source},
+            "kinematics": review,
+            "robot_cell": {
+                "model_id": machine.model_id,
+                "description_identity": description_id,
+                "calibration_identity": calibration_id,
+            },
+        }
+    )
+
+
+def make_cell(root: Path, cell_id: str) -> dict[str, bytes]:
+    """Compile one cell: its description copy, the calibration it serves, and cell.json."""
+    cell = load_cell(root, cell_id)
+    model_id = cell.machine.model_id
+    files = _description_files(root, model_id)
+    description_id, _ = description_identity(
+        root / "build" / "robots" / model_id, f"build/robots/{model_id}"
+    )
+    corrections = {} if cell.calibration is None else cell.calibration.kinematics
+    out_dir = cell_build_dir(cell_id)
+    out = {f"{out_dir}/{DESCRIPTION}/{rel}": data for rel, data in files.items()}
+    out[f"{out_dir}/{CALIBRATION_NAME}"] = cell.served
+    out[f"{out_dir}/{CELL_NAME}"] = compiled_cell_json(
+        cell, description_id, kinematics_review(cell.robot, corrections)
+    )
+    return out
+
+
+def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:
+    """The files of a compiled cell by archive path (`<cell_id>/...`), as its stamp records them."""
+    step = f"cellbuild:{cell_id}"
+    stamp = read_stamp(root, step)
+    if stamp is None or changed_outputs(root, stamp):
+        raise ContractError(
+            [
+                Finding(
+                    "cell_not_built",
+                    cell_build_dir(cell_id),
+                    "",
+                    "the compiled cell is missing or differs from what its build recorded",
+                    f"run `doit cellbuild:{cell_id}` (or `pipeline cell {cell_dir(cell_id)}`)",
+                )
+            ]
+        )
+    prefix = "build/cells/"
+    return {path.removeprefix(prefix): (root / path).read_bytes() for path in stamp.outputs}
+
+
+def package_cell(root: Path, cell_id: str) -> str:
+    """Write dist/<cell_id>.tar.gz and dist/<cell_id>.identity; return the bundle identity."""
+    files = bundle_files(root, cell_id)
+    identity = identity_of_listing(listing(files))
+    atomic_write(root / "dist" / f"{cell_id}.tar.gz", archive_bytes(files))
+    atomic_write(root / "dist" / f"{cell_id}.identity", f"{identity}\n".encode())
+    return identity

@@ -1,0 +1,149 @@
+"""Program-load checks: does a dense program's `robot_cell` header block match a compiled cell?
+
+The header is a JSON object; its minimal form is
+`{"robot_cell": {"model_id": ..., "description_identity": ..., "calibration_identity": ...}}`,
+other fields belong to other readers and are ignored here. The cell's side is recomputed from the
+files the cell serves, and must agree with its cell.json, so a tampered cell is never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.calibration import CALIBRATION_NAME, calibration_identity
+from pipeline.findings import ContractError, Finding, json_pointer
+from pipeline.identity import identity_of
+from pipeline.manifest import MANIFEST_NAME, Manifest, read_manifest
+from pipeline.strict_io import JSON_LIMIT, load_json, read_bytes
+
+BLOCK = "robot_cell"
+# Header field -> the reason code when it differs from the cell.
+FIELDS = (
+    ("model_id", "model_mismatch"),
+    ("description_identity", "description_mismatch"),
+    ("calibration_identity", "calibration_mismatch"),
+)
+REASONS = ("missing_field", *(reason for _, reason in FIELDS))
+
+
+@dataclass(frozen=True)
+class CellIdentity:
+    """What a program must name to load on a compiled cell."""
+
+    cell_id: str
+    model_id: str
+    description_identity: str
+    calibration_identity: str
+
+    def value(self, field: str) -> str:
+        """The cell's value of a `robot_cell` field."""
+        value: str = getattr(self, field)
+        return value
+
+
+def served_description_identity(folder: Path, display: str, model_id: str) -> str:
+    """The identity of a cell's `description/`: every manifest rule, the folder name aside.
+
+    The manifest rule that model_id equals the folder name holds for build/robots/<model_id>/;
+    a cell serves the same bytes under `description/`, so there model_id must be the cell's.
+    """
+    try:
+        manifest = read_manifest(folder, display)
+    except ContractError as exc:
+        rest = [
+            f
+            for f in exc.findings
+            if not (f.code == "model_id_mismatch" and f"{model_id!r} differs" in f.message)
+        ]
+        if rest:
+            raise
+        data = load_json(folder / MANIFEST_NAME, f"{display}/{MANIFEST_NAME}")
+        manifest = Manifest(model_id, tuple(str(p) for p in data["files"]))
+    names = [MANIFEST_NAME, *manifest.files]
+    return identity_of(
+        (name, hashlib.sha256((folder / name).read_bytes()).digest()) for name in names
+    )
+
+
+def read_cell(folder: Path, display: str) -> CellIdentity:
+    """A compiled cell's identities, recomputed from its files and checked against cell.json."""
+    doc = load_json(folder / "cell.json", f"{display}/cell.json")
+    block = doc.get(BLOCK)
+    model = block.get("model_id") if isinstance(block, dict) else None
+    description = served_description_identity(
+        folder / "description", f"{display}/description", str(model)
+    )
+    served = read_bytes(folder / CALIBRATION_NAME, f"{display}/{CALIBRATION_NAME}", JSON_LIMIT)
+    cell = CellIdentity(
+        cell_id=str(doc.get("cell_id", "")),
+        model_id=model if isinstance(model, str) else "",
+        description_identity=description,
+        calibration_identity=calibration_identity(served),
+    )
+    problems = [
+        Finding(
+            "cell_inconsistent",
+            f"{display}/cell.json",
+            json_pointer([BLOCK, name]),
+            f"cell.json says {block.get(name) if isinstance(block, dict) else None!r} "
+            f"but the cell's files give {cell.value(name)!r}",
+            "recompile the cell (`doit cellbuild:<cell_id>`); never edit build/ by hand",
+        )
+        for name, _ in FIELDS
+        if not isinstance(block, dict) or block.get(name) != cell.value(name)
+    ]
+    if problems:
+        raise ContractError(problems)
+    return cell
+
+
+def header_refusals(header: dict[str, object], cell: CellIdentity, display: str) -> list[Finding]:
+    """One refusal per `robot_cell` field that is missing or differs from the cell."""
+    block = header.get(BLOCK)
+    if not isinstance(block, dict):
+        return [
+            Finding(
+                "missing_field",
+                display,
+                json_pointer([BLOCK]),
+                f"the header has no {BLOCK!r} object",
+                f"write the {BLOCK} block of cell {cell.cell_id!r} (its cell.json) into the header",
+            )
+        ]
+    out = []
+    for name, reason in FIELDS:
+        place = json_pointer([BLOCK, name])
+        value = block.get(name)
+        if not isinstance(value, str):
+            what = "is missing" if name not in block else "is not a string"
+            out.append(
+                Finding(
+                    "missing_field",
+                    display,
+                    place,
+                    f"{BLOCK}.{name} {what}",
+                    f"write {cell.value(name)!r}, the value of cell {cell.cell_id!r}",
+                )
+            )
+        elif value != cell.value(name):
+            out.append(
+                Finding(
+                    reason,
+                    display,
+                    place,
+                    f"the program names {value!r}, cell {cell.cell_id!r} has {cell.value(name)!r}",
+                    "re-plan the program for this cell, or load it on the cell it was made for",
+                )
+            )
+    return out
+
+
+def load_check(
+    program: Path, program_display: str, cell_dir: Path, cell_display: str
+) -> list[Finding]:
+    """The refusals of loading `program` on the compiled cell in `cell_dir` (empty: accepted)."""
+    header = load_json(program, program_display)
+    cell = read_cell(cell_dir, cell_display)
+    return header_refusals(header, cell, program_display)

@@ -1,0 +1,65 @@
+"""A throwaway copy of the repository for cell tests: sources, code and the committed build/."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+COPIED = ("robots", "cells", "build", "pipeline")
+
+
+def copy_repo(dest: Path) -> Path:
+    """Copy what a build reads and writes into `dest` (a fresh checkout, minus git)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in COPIED:
+        shutil.copytree(REPO / name, dest / name, ignore=ignore, symlinks=True)
+    for name in ("dodo.py", "pyproject.toml"):
+        shutil.copy2(REPO / name, dest / name)
+    return dest
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Digest of every file under `folder`, by relative path."""
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def read_doc(path: Path) -> dict[str, Any]:
+    """A JSON document as a dict."""
+    doc: dict[str, Any] = json.loads(path.read_bytes())
+    return doc
+
+
+def write_doc(path: Path, doc: dict[str, Any]) -> bytes:
+    """Write a JSON document (indent 2, final newline); return its bytes."""
+    data = (json.dumps(doc, indent=2) + "\n").encode()
+    path.write_bytes(data)
+    return data
+
+
+def repin(root: Path, cell_id: str) -> None:
+    """Set a cell's pin to the SHA-256 of its calibration file's current bytes."""
+    machine_path = root / "cells" / cell_id / "machine.json"
+    machine = read_doc(machine_path)
+    pin = machine["robot"]["machine_planning_calibration"]
+    pin["sha256"] = hashlib.sha256(
+        (root / "cells" / cell_id / pin["path"]).read_bytes()
+    ).hexdigest()
+    write_doc(machine_path, machine)
+
+
+def edit_calibration(root: Path, cell_id: str, change: Any) -> None:
+    """Apply `change(doc)` to the pinned calibration of a cell, then re-pin it."""
+    path = root / "cells" / cell_id / "machine_planning_calibration.json"
+    doc = read_doc(path)
+    change(doc)
+    write_doc(path, doc)
+    repin(root, cell_id)

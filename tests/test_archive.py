@@ -1,0 +1,99 @@
+"""Reproducible archives and the bundle identity of their canonical listing."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pipeline import archive
+from pipeline.cli import main
+
+FILES = {
+    "cell_a/machine_planning_calibration.json": b'{"a": 1}\n',
+    "cell_a/cell.json": b"{}\n",
+    "cell_a/description/meshes/link_1.stl": bytes(range(256)) * 40,
+    "cell_a/description/robot.urdf": b"<robot/>\n",
+}
+
+
+def test_same_files_give_the_same_bytes_whatever_their_order() -> None:
+    reordered = dict(reversed(list(FILES.items())))
+    assert archive.archive_bytes(FILES) == archive.archive_bytes(reordered)
+
+
+def test_gzip_header_has_no_name_and_no_time() -> None:
+    data = archive.archive_bytes(FILES)
+    assert data[:3] == b"\x1f\x8b\x08"
+    assert data[3] == 0  # FLG: no FNAME, no FCOMMENT, no FEXTRA
+    assert data[4:8] == b"\x00\x00\x00\x00"  # MTIME 0
+
+
+def test_entries_are_sorted_with_fixed_metadata() -> None:
+    with tarfile.open(fileobj=io.BytesIO(archive.archive_bytes(FILES)), mode="r:gz") as tar:
+        members = tar.getmembers()
+        assert [m.name for m in members] == sorted(FILES)
+        for member in members:
+            assert member.isfile()
+            assert (member.mtime, member.uid, member.gid) == (0, 0, 0)
+            assert (member.uname, member.gname, member.mode) == ("", "", 0o644)
+            handle = tar.extractfile(member)
+            assert handle is not None and handle.read() == FILES[member.name]
+
+
+def test_listing_is_domain_then_mode_digest_path_per_entry() -> None:
+    text = archive.listing(FILES)
+    lines = text.splitlines()
+    assert lines[0] == archive.LISTING_DOMAIN and text.endswith("\n")
+    digest = hashlib.sha256(b"{}\n").hexdigest()
+    assert lines[1] == f"0644 {digest} cell_a/cell.json"
+    assert [line.split(" ", 2)[2] for line in lines[1:]] == sorted(FILES)
+    identity = archive.identity_of_listing(text)
+    assert identity == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_identity_survives_another_deflate() -> None:
+    """A different zlib may deflate differently: the listing, read back, is the same."""
+    tar = archive.tar_bytes(FILES)
+    other = gzip.compress(tar, compresslevel=1, mtime=0)
+    assert other != archive.archive_bytes(FILES)
+    assert archive.listing_of_archive(other) == archive.listing(FILES)
+    assert archive.listing_of_archive(archive.archive_bytes(FILES)) == archive.listing(FILES)
+
+
+def test_any_content_change_changes_the_identity() -> None:
+    changed = {**FILES, "cell_a/cell.json": b"{ }\n"}
+    assert archive.identity_of_listing(archive.listing(changed)) != archive.identity_of_listing(
+        archive.listing(FILES)
+    )
+
+
+@pytest.mark.parametrize(
+    "path", ["", "/abs", "a/../b", "a//b", "./a", "a\\b", "a\nb", "a\tb"], ids=repr
+)
+def test_unclean_paths_are_refused(path: str) -> None:
+    with pytest.raises(ValueError):
+        archive.archive_bytes({path: b""})
+
+
+def test_bundle_identity_command_reads_the_identity_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(gzip.compress(archive.tar_bytes(FILES), compresslevel=1, mtime=0))
+    assert main(["bundle-identity", str(bundle)]) == 0
+    expected = archive.identity_of_listing(archive.listing(FILES))
+    assert capsys.readouterr().out == f"{expected}\n"
+
+
+def test_bundle_identity_of_a_non_archive_is_bad_archive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(b"not gzip")
+    assert main(["bundle-identity", str(bundle)]) == 2
+    assert ": bad_archive: " in capsys.readouterr().err

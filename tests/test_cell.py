@@ -1,0 +1,280 @@
+"""Compiled cells: served bytes, cell.json, refusals by `pipeline cell`, `doit cell:<id>`."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.cell import make_cell, package_cell
+from pipeline.cli import main
+from pipeline.findings import ContractError
+from pipeline.identity import description_identity
+from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
+from tests.conftest import run_doit
+
+CAL = "machine_planning_calibration.json"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository copy in which both example cells have been compiled."""
+    root = copy_repo(tmp_path_factory.mktemp("built"))
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        for cell in ("weld_cell_a", "iiwa_bench"):
+            assert main(["cell", f"cells/{cell}"]) == 0
+    finally:
+        os.chdir(cwd)
+    return root
+
+
+def test_served_calibration_is_the_pinned_files_bytes(built: Path) -> None:
+    served = (built / "build/cells/weld_cell_a" / CAL).read_bytes()
+    assert served == (built / "cells/weld_cell_a" / CAL).read_bytes()
+    pin = read_doc(built / "cells/weld_cell_a/machine.json")["robot"][
+        "machine_planning_calibration"
+    ]
+    cell = read_doc(built / "build/cells/weld_cell_a/cell.json")
+    assert cell["calibration_identity"] == "sha256:" + hashlib.sha256(served).hexdigest()
+    assert cell["calibration_pin"]["sha256"] == pin["sha256"] == hashlib.sha256(served).hexdigest()
+
+
+def test_unpinned_cell_serves_exactly_the_empty_document(built: Path) -> None:
+    served = (built / "build/cells/iiwa_bench" / CAL).read_bytes()
+    assert served == (
+        b'{"schema":"rosie.machine-planning-calibration.v1","model_id":"lbr_iiwa_14_r820"}\n'
+    )
+    cell = read_doc(built / "build/cells/iiwa_bench/cell.json")
+    assert cell["calibration_pin"] is None
+    assert cell["calibration_identity"] == "sha256:" + hashlib.sha256(served).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("cell_id", "model"), [("weld_cell_a", "abb_irb2400"), ("iiwa_bench", "lbr_iiwa_14_r820")]
+)
+def test_description_is_a_byte_identical_copy(built: Path, cell_id: str, model: str) -> None:
+    copy = snapshot(built / "build/cells" / cell_id / "description")
+    assert copy == snapshot(built / "build/robots" / model) and copy
+    cell = read_doc(built / "build/cells" / cell_id / "cell.json")
+    identity, _ = description_identity(built / "build/robots" / model, model)
+    assert cell["description_identity"] == identity
+    assert cell["robot_cell"] == {
+        "model_id": model,
+        "description_identity": identity,
+        "calibration_identity": cell["calibration_identity"],
+    }
+    assert (cell["cell_id"], cell["model_id"]) == (cell_id, model)
+
+
+def test_committed_build_matches_what_the_sources_compile_to(built: Path) -> None:
+    assert snapshot(built / "build/cells") == snapshot(REPO / "build/cells")
+
+
+def test_a_reformatted_calibration_is_served_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_repo(tmp_path)
+    compact = b'{"schema":"rosie.machine-planning-calibration.v1","model_id":"abb_irb2400"}'
+    (root / "cells/weld_cell_a" / CAL).write_bytes(compact)
+    repin(root, "weld_cell_a")
+    monkeypatch.chdir(root)
+    assert main(["cell", "cells/weld_cell_a"]) == 0
+    assert (root / "build/cells/weld_cell_a" / CAL).read_bytes() == compact
+
+
+def _drop(key: str) -> Callable[[dict[str, Any]], None]:
+    return lambda doc: doc.pop(key)
+
+
+def _no_config_then_correct(root: Path) -> None:
+    (root / "robots/abb_irb2400/config.json").unlink()
+    edit_calibration(root, "weld_cell_a", _drop("kinematics"))
+    assert main(["cell", "cells/weld_cell_a"]) == 0  # the build is current before the break
+
+
+def _machine(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        path = root / "cells/weld_cell_a/machine.json"
+        doc = read_doc(path)
+        change(doc)
+        write_doc(path, doc)
+
+    return apply
+
+
+def _pin(key: str, value: str) -> Callable[[Path], None]:
+    return _machine(
+        lambda doc: doc["robot"]["machine_planning_calibration"].__setitem__(key, value)
+    )
+
+
+def _cal(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    return lambda root: edit_calibration(root, "weld_cell_a", change)
+
+
+def _symlinked_pin(root: Path) -> None:
+    folder = root / "cells/weld_cell_a"
+    (folder / CAL).rename(folder / "real.json")
+    (folder / CAL).symlink_to("real.json")
+
+
+def _pinned_folder(root: Path) -> None:
+    (root / "cells/weld_cell_a/sub").mkdir()
+    _pin("path", "sub")(root)
+
+
+def _symlinked_folder(root: Path) -> None:
+    folder = root / "cells/weld_cell_a"
+    (folder / "sub").symlink_to(folder)
+    _pin("path", f"sub/{CAL}")(root)
+
+
+def _widen(doc: dict[str, Any]) -> None:
+    doc["limits"]["joints"]["joint_1"]["upper_rad"] = 3.2
+
+
+def _over_cap(doc: dict[str, Any]) -> None:
+    doc["kinematics"]["joint_2"]["xyz_m"] = [0.0025, 0, 0]
+
+
+def _correct(doc: dict[str, Any]) -> None:
+    doc["kinematics"] = {"joint_2": {"xyz_m": [0.0004, 0, 0], "rpy_rad": [0, 0, 0]}}
+
+
+REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]] = [
+    ("pin_mismatch", None, _pin("sha256", "0" * 64)),
+    ("pin_path_outside_cell-dotdot", None, _pin("path", "../iiwa_bench/machine.json")),
+    ("pin_path_outside_cell-absolute", None, _pin("path", str(REPO / "cells/weld_cell_a" / CAL))),
+    ("symlink_refused", None, _symlinked_pin),
+    ("file_missing", None, _pin("path", "nowhere.json")),
+    ("not_a_regular_file", None, _pinned_folder),
+    ("symlink_refused-folder", None, _symlinked_folder),
+    ("invalid_value-pin_not_bare_hex", None, _pin("sha256", "SHA256:" + "0" * 57)),
+    ("limit_widens", None, _cal(_widen)),
+    ("correction_over_cap", None, _cal(_over_cap)),
+    ("correction_over_cap-no_config_json", _no_config_then_correct, _cal(_correct)),
+    (
+        "calibration_model_mismatch",
+        None,
+        _cal(lambda d: d.__setitem__("model_id", "lbr_iiwa_14_r820")),
+    ),
+    ("unknown_model", None, _machine(lambda d: d["robot"].__setitem__("model_id", "irb9"))),
+    ("cell_id_mismatch", None, _machine(lambda d: d.__setitem__("cell_id", "weld_cell_b"))),
+    ("unexpected_field", None, _machine(lambda d: d["robot"].__setitem__("tool", "torch"))),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "prepare", "brk"), REFUSALS, ids=[case for case, _, _ in REFUSALS]
+)
+def test_bad_cell_is_refused_with_one_line_and_build_unchanged(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    prepare: Callable[[Path], None] | None,
+    brk: Callable[[Path], None],
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    if prepare is not None:
+        prepare(root)
+    before = snapshot(root / "build")
+    brk(root)
+    capsys.readouterr()
+    assert main(["cell", "cells/weld_cell_a"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert f": {case.split('-')[0]}: " in lines[0]
+    assert lines[0].startswith("cells/weld_cell_a/")
+    assert snapshot(root / "build") == before
+
+
+def test_check_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    (root / "build/cells").rename(root / "elsewhere")
+    assert main(["cell", "cells/iiwa_bench", "--check"]) == 0
+    assert "iiwa_bench ok" in capsys.readouterr().out
+    assert not (root / "build/cells").exists()
+
+
+def test_cell_outside_cells_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    assert main(["cell", "robots/abb_irb2400"]) == 2
+    assert ": cell_outside_cells: " in capsys.readouterr().err
+
+
+def test_doit_cell_in_two_clones_gives_identical_archives(tmp_path: Path) -> None:
+    first = copy_repo(tmp_path / "clone_one")
+    second = copy_repo(tmp_path / "a" / "much" / "deeper" / "clone_two")
+    for path in second.rglob("*"):
+        os.utime(path, (1_000_000_000, 1_000_000_000), follow_symlinks=False)
+    plain = run_doit(first)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert not (first / "dist").exists()  # plain doit compiles cells but packages nothing
+    outputs = {}
+    for root in (first, second):
+        run = run_doit(root, "cell:weld_cell_a")
+        assert run.returncode == 0, run.stdout + run.stderr
+        identity = (root / "dist/weld_cell_a.identity").read_text()
+        assert identity.strip() in run.stdout
+        outputs[root] = ((root / "dist/weld_cell_a.tar.gz").read_bytes(), identity)
+    assert outputs[first] == outputs[second]
+    assert outputs[first][1].startswith("sha256:") and len(outputs[first][1]) == 72
+
+
+def test_plain_doit_runs_every_group_but_packaging() -> None:
+    spec = importlib.util.spec_from_file_location("dodo_under_test", REPO / "dodo.py")
+    assert spec is not None and spec.loader is not None
+    dodo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dodo)
+    groups = {name.removeprefix("task_") for name in dodo.__all__ if name.startswith("task_")}
+    assert "cell" in groups and "cellbuild" in groups
+    # `check` only reads build/ and `cell` packages into dist/: both run only when named.
+    assert set(dodo.DOIT_CONFIG["default_tasks"]) == groups - {"cell", "check"}
+
+
+def test_description_not_built_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    shutil.rmtree(root / "build")
+    with pytest.raises(ContractError) as exc:
+        make_cell(root, "iiwa_bench")
+    assert [f.code for f in exc.value.findings] == ["description_not_built"]
+
+
+def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    (root / "build/cells/iiwa_bench/cell.json").write_text("{}")
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    assert [f.code for f in exc.value.findings] == ["cell_not_built"]
+    assert not (root / "dist").exists()
+
+
+def test_every_finding_is_collected_before_refusing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    path = root / "cells/weld_cell_a" / CAL
+    doc = read_doc(path)
+    _widen(doc)
+    write_doc(path, doc)  # not re-pinned
+    _machine(lambda d: d.__setitem__("cell_id", "weld_cell_b"))(root)
+    assert main(["cell", "cells/weld_cell_a"]) == 2
+    codes = [line.split(": ")[1] for line in capsys.readouterr().err.splitlines()]
+    assert codes == ["cell_id_mismatch", "pin_mismatch", "limit_widens"]
