@@ -26,9 +26,11 @@ def identity_of(entries: Iterable[tuple[str, bytes]]) -> str:
     return "sha256:" + hasher.hexdigest()
 
 
-def description_identity(folder: Path, display_folder: str) -> tuple[str, int]:
+def description_identity(
+    folder: Path, display_folder: str, model_id: str | None = None
+) -> tuple[str, int]:
     """Check the manifest of `folder`, then return its identity and registered file count."""
-    manifest = read_manifest(folder, display_folder)
+    manifest = read_manifest(folder, display_folder, model_id)
     names = [MANIFEST_NAME, *manifest.files]
     entries = [(name, hashlib.sha256((folder / name).read_bytes()).digest()) for name in names]
     return identity_of(entries), len(manifest.files)

@@ -8,14 +8,12 @@ files the cell serves, and must agree with its cell.json, so a tampered cell is 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.calibration import CALIBRATION_NAME, calibration_identity
 from pipeline.findings import ContractError, Finding, json_pointer
-from pipeline.identity import identity_of
-from pipeline.manifest import MANIFEST_NAME, Manifest, read_manifest
+from pipeline.identity import description_identity
 from pipeline.strict_io import JSON_LIMIT, load_json, read_bytes
 
 BLOCK = "robot_cell"
@@ -44,27 +42,8 @@ class CellIdentity:
 
 
 def served_description_identity(folder: Path, display: str, model_id: str) -> str:
-    """The identity of a cell's `description/`: every manifest rule, the folder name aside.
-
-    The manifest rule that model_id equals the folder name holds for build/robots/<model_id>/;
-    a cell serves the same bytes under `description/`, so there model_id must be the cell's.
-    """
-    try:
-        manifest = read_manifest(folder, display)
-    except ContractError as exc:
-        rest = [
-            f
-            for f in exc.findings
-            if not (f.code == "model_id_mismatch" and f"{model_id!r} differs" in f.message)
-        ]
-        if rest:
-            raise
-        data = load_json(folder / MANIFEST_NAME, f"{display}/{MANIFEST_NAME}")
-        manifest = Manifest(model_id, tuple(str(p) for p in data["files"]))
-    names = [MANIFEST_NAME, *manifest.files]
-    return identity_of(
-        (name, hashlib.sha256((folder / name).read_bytes()).digest()) for name in names
-    )
+    """The identity of a cell's `description/`, whose manifest must name the cell's model."""
+    return description_identity(folder, display, model_id)[0]
 
 
 def read_cell(folder: Path, display: str) -> CellIdentity:

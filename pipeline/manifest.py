@@ -110,8 +110,8 @@ def _regular_file(folder: Path, path: str) -> str:
     return ""
 
 
-def read_manifest(folder: Path, display_folder: str) -> Manifest:
-    """Read and check a description's manifest against every rule of the spec."""
+def read_manifest(folder: Path, display_folder: str, model_id: str | None = None) -> Manifest:
+    """Read and check a manifest; its model_id must be `model_id` (default: the folder's name)."""
     display = f"{display_folder}/{MANIFEST_NAME}"
     data = load_json(folder / MANIFEST_NAME, display)
     findings: list[Finding] = []
@@ -135,14 +135,15 @@ def read_manifest(folder: Path, display_folder: str) -> Manifest:
                 f'set "schema": "{MANIFEST_SCHEMA}"',
             )
         )
+    expected = model_id or folder.name
     model_id = data.get("model_id")
-    if model_id != folder.name:
+    if model_id != expected:
         findings.append(
             Finding(
                 "model_id_mismatch",
                 display,
                 "/model_id",
-                f"model_id {model_id!r} differs from the folder {folder.name!r}",
+                f"model_id {model_id!r} differs from the model {expected!r}",
                 "set model_id to the description's model id",
             )
         )
