@@ -59,7 +59,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
     from pipeline.digests import Digests
     from pipeline.freshness import check
-    from pipeline.tasks import plan
+    from pipeline.plan import plan
 
     root = Path.cwd()
     steps = plan(root)
@@ -158,8 +158,9 @@ def cmd_cell(args: argparse.Namespace) -> int:
     """Validate one cell; unless --check, compile it (and what it needs) into build/cells/."""
     from pipeline.cell import cell_build_dir, load_cell
     from pipeline.digests import Digests
+    from pipeline.lock import hold_build_lock
+    from pipeline.plan import needed, plan
     from pipeline.stamps import run_step
-    from pipeline.tasks import hold_build_lock, needed, plan
 
     root = Path.cwd()
     cell_id = _cell_id(Path(args.dir))

@@ -18,10 +18,10 @@ CACHE_VERSION = 1
 RACY_SECONDS = 2.0
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path | str) -> str:
     """Hex SHA-256 of a file's bytes."""
     hasher = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             hasher.update(block)
     return hasher.hexdigest()
@@ -32,6 +32,7 @@ class Digests:
 
     def __init__(self, root: Path, remember: bool = True) -> None:
         self.root = root
+        self.prefix = os.path.join(root, "")
         self.remember = remember
         self.entries: dict[str, list[int | str]] = {}
         self.fresh: dict[str, list[int | str]] = {}
@@ -41,7 +42,7 @@ class Digests:
 
     def of(self, rel: str) -> str:
         """The hex digest of `root/rel`, or `missing` when it is not a readable file."""
-        path = self.root / rel
+        path = self.prefix + rel
         try:
             info = os.stat(path)
         except OSError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +34,12 @@ class Staleness:
 
 
 def _build_files(root: Path) -> set[str]:
-    base = root / BUILD
-    if not base.is_dir():
-        return set()
-    return {
-        p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file() or p.is_symlink()
-    }
+    """Every file (or link) below build/, repo-relative."""
+    out: set[str] = set()
+    for dirpath, _, filenames in os.walk(root / BUILD):
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        out.update(f"{rel}/{name}" for name in filenames)
+    return out
 
 
 def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> list[Staleness]:

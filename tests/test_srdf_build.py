@@ -76,7 +76,7 @@ def test_committed_build_has_both_srdfs() -> None:
 
 
 def test_srdf_step_depends_on_every_module_that_makes_the_srdf() -> None:
-    from pipeline.tasks import SRDF_CODE
+    from pipeline.plan import SRDF_CODE
 
     modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/srdf").glob("*.py")}
     assert modules - set(SRDF_CODE) == {"pipeline/srdf/targets.py"}  # the command's, not the step's

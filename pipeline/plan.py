@@ -1,0 +1,247 @@
+"""The build plan: every step, its inputs (sources, upstream stamps, code) and its make."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline.stamps import Step, stamp_path
+
+ROBOTS = "robots"
+CELLS = "cells"
+BASE_CODE = ("pipeline/findings.py", "pipeline/strict_io.py", "pipeline/stamps.py")
+URDF_CODE = (
+    *BASE_CODE,
+    "pipeline/urdf/__init__.py",
+    "pipeline/urdf/model.py",
+    "pipeline/urdf/read.py",
+    "pipeline/urdf/rules.py",
+    "pipeline/description.py",
+)
+CONFIG_CODE = (
+    *URDF_CODE,
+    "pipeline/schemas.py",
+    "pipeline/schemas/robot-config.schema.json",
+    "pipeline/schemas/robot-definition.schema.json",
+    "pipeline/config.py",
+    "pipeline/rtcore.py",
+)
+CONFIG_SOURCES = ("config.json", "rtcore_definition.json")
+SRDF_CODE = (
+    *URDF_CODE,
+    *(
+        f"pipeline/srdf/{name}.py"
+        for name in (
+            "__init__",
+            "checker",
+            "child",
+            "compile",
+            "generate",
+            "groups",
+            "model",
+            "read",
+            "units",
+            "validate",
+            "validate_more",
+            "view",
+            "write",
+        )
+    ),
+)
+MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
+INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
+CELL_CODE = (
+    *URDF_CODE,
+    "pipeline/manifest.py",
+    "pipeline/identity.py",
+    "pipeline/schemas.py",
+    "pipeline/schemas/machine-config.schema.json",
+    "pipeline/schemas/machine-planning-calibration.schema.json",
+    "pipeline/config.py",
+    "pipeline/kinematics.py",
+    "pipeline/calibration.py",
+    "pipeline/cell.py",
+)
+
+
+CODE: dict[str, tuple[str, ...]] = {
+    "urdf": URDF_CODE,
+    "config": CONFIG_CODE,
+    "srdf": SRDF_CODE,
+    "manifest": MANIFEST_CODE,
+    "index": INDEX_CODE,
+    "cellbuild": CELL_CODE,
+}
+
+
+def code(stage: str) -> str:
+    """The stamp recording the digests of the code that makes one stage's outputs.
+
+    Steps depend on it rather than on each module, so that a build of hundreds of steps checks
+    each module once, and a code change still makes every output of the stage stale.
+    """
+    return stamp_path(f"code:{stage}")
+
+
+def no_outputs(root: Path) -> dict[str, bytes]:
+    """The make of a step whose stamp alone is its output."""
+    return {}
+
+
+def code_steps() -> list[Step]:
+    """One step per stage, stamping the digests of the stage's code."""
+    return [
+        Step(
+            f"code:{stage}",
+            f"record the digests of the code that makes {stage} outputs",
+            modules,
+            functools.partial(_call, "pipeline.plan", "no_outputs", ()),
+        )
+        for stage, modules in CODE.items()
+    ]
+
+
+def _call(module: str, function: str, args: tuple[Any, ...], root: Path) -> Any:
+    return getattr(importlib.import_module(module), function)(root, *args)
+
+
+def lazy(module: str, function: str, *args: Any) -> Any:
+    """A make function imported only when the step runs, so listing the graph stays light."""
+    return functools.partial(_call, module, function, args)
+
+
+def _files_under(root: Path, folder: str) -> list[str]:
+    """Every file below `folder`, repo-relative, sorted (os.walk: this runs for every robot)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root / folder):
+        dirnames.sort()
+        rel = Path(dirpath).relative_to(root).as_posix()
+        out.extend(f"{rel}/{name}" for name in filenames)
+    return sorted(out)
+
+
+def model_ids(root: Path) -> list[str]:
+    """Every robot model with sources under robots/."""
+    base = root / ROBOTS
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / "robot.urdf").is_file())
+
+
+def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
+    """The steps that compile one robot, keyed by stage."""
+    src = f"{ROBOTS}/{model_id}"
+    urdf = Step(
+        f"urdf:{model_id}",
+        "validate the URDF; copy it and its meshes into build/",
+        (f"{src}/robot.urdf", *_files_under(root, f"{src}/meshes"), code("urdf")),
+        lazy("pipeline.description", "make_urdf_copies", model_id),
+        (f"build/robots/{model_id}/robot.urdf",),
+    )
+    steps = {"urdf": urdf}
+    present = [f"{src}/{name}" for name in CONFIG_SOURCES if (root / src / name).is_file()]
+    steps["config"] = Step(
+        f"config:{model_id}",
+        "validate config.json and rtcore_definition.json; copy them into build/",
+        (urdf.stamp, *present, code("config")),
+        lazy("pipeline.description", "make_config_copies", model_id),
+        tuple(f"build/robots/{model_id}/{name}" for name in CONFIG_SOURCES),
+    )
+    if (root / src / "srdf.py").is_file():
+        steps["srdf"] = Step(
+            f"srdf:{model_id}",
+            "run gen_srdf() and write the checked SRDF",
+            # the urdf step's stamp orders this step after the URDF's own checks, so that a
+            # bad URDF is reported once (by urdf:<id>) and this step is skipped
+            (f"{src}/srdf.py", f"{src}/robot.urdf", urdf.stamp, code("srdf")),
+            lazy("pipeline.srdf.compile", "make_srdf", model_id),
+            (f"build/robots/{model_id}/robot.srdf",),
+        )
+    upstream = [step.name for step in steps.values()]
+    steps["manifest"] = Step(
+        f"manifest:{model_id}",
+        "write the description manifest",
+        (*(steps[s].stamp for s in steps), code("manifest")),
+        lazy("pipeline.description", "make_manifest", model_id, tuple(upstream)),
+        (f"build/robots/{model_id}/robot_description_manifest.json",),
+    )
+    return steps
+
+
+def index_step(root: Path, models: list[str], manifests: list[Step]) -> Step:
+    """The step that records every description's identity in build/index.json."""
+    return Step(
+        "index:robots",
+        "record each description's identity and file count",
+        (*(step.stamp for step in manifests), code("index")),
+        lazy("pipeline.description", "make_index", tuple(models)),
+        ("build/index.json",),
+    )
+
+
+def cell_ids(root: Path) -> list[str]:
+    """Every cell folder under cells/ that holds a machine.json."""
+    base = root / CELLS
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / "machine.json").is_file())
+
+
+def _cell_model(root: Path, cell_id: str) -> str | None:
+    """The model a cell names, read leniently: the cell step itself validates machine.json."""
+    try:
+        doc = json.loads((root / CELLS / cell_id / "machine.json").read_bytes())
+        model = doc["robot"]["model_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return model if isinstance(model, str) else None
+
+
+def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
+    """The step that validates one cell and compiles it into build/cells/<cell_id>/."""
+    inputs = _files_under(root, f"{CELLS}/{cell_id}")
+    model = _cell_model(root, cell_id)
+    if model is not None and model in manifests:
+        src = f"{ROBOTS}/{model}"
+        inputs += [manifests[model].stamp, f"{src}/robot.urdf"]
+        inputs += [f"{src}/config.json"] if (root / src / "config.json").is_file() else []
+    out = f"build/cells/{cell_id}"
+    return Step(
+        f"cellbuild:{cell_id}",
+        "validate the cell's machine config and calibration; compile it into build/cells/",
+        (*inputs, code("cellbuild")),
+        lazy("pipeline.cell", "make_cell", cell_id),
+        (f"{out}/cell.json", f"{out}/machine_planning_calibration.json"),
+    )
+
+
+def needed(steps: list[Step], name: str) -> list[Step]:
+    """The step called `name` and every step it depends on, in plan order."""
+    by_stamp = {step.stamp: step for step in steps}
+    wanted: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in wanted:
+            continue
+        wanted.add(current)
+        step = next((s for s in steps if s.name == current), None)
+        todo += [] if step is None else [by_stamp[i].name for i in step.inputs if i in by_stamp]
+    return [step for step in steps if step.name in wanted]
+
+
+def plan(root: Path) -> list[Step]:
+    """Every step of the build, in an order where inputs come before their users."""
+    models = model_ids(root)
+    steps = code_steps()
+    per_robot = [robot_steps(root, model_id) for model_id in models]
+    steps += [step for stages in per_robot for step in stages.values()]
+    steps.append(index_step(root, models, [stages["manifest"] for stages in per_robot]))
+    manifests = {m: stages["manifest"] for m, stages in zip(models, per_robot, strict=True)}
+    steps += [cell_step(root, cell_id, manifests) for cell_id in cell_ids(root)]
+    return steps
