@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -62,3 +64,63 @@ def test_changed_urdf_rebuilds_that_robot_only(project: Path) -> None:
         result.stdout
     )
     assert not any("abb_irb2400" in name for name in ran(result.stdout))
+
+
+def warm(project: Path) -> None:
+    """One doit run so that doit's own state exists, as on a developer's checkout."""
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_generator_change_rebuilds_its_robot_and_the_cells_serving_it(project: Path) -> None:
+    warm(project)
+    source = project / "robots" / "abb_irb2400" / "srdf.py"
+    source.write_text(source.read_text().replace('"xyz": ".1 1 .2"', '"xyz": ".1 1 .25"', 1))
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert ran(result.stdout) == {
+        "srdf:abb_irb2400",
+        "manifest:abb_irb2400",
+        "index:robots",
+        "cellbuild:weld_cell_a",
+    }
+    assert (
+        'xyz="0.1 1.0 0.25"'
+        in (project / "build/cells/weld_cell_a/description/robot.srdf").read_text()
+        or 'xyz=".1 1 .25"'
+        in (project / "build/cells/weld_cell_a/description/robot.srdf").read_text()
+    )
+
+
+def test_calibration_change_rebuilds_that_cell_alone(project: Path) -> None:
+    warm(project)
+    cell = project / "cells" / "weld_cell_a"
+    calibration = cell / "machine_planning_calibration.json"
+    calibration.write_bytes(calibration.read_bytes().replace(b"{", b"{ ", 1))
+    machine = json.loads((cell / "machine.json").read_text())
+    pin = machine["robot"]["machine_planning_calibration"]
+    pin["sha256"] = hashlib.sha256(calibration.read_bytes()).hexdigest()
+    (cell / "machine.json").write_text(json.dumps(machine, indent=2))
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert ran(result.stdout) == {"cellbuild:weld_cell_a"}
+    served = project / "build/cells/weld_cell_a/machine_planning_calibration.json"
+    assert served.read_bytes() == calibration.read_bytes()
+
+
+def test_code_change_restamps_its_stage_only(project: Path) -> None:
+    warm(project)
+    module = project / "pipeline" / "rtcore.py"
+    module.write_text(module.read_text() + "\n# a comment\n")
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert ran(result.stdout) == {
+        "code:config",
+        "config:abb_irb2400",
+        "config:lbr_iiwa_14_r820",
+        "manifest:abb_irb2400",
+        "manifest:lbr_iiwa_14_r820",
+        "index:robots",
+        "cellbuild:iiwa_bench",
+        "cellbuild:weld_cell_a",
+    }
