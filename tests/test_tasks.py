@@ -84,12 +84,8 @@ def test_generator_change_rebuilds_its_robot_and_the_cells_serving_it(project: P
         "index:robots",
         "cellbuild:weld_cell_a",
     }
-    assert (
-        'xyz="0.1 1.0 0.25"'
-        in (project / "build/cells/weld_cell_a/description/robot.srdf").read_text()
-        or 'xyz=".1 1 .25"'
-        in (project / "build/cells/weld_cell_a/description/robot.srdf").read_text()
-    )
+    served = (project / "build/cells/weld_cell_a/description/robot.srdf").read_text()
+    assert '<tcp name="welder" xyz="0.1 1.0 0.25" wxyz="1.0 0.0 0.0 0.0"/>' in served
 
 
 def test_calibration_change_rebuilds_that_cell_alone(project: Path) -> None:
