@@ -1,0 +1,71 @@
+"""The stat-keyed digest cache: a shortcut that is never wrong about content."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+from pipeline.digests import CACHE_NAME, Digests
+
+
+def old(path: Path, data: bytes, age: float = 60.0) -> None:
+    """Write a file whose mtime is `age` seconds in the past (not racily clean)."""
+    path.write_bytes(data)
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+
+
+def test_digest_is_sha256_and_missing_is_named(tmp_path: Path) -> None:
+    old(tmp_path / "a.bin", b"abc")
+    known = Digests(tmp_path)
+    assert known.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+    assert known.of("nope.bin") == "missing"
+
+
+def test_remembered_digest_survives_a_new_process(tmp_path: Path) -> None:
+    old(tmp_path / "a.bin", b"abc")
+    first = Digests(tmp_path)
+    first.of("a.bin")
+    first.save()
+    assert (tmp_path / CACHE_NAME).is_file()
+    second = Digests(tmp_path)
+    assert "a.bin" in second.entries
+    assert second.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_changed_content_is_rehashed_even_with_the_old_mtime(tmp_path: Path) -> None:
+    path = tmp_path / "a.bin"
+    old(path, b"abc")
+    first = Digests(tmp_path)
+    first.of("a.bin")
+    first.save()
+    info = path.stat()
+    path.write_bytes(b"abd")  # same size; put the mtime back as a careless tool might
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert Digests(tmp_path).of("a.bin") == hashlib.sha256(b"abd").hexdigest()
+
+
+def test_racily_clean_files_are_not_remembered(tmp_path: Path) -> None:
+    (tmp_path / "new.bin").write_bytes(b"x")
+    known = Digests(tmp_path)
+    known.of("new.bin")
+    known.save()
+    assert "new.bin" not in Digests(tmp_path).entries
+
+
+def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
+    old(tmp_path / "a.bin", b"abc")
+    (tmp_path / CACHE_NAME).write_text("{not json")
+    assert Digests(tmp_path).of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+    (tmp_path / CACHE_NAME).write_text('{"version": 1, "entries": {"a.bin": [1, 2, 3, 4, "ff"]}}')
+    assert Digests(tmp_path).of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_remember_false_writes_nothing(tmp_path: Path) -> None:
+    old(tmp_path / "a.bin", b"abc")
+    known = Digests(tmp_path, remember=False)
+    known.of("a.bin")
+    known.save()
+    assert not (tmp_path / CACHE_NAME).exists()

@@ -1,0 +1,90 @@
+"""Build steps stamped by content: skip when current, make when stale, never half-write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.findings import ContractError, Finding
+from pipeline.stamps import Step, changed_inputs, read_stamp, run_step, stamp_path
+
+
+class Maker:
+    """A make function that counts its calls and returns a chosen set of outputs."""
+
+    def __init__(self, outputs: dict[str, bytes]) -> None:
+        self.outputs = outputs
+        self.calls = 0
+
+    def __call__(self, root: Path) -> dict[str, bytes]:
+        self.calls += 1
+        return dict(self.outputs)
+
+
+def refuse(root: Path) -> dict[str, bytes]:
+    raise ContractError([Finding("bad", "src/in.txt", "1", "bad input", "fix it")])
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "in.txt").write_text("one")
+    return tmp_path
+
+
+def test_stamp_path() -> None:
+    assert stamp_path("urdf:abb") == "build/stamps/urdf/abb.json"
+    assert stamp_path("index:robots") == "build/stamps/index/robots.json"
+
+
+def test_runs_once_then_skips(tree: Path) -> None:
+    make = Maker({"build/out.txt": b"made"})
+    step = Step("t:x", "doc", ("src/in.txt",), make)
+    assert run_step(tree, step) is True
+    assert run_step(tree, step) is False
+    assert make.calls == 1
+    stamp = read_stamp(tree, "t:x")
+    assert stamp is not None and set(stamp.outputs) == {"build/out.txt"}
+    assert json.loads((tree / step.stamp).read_text())["step"] == "t:x"
+
+
+def test_changed_input_or_output_remakes(tree: Path) -> None:
+    make = Maker({"build/out.txt": b"made"})
+    step = Step("t:x", "doc", ("src/in.txt",), make)
+    run_step(tree, step)
+    (tree / "src" / "in.txt").write_text("two")
+    assert run_step(tree, step) is True
+    (tree / "build" / "out.txt").write_text("hand edit")
+    assert run_step(tree, step) is True
+    assert (tree / "build" / "out.txt").read_bytes() == b"made"
+    assert make.calls == 3
+
+
+def test_outputs_no_longer_made_are_removed(tree: Path) -> None:
+    make = Maker({"build/a.txt": b"a", "build/b.txt": b"b"})
+    step = Step("t:x", "doc", ("src/in.txt",), make)
+    run_step(tree, step)
+    make.outputs = {"build/a.txt": b"a"}
+    (tree / "src" / "in.txt").write_text("two")
+    run_step(tree, step)
+    assert not (tree / "build" / "b.txt").exists()
+
+
+def test_refused_input_leaves_previous_outputs_and_stamp(tree: Path) -> None:
+    run_step(tree, Step("t:x", "doc", ("src/in.txt",), Maker({"build/out.txt": b"made"})))
+    before = (tree / "build").rglob("*")
+    snapshot = {p: p.read_bytes() for p in before if p.is_file()}
+    (tree / "src" / "in.txt").write_text("broken")
+    with pytest.raises(ContractError):
+        run_step(tree, Step("t:x", "doc", ("src/in.txt",), refuse))
+    assert {p: p.read_bytes() for p in (tree / "build").rglob("*") if p.is_file()} == snapshot
+
+
+def test_changed_inputs_names_added_and_removed() -> None:
+    assert changed_inputs(None, {"a": "1"}) == ["a"]
+    from pipeline.stamps import Stamp
+
+    stamp = Stamp("t:x", {"a": "1", "gone": "2"}, {})
+    assert changed_inputs(stamp, {"a": "1", "new": "3"}) == ["gone", "new"]
