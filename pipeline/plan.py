@@ -150,7 +150,11 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         "validate config.json and rtcore_definition.json; copy them into build/",
         (urdf.stamp, *present, code("config")),
         lazy("pipeline.description", "make_config_copies", model_id),
-        tuple(f"build/robots/{model_id}/{name}" for name in CONFIG_SOURCES),
+        tuple(
+            f"build/robots/{model_id}/{name}"
+            for name in CONFIG_SOURCES
+            if (root / src / name).is_file()
+        ),
     )
     if (root / src / "srdf.py").is_file():
         steps["srdf"] = Step(

@@ -120,3 +120,15 @@ def test_code_change_restamps_its_stage_only(project: Path) -> None:
         "cellbuild:iiwa_bench",
         "cellbuild:weld_cell_a",
     }
+
+
+def test_robot_without_config_files_is_a_no_op_on_the_second_run(project: Path) -> None:
+    robot = project / "robots" / "lbr_iiwa_14_r820"
+    (robot / "config.json").unlink()
+    (robot / "rtcore_definition.json").unlink()
+    shutil.rmtree(project / "cells" / "iiwa_bench")
+    shutil.rmtree(project / "build" / "cells" / "iiwa_bench")
+    first = run_doit(project)
+    assert first.returncode == 0, first.stdout
+    second = run_doit(project)
+    assert ran(second.stdout) == set()
