@@ -1,0 +1,251 @@
+"""The conservative sphere fitter: seed, optimise a smooth excess, harden, grow until proven."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.prove import piece_gaps, prove
+
+FITTER_NAME = "pipeline.spheres.fit"
+FITTER_VERSION = "1"
+QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
+
+
+@dataclass(frozen=True)
+class FitParams:
+    """What a fit depends on besides the geometry."""
+
+    max_spheres: int = 16
+    seed: int = 0
+    sample_divisions: int = 20  # surface samples every bounds-diagonal / this
+    grid_points: int = 24_000  # outside-volume evaluation points
+    iterations: int = 25
+    rounds: int = 8
+    learning_rate: float = 0.003
+
+    def schedule(self) -> list[float]:
+        """Penalty weights of the optimisation rounds, rising to enforce coverage."""
+        return [10.0 ** (2 + 3 * i / max(1, self.rounds - 1)) for i in range(self.rounds)]
+
+    def as_json(self) -> dict[str, float]:
+        """The parameters as recorded in provenance."""
+        return {
+            "grid_points": self.grid_points,
+            "learning_rate": self.learning_rate,
+            "iterations": self.iterations,
+            "max_spheres": self.max_spheres,
+            "rounds": self.rounds,
+            "sample_divisions": self.sample_divisions,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The sampled fitting problem of one link."""
+
+    surface: Array  # points that must be covered
+    outside: Array  # evaluation points outside the solid
+    weight: float  # volume each outside point stands for
+    volume: float  # estimated solid volume
+    scale: float  # bounds diagonal
+
+
+def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
+    """Surface samples and an outside-volume grid around the link."""
+    lo, hi = geometry.bounds()
+    scale = float(np.linalg.norm(hi - lo))
+    surface = geometry.surface_points(scale / params.sample_divisions)
+    pad = 0.15 * scale
+    lo, hi = lo - pad, hi + pad
+    step = float(np.prod(hi - lo) / params.grid_points) ** (1 / 3)
+    # an irrational offset keeps grid points off the mesh's planes
+    axes = [np.arange(a + step * 0.4142, b, step) for a, b in zip(lo, hi)]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+    inside = geometry.inside(grid)
+    cell = step**3
+    return Problem(surface, grid[~inside], cell, float(inside.sum()) * cell, scale)
+
+
+def _kmeans(points: Array, k: int, rng: np.random.Generator, rounds: int = 12) -> Array:
+    centers = points[rng.choice(len(points), size=k, replace=False)]
+    for _ in range(rounds):
+        label = _nearest(points, centers)
+        for j in range(k):
+            mine = points[label == j]
+            if len(mine):
+                centers[j] = mine.mean(axis=0)
+    return centers
+
+
+def _nearest(points: Array, centers: Array) -> Array:
+    d = ((points[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+    return np.argmin(d, axis=1)
+
+
+def _cover_radii(points: Array, centers: Array) -> Array:
+    label = _nearest(points, centers)
+    dist = np.linalg.norm(points - centers[label], axis=1)
+    radii = np.zeros(len(centers))
+    np.maximum.at(radii, label, dist)
+    return radii
+
+
+class _Objective:
+    """Smooth excess of the union plus a penalty for uncovered surface samples.
+
+    Only point-sphere pairs near each other are evaluated; a round fixes those pairs and
+    bounds how far spheres may move, so the pairs left out stay irrelevant.
+    """
+
+    def __init__(self, problem: Problem, k: int, reach: float) -> None:
+        self.p = problem
+        self.k = k
+        self.tau = problem.weight ** (1 / 3) * 0.5
+        self.tau_s = problem.scale * 0.002
+        self.reach = reach
+        self.mu = 1.0
+        self.o_pt = self.o_k = self.s_pt = self.s_k = np.zeros(0, dtype=np.intp)
+        self.s_start = np.zeros(0, dtype=np.intp)
+
+    def select(self, centers: Array, radii: Array) -> None:
+        """Fix the pairs that can matter while spheres move at most `reach`."""
+        p = self.p
+        gap = _distances(p.outside, centers) - radii[None, :]
+        self.o_pt, self.o_k = np.nonzero(gap < 2 * self.reach + 8 * self.tau)
+        sgap = _distances(p.surface, centers) - radii[None, :]
+        near = sgap < sgap.min(axis=1, keepdims=True) + 2 * self.reach + 30 * self.tau_s
+        self.s_pt, self.s_k = np.nonzero(near)
+        self.s_start = np.flatnonzero(np.r_[True, self.s_pt[1:] != self.s_pt[:-1]])
+
+    def __call__(self, x: Array) -> tuple[float, Array]:
+        k, p = self.k, self.p
+        c, r = x[: 3 * k].reshape(k, 3), x[3 * k :]
+        grad_c = np.zeros((k, 3))
+        # excess: soft indicator of the union at the outside points
+        diff = p.outside[self.o_pt] - c[self.o_k]
+        dist = np.sqrt(np.einsum("ij,ij->i", diff, diff)) + 1e-12
+        z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
+        sig = 1 / (1 + np.exp(-z))
+        keep = np.exp(np.bincount(self.o_pt, -np.logaddexp(0, z), len(p.outside)))
+        scale = p.weight / p.volume
+        excess = scale * float((1 - keep).sum())
+        g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
+        grad_r = np.bincount(self.o_k, g, k)
+        gd = g / dist
+        for axis in range(3):
+            grad_c[:, axis] = np.bincount(self.o_k, gd * diff[:, axis], k)
+        # coverage: soft max of (r - distance) over nearby spheres must be >= 0
+        sd = p.surface[self.s_pt] - c[self.s_k]
+        sdist = np.sqrt(np.einsum("ij,ij->i", sd, sd)) + 1e-12
+        a = (r[self.s_k] - sdist) / self.tau_s
+        amax = np.maximum.reduceat(a, self.s_start)
+        e = np.exp(a - np.repeat(amax, np.diff(np.r_[self.s_start, len(a)])))
+        total = np.add.reduceat(e, self.s_start)
+        soft = self.tau_s * (amax + np.log(total))
+        short = np.maximum(0.0, -soft) / p.scale
+        pen = self.mu * float((short**2).sum())
+        dpen = -2 * self.mu * short / p.scale  # d pen / d soft per sample
+        w = e * np.repeat(dpen / total, np.diff(np.r_[self.s_start, len(a)]))
+        grad_r += np.bincount(self.s_k, w, k)
+        wd = w / sdist
+        for axis in range(3):
+            grad_c[:, axis] += np.bincount(self.s_k, wd * sd[:, axis], k)
+        return excess + pen, np.concatenate([grad_c.ravel(), grad_r])
+
+
+def _distances(points: Array, centers: Array) -> Array:
+    diff = points[:, None, :] - centers[None, :, :]
+    return np.sqrt(np.einsum("pkx,pkx->pk", diff, diff))
+
+
+def _descend(problem: Problem, params: FitParams, centers: Array, radii: Array) -> Array:
+    """Adam steps on the smooth objective; pairs re-selected each round, moves bounded."""
+    k = len(radii)
+    reach = 0.04 * problem.scale
+    objective = _Objective(problem, k, reach)
+    x = np.concatenate([centers.ravel(), radii])
+    m = np.zeros_like(x)
+    v = np.zeros_like(x)
+    step = 0
+    total = params.rounds * params.iterations
+    for mu in params.schedule():
+        objective.mu = mu
+        objective.select(x[: 3 * k].reshape(k, 3), x[3 * k :])
+        start = x.copy()
+        for _ in range(params.iterations):
+            step += 1
+            _, grad = objective(x)
+            m = 0.9 * m + 0.1 * grad
+            v = 0.999 * v + 0.001 * grad**2
+            lr = params.learning_rate * problem.scale * (1 - 0.9 * step / total)
+            x = x - lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-12)
+            x = np.clip(x, start - reach, start + reach)
+    return x
+
+
+def _harden(surface: Array, centers: Array, radii: Array) -> Array:
+    """Radii that cover every sample: each sample goes to the sphere that reaches it best."""
+    dist = np.linalg.norm(surface[:, None, :] - centers[None, :, :], axis=2)
+    label = np.argmax(radii[None, :] - dist, axis=1)
+    need = np.zeros(len(centers))
+    np.maximum.at(need, label, dist[np.arange(len(surface)), label])
+    return need
+
+
+def _shrink(surface: Array, centers: Array, radii: Array) -> Array:
+    """Shrink each sphere to what no other sphere already covers, largest first."""
+    dist = np.linalg.norm(surface[:, None, :] - centers[None, :, :], axis=2)
+    radii = radii.copy()
+    for j in np.argsort(-radii):
+        inside = dist <= radii[None, :]
+        others = inside.sum(axis=1) - inside[:, j]
+        alone = inside[:, j] & (others == 0)
+        radii[j] = float(dist[alone, j].max()) if alone.any() else 0.0
+    return radii
+
+
+def grow_until_proven(geometry: LinkGeometry, centers: Array, radii: Array) -> Array:
+    """Grow radii where pieces are not proven covered, until the proof succeeds."""
+    radii = radii.copy()
+    for _ in range(8):
+        proof = prove(geometry, centers, radii, max_depth=14)
+        if proof.proven:
+            return radii
+        for pieces in proof.unproven:
+            gaps = piece_gaps(pieces.hull(), centers, radii)
+            owner = np.argmin(gaps, axis=1)
+            need = gaps[np.arange(len(gaps)), owner]
+            grow = np.zeros(len(radii))
+            np.maximum.at(grow, owner, need)
+            radii += np.where(grow > 0, grow + 1e-7, 0.0)
+    return radii
+
+
+def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
+    """Fit spheres to one link; returns centres (k, 3) and radii (k) that cover it, proven."""
+    problem = sample_problem(geometry, params)
+    rng = np.random.default_rng(params.seed)
+    k = min(params.max_spheres, len(problem.surface))
+    centers = _kmeans(problem.surface, k, rng)
+    radii = _cover_radii(problem.surface, centers)
+    x = _descend(problem, params, centers, radii)
+    centers = x[: 3 * k].reshape(k, 3)
+    radii = _harden(problem.surface, centers, x[3 * k :])
+    radii = _shrink(problem.surface, centers, radii)
+    used = radii > 0
+    centers, radii = centers[used], radii[used]
+    centers = np.round(centers / QUANTUM) * QUANTUM
+    radii = grow_until_proven(geometry, centers, radii)
+    radii = np.ceil(radii / QUANTUM + 1) * QUANTUM
+    return centers, radii
+
+
+def quantize(value: float) -> float:
+    """A float that reads back exactly, rounded to the quantum."""
+    return float(repr(round(value / QUANTUM) * QUANTUM)) if math.isfinite(value) else value

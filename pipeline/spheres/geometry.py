@@ -1,0 +1,403 @@
+"""The collision geometry of one link in the link frame: surface patches and the solid."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+import trimesh
+
+from pipeline.findings import ContractError, Finding
+from pipeline.strict_io import MESH_LIMIT, read_bytes
+from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
+
+Array = np.ndarray
+PATCH_POINTS = 6  # every patch is bounded by the convex hull of at most six points
+_CYLINDER_SEGMENTS = 16
+
+
+def rpy_matrix(rpy: tuple[float, float, float]) -> Array:
+    """Rotation matrix of URDF roll-pitch-yaw (fixed axes X, then Y, then Z)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A rigid placement: link-frame point = rotation @ local point + translation."""
+
+    rotation: Array
+    translation: Array
+
+    @staticmethod
+    def of(origin: Origin) -> Frame:
+        """The frame a URDF `<origin>` describes."""
+        return Frame(rpy_matrix(origin.rpy), np.array(origin.xyz, dtype=float))
+
+    def apply(self, points: Array) -> Array:
+        """Local points (..., 3) into the link frame."""
+        return points @ self.rotation.T + self.translation
+
+    def local(self, points: Array) -> Array:
+        """Link-frame points (..., 3) into the local frame."""
+        return (points - self.translation) @ self.rotation
+
+
+@dataclass(frozen=True)
+class Patches:
+    """A batch of surface patches of one kind; each lies in the convex hull of its `hull()`.
+
+    kinds: `flat` (params: triangles N x 3 x 3, link frame), `sphere` (triangles on a sphere
+    of `radius` about the local origin), `side` (cylinder side: theta0, theta1, z0, z1),
+    `cap` (annular sector of a cylinder end: rho0, rho1, theta0, theta1, at z = `height`).
+    """
+
+    kind: str
+    params: Array
+    frame: Frame
+    radius: float = 0.0
+    height: float = 0.0
+
+    def __len__(self) -> int:
+        return int(self.params.shape[0])
+
+    def take(self, index: Array) -> Patches:
+        """The patches selected by an index or mask."""
+        return Patches(self.kind, self.params[index], self.frame, self.radius, self.height)
+
+    def hull(self) -> Array:
+        """Points (N, 6, 3) in the link frame whose convex hull holds each patch."""
+        p, r = self.params, self.radius
+        if self.kind == "flat":
+            return np.concatenate([p, p], axis=1)
+        if self.kind == "sphere":
+            normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+            normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
+            depth = np.abs(np.einsum("ij,ij->i", normal, p[:, 0]))
+            # the spherical triangle lies between its flat triangle and that triangle
+            # pushed out by radius / depth (a frustum of the cone from the centre)
+            grow = (r / np.maximum(depth, 1e-300))[:, None, None]
+            local = np.concatenate([p, p * grow], axis=1)
+            return self.frame.apply(local)
+        if self.kind == "side":
+            t0, t1, z0, z1 = p.T
+            tm, out = (t0 + t1) / 2, r / np.cos((t1 - t0) / 2)
+            ring = [(r, t0), (r, t1), (out, tm)]
+            pts = [_polar(rad, t, z) for z in (z0, z1) for rad, t in ring]
+            return self.frame.apply(np.stack(pts, axis=1))
+        rho0, rho1, t0, t1 = p.T
+        z = np.full_like(rho0, self.height)
+        tm, out = (t0 + t1) / 2, rho1 / np.cos((t1 - t0) / 2)
+        pts = [
+            _polar(rho0, t0, z),
+            _polar(rho0, t1, z),
+            _polar(rho1, t0, z),
+            _polar(rho1, t1, z),
+            _polar(out, tm, z),
+            _polar(out, tm, z),
+        ]
+        return self.frame.apply(np.stack(pts, axis=1))
+
+    def split(self) -> Patches:
+        """Children of each patch: two for triangles (longest edge bisected), four otherwise."""
+        p = self.params
+        if self.kind in ("flat", "sphere"):
+            # bisect the longest edge: thin triangles become well shaped
+            edge = np.stack(
+                [np.linalg.norm(p[:, (i + 1) % 3] - p[:, (i + 2) % 3], axis=1) for i in range(3)],
+                axis=1,
+            )
+            k = np.argmax(edge, axis=1)  # the vertex opposite the longest edge
+            rows = np.arange(len(p))
+            apex, b, c = p[rows, k], p[rows, (k + 1) % 3], p[rows, (k + 2) % 3]
+            mid = (b + c) / 2
+            if self.kind == "sphere":
+                mid = self._onto_sphere(mid)
+            kids = np.stack([np.stack([apex, b, mid], 1), np.stack([apex, mid, c], 1)], axis=1)
+            return Patches(self.kind, kids.reshape(-1, 3, 3), self.frame, self.radius, self.height)
+        u0, u1, v0, v1 = p.T
+        um, vm = (u0 + u1) / 2, (v0 + v1) / 2
+        rows = [(u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)]
+        kids = np.stack([np.stack(row, axis=1) for row in rows], axis=1)
+        return Patches(self.kind, kids.reshape(-1, 4), self.frame, self.radius, self.height)
+
+    def _onto_sphere(self, points: Array) -> Array:
+        return points * (self.radius / np.linalg.norm(points, axis=1, keepdims=True))
+
+    def refine(self, size: float) -> Patches:
+        """Split until every patch's hull is at most `size` across (at least once per level)."""
+        out = self
+        for _ in range(48):
+            hull = out.hull()
+            extent = np.linalg.norm(hull.max(axis=1) - hull.min(axis=1), axis=1)
+            big = extent > size
+            if not big.any():
+                break
+            out = _concat([out.take(~big), out.take(big).split()])
+        return out
+
+
+def _polar(rho: Array, theta: Array, z: Array) -> Array:
+    return np.stack([rho * np.cos(theta), rho * np.sin(theta), z], axis=1)
+
+
+def _concat(batches: list[Patches]) -> Patches:
+    first = batches[0]
+    params = np.concatenate([b.params for b in batches], axis=0)
+    return Patches(first.kind, params, first.frame, first.radius, first.height)
+
+
+@dataclass(frozen=True)
+class Solid:
+    """One collision element's solid: `inside(points)` says which link-frame points it holds."""
+
+    kind: str
+    frame: Frame
+    size: Array  # box: half extents; cylinder: (radius, half length); sphere: (radius,)
+    triangles: Array  # mesh: triangles (N, 3, 3) in the link frame
+    closed: bool = False  # mesh: closed and consistently oriented (fast exact inside test)
+
+    def bounds(self) -> Array:
+        """Axis-aligned bounds (2, 3) in the link frame."""
+        if self.kind == "mesh":
+            flat = self.triangles.reshape(-1, 3)
+            return np.stack([flat.min(axis=0), flat.max(axis=0)])
+        if self.kind == "box":
+            corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
+            pts = self.frame.apply(corners * self.size)
+            return np.stack([pts.min(axis=0), pts.max(axis=0)])
+        reach = float(np.linalg.norm(self.size))
+        t = self.frame.translation
+        return np.stack([t - reach, t + reach])
+
+    def inside(self, points: Array) -> Array:
+        """Boolean mask of the points inside this solid."""
+        if self.kind == "mesh":
+            wind = ray_winding if self.closed else winding_number
+            return np.abs(wind(self.triangles, points)) >= 0.5
+        local = self.frame.local(points)
+        if self.kind == "box":
+            return np.all(np.abs(local) <= self.size, axis=1)
+        if self.kind == "cylinder":
+            rho2 = local[:, 0] ** 2 + local[:, 1] ** 2
+            return (rho2 <= self.size[0] ** 2) & (np.abs(local[:, 2]) <= self.size[1])
+        return np.einsum("ij,ij->i", local, local) <= self.size[0] ** 2
+
+
+def winding_number(triangles: Array, points: Array, chunk: int = 2_000_000) -> Array:
+    """Generalised winding number of a triangle soup at each point (robust when not closed)."""
+    out = np.zeros(len(points))
+    index = np.flatnonzero(_in_bounds(triangles, points))
+    step = max(1, chunk // max(1, len(triangles)))
+    for start in range(0, len(index), step):
+        sel = index[start : start + step]
+        d = triangles[None, :, :, :] - points[sel, None, None, :]
+        a, b, c = d[:, :, 0], d[:, :, 1], d[:, :, 2]
+        la, lb, lc = (np.sqrt(np.einsum("ptk,ptk->pt", v, v)) for v in (a, b, c))
+        det = np.einsum("ptk,ptk->pt", a, np.cross(b, c))
+        dot = (
+            la * lb * lc
+            + np.einsum("ptk,ptk->pt", a, b) * lc
+            + np.einsum("ptk,ptk->pt", b, c) * la
+            + np.einsum("ptk,ptk->pt", c, a) * lb
+        )
+        out[sel] = np.arctan2(det, dot).sum(axis=1) / (2 * np.pi)
+    return out
+
+
+def _in_bounds(triangles: Array, points: Array) -> Array:
+    flat = triangles.reshape(-1, 3)
+    return np.all((points >= flat.min(axis=0)) & (points <= flat.max(axis=0)), axis=1)
+
+
+def is_closed(triangles: Array) -> bool:
+    """Every directed edge has exactly one opposite: a closed, consistently oriented surface."""
+    _, ids = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+    f = ids.reshape(-1, 3)
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    forward, count = np.unique(edges, axis=0, return_counts=True)
+    if (count != 1).any():
+        return False
+    backward = np.unique(edges[:, ::-1], axis=0)
+    return forward.shape == backward.shape and bool((forward == backward).all())
+
+
+# A generic ray direction: no mesh edge of a real part is parallel to it.
+_RAY_RAW = np.array([0.2718281828, 0.1414213562, 1.0])
+_RAY = _RAY_RAW / np.linalg.norm(_RAY_RAW)
+_RAY_U = np.cross(_RAY, [1.0, 0.0, 0.0])
+_RAY_U /= np.linalg.norm(_RAY_U)
+_RAY_V = np.cross(_RAY, _RAY_U)
+
+
+def ray_winding(triangles: Array, points: Array, bins: int = 24) -> Array:
+    """Winding number of a closed surface by signed crossings of one ray per point."""
+    out = np.zeros(len(points))
+    index = np.flatnonzero(_in_bounds(triangles, points))
+    if len(index) == 0:
+        return out
+    basis = np.stack([_RAY_U, _RAY_V, _RAY])
+    tri = triangles @ basis.T  # (T, 3, 3) in (u, v, along-ray)
+    pts = points[index] @ basis.T
+    lo = tri[:, :, :2].reshape(-1, 2).min(axis=0)
+    span = np.maximum(tri[:, :, :2].reshape(-1, 2).max(axis=0) - lo, 1e-300)
+    cell = lambda xy: np.clip(((xy - lo) / span * bins).astype(int), 0, bins - 1)  # noqa: E731
+    tlo, thi = cell(tri[:, :, :2].min(axis=1)), cell(tri[:, :, :2].max(axis=1))
+    pcell = cell(pts[:, :2])
+    pkey = pcell[:, 0] * bins + pcell[:, 1]
+    order = np.argsort(pkey, kind="stable")
+    keys, starts = np.unique(pkey[order], return_index=True)
+    ends = np.append(starts[1:], len(order))
+    for key, s, e in zip(keys, starts, ends):
+        i, j = divmod(int(key), bins)
+        hit = (tlo[:, 0] <= i) & (thi[:, 0] >= i) & (tlo[:, 1] <= j) & (thi[:, 1] >= j)
+        t = tri[hit]
+        sel = order[s:e]
+        q = pts[sel]
+        out[index[sel]] = _crossings(t, q)
+    return out
+
+
+def _crossings(t: Array, q: Array) -> Array:
+    a, b, c = t[None, :, 0], t[None, :, 1], t[None, :, 2]
+    p = q[:, None, :]
+
+    def orient(x: Array, y: Array) -> Array:
+        return (x[..., 0] - p[..., 0]) * (y[..., 1] - p[..., 1]) - (x[..., 1] - p[..., 1]) * (
+            y[..., 0] - p[..., 0]
+        )
+
+    w0, w1, w2 = orient(b, c), orient(c, a), orient(a, b)
+    area = w0 + w1 + w2
+    inside = ((w0 > 0) & (w1 > 0) & (w2 > 0)) | ((w0 < 0) & (w1 < 0) & (w2 < 0))
+    safe = np.where(area == 0, 1.0, area)
+    height = (w0 * a[..., 2] + w1 * b[..., 2] + w2 * c[..., 2]) / safe
+    ahead = inside & (height > p[..., 2])
+    return (ahead * np.sign(area)).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class LinkGeometry:
+    """Every collision element of one link: surface patches and solids, in the link frame."""
+
+    link: str
+    patches: tuple[Patches, ...]
+    solids: tuple[Solid, ...]
+
+    def bounds(self) -> Array:
+        """Axis-aligned bounds (2, 3) of the collision geometry."""
+        b = np.stack([s.bounds() for s in self.solids])
+        return np.stack([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
+
+    def inside(self, points: Array) -> Array:
+        """Points inside any collision element's solid."""
+        mask = np.zeros(len(points), dtype=bool)
+        for solid in self.solids:
+            mask |= solid.inside(points)
+        return mask
+
+    def surface_points(self, size: float) -> Array:
+        """Hull points of the surface refined to patches at most `size` across, deduplicated."""
+        pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in self.patches])
+        return np.unique(pts, axis=0)
+
+
+def load_link_geometry(link: Link, robot_folder: Path, display_folder: str) -> LinkGeometry:
+    """The collision geometry of `link`, read from the robot folder (named `display_folder`)."""
+    patches: list[Patches] = []
+    solids: list[Solid] = []
+    for collision in link.collisions:
+        p, s = _element(collision, robot_folder, display_folder)
+        patches += p
+        solids.append(s)
+    return LinkGeometry(link.name, tuple(patches), tuple(solids))
+
+
+def collision_links(robot: Robot) -> list[Link]:
+    """The links that have collision geometry, in document order."""
+    return [link for link in robot.links if link.collisions]
+
+
+def _element(collision: Collision, folder: Path, display: str) -> tuple[list[Patches], Solid]:
+    frame = Frame.of(collision.origin)
+    g = collision.geometry
+    none = np.zeros((0, 3, 3))
+    if isinstance(g, Mesh):
+        tri = frame.apply(load_mesh_triangles(folder, g, display))
+        return [Patches("flat", tri, frame)], Solid(
+            "mesh", frame, np.zeros(0), tri, is_closed(tri)
+        )
+    if isinstance(g, Box):
+        half = np.array(g.size, dtype=float) / 2
+        box = trimesh.creation.box(extents=np.array(g.size, dtype=float))
+        tri = frame.apply(np.asarray(box.triangles, dtype=float))
+        return [Patches("flat", tri, frame)], Solid("box", frame, half, none)
+    if isinstance(g, Cylinder):
+        return _cylinder(g, frame), Solid(
+            "cylinder", frame, np.array([g.radius, g.length / 2]), none
+        )
+    assert isinstance(g, Sphere)
+    ico = trimesh.creation.icosahedron()
+    tri = np.asarray(ico.vertices, dtype=float)[np.asarray(ico.faces)] * g.radius
+    return [Patches("sphere", tri, frame, g.radius)], Solid(
+        "sphere", frame, np.array([g.radius]), none
+    )
+
+
+def _cylinder(g: Cylinder, frame: Frame) -> list[Patches]:
+    edges = np.linspace(0.0, 2 * np.pi, _CYLINDER_SEGMENTS + 1)
+    t0, t1 = edges[:-1], edges[1:]
+    half = g.length / 2
+    side = np.stack([t0, t1, np.full_like(t0, -half), np.full_like(t0, half)], axis=1)
+    disc = np.stack([np.zeros_like(t0), np.full_like(t0, g.radius), t0, t1], axis=1)
+    return [
+        Patches("side", side, frame, g.radius),
+        Patches("cap", disc, frame, g.radius, -half),
+        Patches("cap", disc.copy(), frame, g.radius, half),
+    ]
+
+
+def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
+    """Triangles (N, 3, 3) of a mesh file with its URDF scale applied, in its local frame."""
+    display = (PurePosixPath(display_folder) / mesh.path).as_posix()
+    data = read_bytes(folder / mesh.path, display, MESH_LIMIT)
+    suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
+    try:
+        loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
+        tri = np.asarray(loaded.triangles, dtype=float)
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise ContractError(
+            [
+                Finding(
+                    "mesh_unreadable",
+                    display,
+                    "",
+                    f"cannot be read as a {suffix.upper()} mesh ({type(exc).__name__})",
+                    "export the mesh again as binary STL, OBJ or DAE",
+                )
+            ]
+        ) from None
+    if tri.ndim != 3 or len(tri) == 0 or not np.isfinite(tri).all():
+        raise ContractError(
+            [
+                Finding(
+                    "mesh_empty",
+                    display,
+                    "",
+                    "holds no finite triangles",
+                    "export the collision mesh again",
+                )
+            ]
+        )
+    return tri * np.array(mesh.scale, dtype=float)
+
