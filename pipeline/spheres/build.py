@@ -1,0 +1,119 @@
+"""Building spheres.json: refit links whose geometry changed, restamp the rest, verify all."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.findings import ContractError, raise_if_errors
+from pipeline.spheres.document import (
+    FILE,
+    document_bytes,
+    read_document,
+    sphere_list,
+    spheres_of,
+)
+from pipeline.spheres.fit import FitParams, fit_link
+from pipeline.spheres.geometry import collision_links, load_link_geometry
+from pipeline.spheres.provenance import (
+    CURRENT,
+    REFIT,
+    RESTAMP,
+    link_status,
+    parse_previous,
+    read_sources,
+)
+from pipeline.spheres.verify import EXCESS_SAMPLES, VerifyReport, check_link, not_covering
+from pipeline.urdf import Robot
+
+
+@dataclass(frozen=True)
+class SpheresReport:
+    """Which links a build fitted, restamped, or found current."""
+
+    fitted: tuple[str, ...]
+    restamped: tuple[str, ...]
+    current: tuple[str, ...]
+
+
+def status(robot: Robot, robot_folder: Path, previous: bytes | None) -> dict[str, str]:
+    """Per collision link: `current`, `restamp` or `refit`, decided without fitting."""
+    sources = read_sources(robot, robot_folder)
+    return link_status(sources, parse_previous(previous, FILE))
+
+
+def _fit_one(job: tuple[Robot, Path, str, str, FitParams]) -> tuple[str, list[dict[str, Any]]]:
+    robot, folder, display, name, params = job
+    link = robot.link(name)
+    assert link is not None
+    geometry = load_link_geometry(link, folder, display)
+    centers, radii = fit_link(geometry, params)
+    return name, sphere_list(centers, radii)
+
+
+def build_spheres(
+    robot: Robot,
+    robot_folder: Path,
+    repo_root: Path,
+    previous: bytes | None,
+    workers: int = 1,
+) -> tuple[bytes, SpheresReport]:
+    """The canonical bytes of spheres.json, every link proven covered, and what was done."""
+    del repo_root  # display paths come from the robot model, which names its URDF
+    sources = read_sources(robot, robot_folder)
+    old = parse_previous(previous, FILE)
+    decided = link_status(sources, old)
+    refit = [name for name, state in decided.items() if state == REFIT]
+    jobs = [
+        (robot, robot_folder, sources.folder_display, name, sources.params[name]) for name in refit
+    ]
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            fitted = dict(pool.map(_fit_one, jobs))
+    else:
+        fitted = dict(_fit_one(job) for job in jobs)
+    links: dict[str, dict[str, Any]] = {}
+    for name in decided:
+        spheres = fitted[name] if name in fitted else old["links"][name]["spheres"]  # type: ignore[index]
+        links[name] = {"spheres": spheres, "provenance": sources.link_provenance(name)}
+    data = document_bytes(robot.name, sources.made_from(), links)
+    report = verify(robot, robot_folder, data, samples=0)
+    raise_if_errors(list(report.findings))
+    return data, SpheresReport(
+        tuple(refit),
+        tuple(n for n, s in decided.items() if s == RESTAMP),
+        tuple(n for n, s in decided.items() if s == CURRENT),
+    )
+
+
+def verify(
+    robot: Robot,
+    robot_folder: Path,
+    spheres_bytes: bytes,
+    *,
+    samples: int = EXCESS_SAMPLES,
+    display: str = FILE,
+) -> VerifyReport:
+    """Prove each link's coverage against the exact collision geometry; measure the excess."""
+    document = read_document(spheres_bytes, display, robot.name)
+    sources_display = read_sources(robot, robot_folder).folder_display
+    entries: dict[str, Any] = document["links"]
+    checks = []
+    findings = []
+    names = [link.name for link in collision_links(robot)]
+    missing = [name for name in names if name not in entries]
+    extra = sorted(set(entries) - set(names))
+    if missing or extra:
+        from pipeline.spheres.verify import link_set_findings
+
+        raise ContractError(link_set_findings(missing, extra, display))
+    for link in collision_links(robot):
+        geometry = load_link_geometry(link, robot_folder, sources_display)
+        centers, radii = spheres_of(entries[link.name])
+        check = check_link(geometry, centers, radii, samples)
+        checks.append(check)
+        if not check.proven:
+            findings.append(not_covering(check, display))
+    return VerifyReport(tuple(checks), tuple(findings))
