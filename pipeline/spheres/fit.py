@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.prove import piece_gaps, prove
@@ -65,7 +64,7 @@ def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
     lo, hi = lo - pad, hi + pad
     step = float(np.prod(hi - lo) / params.grid_points) ** (1 / 3)
     # an irrational offset keeps grid points off the mesh's planes
-    axes = [np.arange(a + step * 0.4142, b, step) for a, b in zip(lo, hi)]
+    axes = [np.arange(a + step * 0.4142, b, step) for a, b in zip(lo, hi, strict=True)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
     inside = geometry.inside(grid)
     cell = step**3

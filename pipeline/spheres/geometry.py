@@ -126,8 +126,8 @@ class Patches:
             return Patches(self.kind, kids.reshape(-1, 3, 3), self.frame, self.radius, self.height)
         u0, u1, v0, v1 = p.T
         um, vm = (u0 + u1) / 2, (v0 + v1) / 2
-        rows = [(u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)]
-        kids = np.stack([np.stack(row, axis=1) for row in rows], axis=1)
+        quads = [(u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)]
+        kids = np.stack([np.stack(quad, axis=1) for quad in quads], axis=1)
         return Patches(self.kind, kids.reshape(-1, 4), self.frame, self.radius, self.height)
 
     def _onto_sphere(self, points: Array) -> Array:
@@ -251,14 +251,17 @@ def ray_winding(triangles: Array, points: Array, bins: int = 24) -> Array:
     pts = points[index] @ basis.T
     lo = tri[:, :, :2].reshape(-1, 2).min(axis=0)
     span = np.maximum(tri[:, :, :2].reshape(-1, 2).max(axis=0) - lo, 1e-300)
-    cell = lambda xy: np.clip(((xy - lo) / span * bins).astype(int), 0, bins - 1)  # noqa: E731
+
+    def cell(xy: Array) -> Array:
+        return np.clip(((xy - lo) / span * bins).astype(int), 0, bins - 1)
+
     tlo, thi = cell(tri[:, :, :2].min(axis=1)), cell(tri[:, :, :2].max(axis=1))
     pcell = cell(pts[:, :2])
     pkey = pcell[:, 0] * bins + pcell[:, 1]
     order = np.argsort(pkey, kind="stable")
     keys, starts = np.unique(pkey[order], return_index=True)
     ends = np.append(starts[1:], len(order))
-    for key, s, e in zip(keys, starts, ends):
+    for key, s, e in zip(keys, starts, ends, strict=True):
         i, j = divmod(int(key), bins)
         hit = (tlo[:, 0] <= i) & (thi[:, 0] >= i) & (tlo[:, 1] <= j) & (thi[:, 1] >= j)
         t = tri[hit]
@@ -334,9 +337,7 @@ def _element(collision: Collision, folder: Path, display: str) -> tuple[list[Pat
     none = np.zeros((0, 3, 3))
     if isinstance(g, Mesh):
         tri = frame.apply(load_mesh_triangles(folder, g, display))
-        return [Patches("flat", tri, frame)], Solid(
-            "mesh", frame, np.zeros(0), tri, is_closed(tri)
-        )
+        return [Patches("flat", tri, frame)], Solid("mesh", frame, np.zeros(0), tri, is_closed(tri))
     if isinstance(g, Box):
         half = np.array(g.size, dtype=float) / 2
         box = trimesh.creation.box(extents=np.array(g.size, dtype=float))
@@ -374,7 +375,7 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     try:
         loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
-        tri = np.asarray(loaded.triangles, dtype=float)
+        tri = np.array(getattr(loaded, "triangles", None), dtype=np.float64)
     except Exception as exc:  # trimesh raises many types for unreadable files
         raise ContractError(
             [
@@ -400,4 +401,3 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
             ]
         )
     return tri * np.array(mesh.scale, dtype=float)
-

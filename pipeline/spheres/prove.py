@@ -60,13 +60,13 @@ def prove_patches(
 def _gaps_chunked(hull: Array, centers: Array, radii: Array, chunk: int = 20_000) -> Array:
     if len(centers) == 0:
         return np.full((len(hull), 1), np.inf)
-    parts = [
-        piece_gaps(hull[i : i + chunk], centers, radii) for i in range(0, len(hull), chunk)
-    ]
+    parts = [piece_gaps(hull[i : i + chunk], centers, radii) for i in range(0, len(hull), chunk)]
     return np.concatenate(parts) if parts else np.zeros((0, len(centers)))
 
 
-def prove(geometry: LinkGeometry, centers: Array, radii: Array, max_depth: int = MAX_DEPTH) -> Proof:
+def prove(
+    geometry: LinkGeometry, centers: Array, radii: Array, max_depth: int = MAX_DEPTH
+) -> Proof:
     """Prove every collision patch of the link lies inside the union of the spheres."""
     checked, worst = 0, 0.0
     unproven: list[Patches] = []

@@ -102,9 +102,7 @@ def geometry_digest(collisions: tuple[Collision, ...], meshes: dict[str, str]) -
     return sha256(dump_json({"collisions": canonical}))
 
 
-def _settings(
-    robot: Robot, folder: Path, display: str
-) -> tuple[str | None, dict[str, FitParams]]:
+def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dict[str, FitParams]]:
     path = folder / SETTINGS_FILE
     links = [link.name for link in robot.links if link.collisions]
     if not os.path.lexists(path):

@@ -1,0 +1,126 @@
+"""The `pipeline spheres verify|status|show` subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.findings import ContractError, Finding
+from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.urdf import Robot, load_robot
+
+if TYPE_CHECKING:
+    from pipeline.spheres.verify import LinkCheck
+
+FILE = "spheres.json"
+
+
+def _models(args: argparse.Namespace, root: Path) -> list[str]:
+    chosen: list[str] = list(args.models)
+    return chosen or sorted(
+        p.name for p in (root / "robots").glob("*") if (p / "robot.urdf").is_file()
+    )
+
+
+def _load(root: Path, model_id: str, spheres: str | None) -> tuple[Robot, Path, str, bytes | None]:
+    folder = root / "robots" / model_id
+    robot = load_robot(folder, root)
+    display = spheres or f"build/robots/{model_id}/{FILE}"
+    path = root / display
+    data = read_bytes(path, display, JSON_LIMIT) if os.path.lexists(path) else None
+    return robot, folder, display, data
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Prove each link's coverage; print spheres, gap bound and excess ratio per link."""
+    from pipeline.spheres.build import verify
+
+    root = Path.cwd()
+    findings: list[Finding] = []
+    rows = []
+    for model_id in _models(args, root):
+        robot, folder, display, data = _load(root, model_id, args.file)
+        if data is None:
+            raise ContractError(
+                [Finding("file_missing", display, "", "file does not exist", "run `doit spheres`")]
+            )
+        report = verify(robot, folder, data, samples=args.samples, display=display)
+        findings.extend(report.findings)
+        for check in report.links:
+            rows.append({"model_id": model_id, **check.as_json()})
+            if not args.json:
+                excess = (
+                    f"{check.excess:.3f} ± {check.excess_se:.3f}"
+                    if check.excess is not None
+                    else "-"
+                )
+                state = (
+                    "proven" if check.proven else f"NOT proven, gap <= {check.gap * 1000:.3f} mm"
+                )
+                print(f"{model_id} {check.link}: {check.count} spheres, {state}, excess {excess}")
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    if findings:
+        raise ContractError(findings)
+    return 0
+
+
+def _line(check: LinkCheck) -> str:
+    excess = "-"
+    if check.excess is not None and check.excess_se is not None:
+        excess = f"{check.excess:.3f} ± {check.excess_se:.3f}"
+    state = "proven" if check.proven else f"NOT proven, gap <= {check.gap * 1000:.3f} mm"
+    return f"{check.link}: {check.count} spheres, {state}, excess ratio {excess}"
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print each link as current, restamp or refit; exit 1 when any is not current."""
+    from pipeline.spheres.build import status
+
+    root = Path.cwd()
+    stale = 0
+    for model_id in _models(args, root):
+        robot, folder, _, data = _load(root, model_id, args.file)
+        for link, state in status(robot, folder, data).items():
+            print(f"{model_id} {link}: {state}")
+            stale += state != "current"
+    return 1 if stale else 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Draw each link's collision geometry with its spheres into a PNG."""
+    from pipeline.spheres.picture import draw
+
+    root = Path.cwd()
+    robot, folder, display, data = _load(root, args.model, args.file)
+    if data is None:
+        raise ContractError(
+            [Finding("file_missing", display, "", "file does not exist", "run `doit spheres`")]
+        )
+    Path(args.output).write_bytes(draw(robot, folder, data, display))
+    print(f"spheres: wrote {args.output}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `spheres verify|status|show`."""
+    spheres = sub.add_parser("spheres", help="verify, inspect or draw collision spheres")
+    inner = spheres.add_subparsers(dest="spheres_command", required=True)
+    for name, run, text in (
+        ("verify", cmd_verify, "prove coverage and measure the excess of spheres.json"),
+        ("status", cmd_status, "list each link as current, restamp or refit"),
+    ):
+        p = inner.add_parser(name, help=text)
+        p.add_argument("models", nargs="*", help="model ids under robots/ (default: all)")
+        p.add_argument("--file", help="a spheres.json (default: build/robots/<id>/spheres.json)")
+        if name == "verify":
+            p.add_argument("--samples", type=int, default=100_000, help="Monte Carlo samples")
+        p.set_defaults(run=run)
+    show = inner.add_parser("show", help="draw each link's collision mesh with its spheres")
+    show.add_argument("model", help="model id under robots/")
+    show.add_argument("-o", "--output", required=True, help="PNG file to write")
+    show.add_argument("--file", help="a spheres.json (default: build/robots/<id>/spheres.json)")
+    show.set_defaults(run=cmd_show)

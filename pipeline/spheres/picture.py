@@ -1,0 +1,61 @@
+"""A picture of a robot's spheres: each link's collision surface with its spheres (headless)."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+from pipeline.spheres.document import read_document, spheres_of
+from pipeline.spheres.geometry import collision_links, load_link_geometry
+from pipeline.spheres.provenance import folder_display
+from pipeline.urdf import Robot
+
+
+def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -> bytes:
+    """PNG bytes: one panel per collision link, surface in grey, spheres as wireframes."""
+    document = read_document(spheres_bytes, display, robot.name)
+    links = collision_links(robot)
+    cols = min(4, len(links))
+    rows = math.ceil(len(links) / cols)
+    fig = plt.figure(figsize=(4 * cols, 4 * rows), dpi=80)
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 16), np.linspace(0, np.pi, 9))
+    unit = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)], axis=-1)
+    for index, link in enumerate(links, start=1):
+        ax = fig.add_subplot(rows, cols, index, projection="3d")
+        geometry = load_link_geometry(link, robot_folder, folder_display(robot))
+        for patches in geometry.patches:
+            hull = patches.refine(np.inf).hull()[:, :3]
+            ax.add_collection3d(
+                Poly3DCollection(hull, facecolor="0.6", edgecolor="0.4", linewidth=0.1, alpha=0.5)
+            )
+        entry = document["links"].get(link.name)
+        if entry is not None:
+            centers, radii = spheres_of(entry)
+            for c, r in zip(centers, radii, strict=True):
+                s = c + r * unit
+                ax.plot_wireframe(s[..., 0], s[..., 1], s[..., 2], color="tab:blue", lw=0.3)
+            lo = (centers - radii[:, None]).min(axis=0)
+            hi = (centers + radii[:, None]).max(axis=0)
+        else:
+            lo, hi = geometry.bounds()
+        mid, half = (lo + hi) / 2, float((hi - lo).max()) / 2
+        ax.set_xlim(mid[0] - half, mid[0] + half)
+        ax.set_ylim(mid[1] - half, mid[1] + half)
+        ax.set_zlim(mid[2] - half, mid[2] + half)
+        count = 0 if entry is None else len(entry["spheres"])
+        ax.set_title(f"{link.name}: {count} spheres", fontsize=9)
+        ax.set_axis_off()
+    fig.suptitle(f"{robot.name}: collision geometry and spheres")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return out.getvalue()
