@@ -13,8 +13,8 @@ _EXPORTS = {
     "status": "pipeline.spheres.build",
     "verify": "pipeline.spheres.build",
     "SpheresReport": "pipeline.spheres.build",
-    "LinkCheck": "pipeline.spheres.verify",
-    "VerifyReport": "pipeline.spheres.verify",
+    "LinkCheck": "pipeline.spheres.checks",
+    "VerifyReport": "pipeline.spheres.checks",
 }
 __all__ = sorted(_EXPORTS)
 

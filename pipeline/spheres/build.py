@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.findings import ContractError, raise_if_errors
+from pipeline.spheres.checks import EXCESS_SAMPLES, VerifyReport, check_link, not_covering
 from pipeline.spheres.document import (
     FILE,
     document_bytes,
@@ -25,7 +26,6 @@ from pipeline.spheres.provenance import (
     parse_previous,
     read_sources,
 )
-from pipeline.spheres.verify import EXCESS_SAMPLES, VerifyReport, check_link, not_covering
 from pipeline.urdf import Robot
 
 
@@ -106,7 +106,7 @@ def verify(
     missing = [name for name in names if name not in entries]
     extra = sorted(set(entries) - set(names))
     if missing or extra:
-        from pipeline.spheres.verify import link_set_findings
+        from pipeline.spheres.checks import link_set_findings
 
         raise ContractError(link_set_findings(missing, extra, display))
     for link in collision_links(robot):

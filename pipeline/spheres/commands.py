@@ -13,7 +13,7 @@ from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.urdf import Robot, load_robot
 
 if TYPE_CHECKING:
-    from pipeline.spheres.verify import LinkCheck
+    from pipeline.spheres.checks import LinkCheck
 
 FILE = "spheres.json"
 

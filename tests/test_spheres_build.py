@@ -1,0 +1,215 @@
+"""spheres.json builds: refit only changed links, restamp the rest, verify, status, settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.cli import main
+from pipeline.findings import ContractError
+from pipeline.spheres import build_spheres, status, verify
+from pipeline.urdf import load_robot
+from tests.conftest import REPO
+
+IIWA = "lbr_iiwa_14_r820"
+LINKS = ("base_link", "link_1", "link_2", "link_3", "link_4", "link_5", "link_6", "link_7")
+FAST = {"defaults": {"max_spheres": 4, "rounds": 2, "sample_divisions": 10, "grid_points": 4000}}
+
+
+def _copy(root: Path) -> Path:
+    folder = root / "robots" / IIWA
+    shutil.copytree(REPO / "robots" / IIWA, folder)
+    (folder / "spheres.settings.json").write_text(json.dumps(FAST))
+    return folder
+
+
+def _build(root: Path, previous: bytes | None) -> tuple[bytes, object]:
+    folder = root / "robots" / IIWA
+    return build_spheres(load_robot(folder, root), folder, root, previous)
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """spheres.json of the iiwa with a small budget, fitted once for the module."""
+    root = tmp_path_factory.mktemp("spheres")
+    _copy(root)
+    data, report = _build(root, None)
+    assert report.fitted == LINKS  # type: ignore[attr-defined]
+    return data
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    _copy(tmp_path)
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_build_is_deterministic_and_a_rebuild_fits_nothing(root: Path, fitted: bytes) -> None:
+    again, report = _build(root, None)
+    assert again == fitted
+    same, report = _build(root, fitted)
+    assert same == fitted
+    assert report.fitted == () and report.current == LINKS  # type: ignore[attr-defined]
+
+
+def test_changed_mesh_refits_that_link_only(root: Path, fitted: bytes) -> None:
+    mesh = root / "robots" / IIWA / "meshes" / "link_3.stl"
+    import trimesh
+
+    shape = trimesh.load(mesh)
+    shape.apply_scale(1.05)
+    shape.export(mesh)
+    folder = root / "robots" / IIWA
+    assert status(load_robot(folder, root), folder, fitted)["link_3"] == "refit"
+    data, report = _build(root, fitted)
+    assert report.fitted == ("link_3",)  # type: ignore[attr-defined]
+    assert report.restamped == tuple(n for n in LINKS if n != "link_3")  # type: ignore[attr-defined]
+    old, new = json.loads(fitted)["links"], json.loads(data)["links"]
+    assert old["link_3"] != new["link_3"]
+    assert all(old[n]["spheres"] == new[n]["spheres"] for n in LINKS if n != "link_3")
+
+
+@pytest.mark.parametrize(
+    ("case", "old", "new"),
+    [
+        ("joint_limit", 'lower="-2.9668"', 'lower="-2.9"'),
+        ("other_link_name", '<link name="tool0"/>', '<link name="flange"/>'),
+        (
+            "visual",
+            '</link>\n  <link name="link_7">',
+            "<visual><geometry>"
+            '<box size="1 1 1"/></geometry></visual></link>\n  <link name="link_7">',
+        ),
+    ],
+)
+def test_urdf_change_outside_collision_geometry_restamps_without_fitting(
+    root: Path, fitted: bytes, case: str, old: str, new: str
+) -> None:
+    urdf = root / "robots" / IIWA / "robot.urdf"
+    _edit(urdf, old, new)
+    if case == "other_link_name":
+        _edit(urdf, 'child link="tool0"', 'child link="flange"')
+    folder = root / "robots" / IIWA
+    assert set(status(load_robot(folder, root), folder, fitted).values()) == {"restamp"}
+    data, report = _build(root, fitted)
+    assert report.fitted == () and report.restamped == LINKS  # type: ignore[attr-defined]
+    before, after = json.loads(fitted), json.loads(data)
+    assert before["links"] == after["links"]
+    assert before["made_from"] != after["made_from"]
+
+
+def test_changed_fit_settings_of_one_link_refit_it(root: Path, fitted: bytes) -> None:
+    settings = {**FAST, "links": {"link_5": {"max_spheres": 3}}}
+    (root / "robots" / IIWA / "spheres.settings.json").write_text(json.dumps(settings))
+    _, report = _build(root, fitted)
+    assert report.fitted == ("link_5",)  # type: ignore[attr-defined]
+
+
+def _shrink(data: bytes, link: str) -> bytes:
+    document = json.loads(data)
+    document["links"][link]["spheres"][0]["radius"] *= 0.9
+    return json.dumps(document).encode()
+
+
+def test_spheres_not_covering_names_the_link_in_verify_and_build(root: Path, fitted: bytes) -> None:
+    folder = root / "robots" / IIWA
+    robot = load_robot(folder, root)
+    assert verify(robot, folder, fitted, samples=2000).ok
+    edited = _shrink(fitted, "link_4")
+    report = verify(robot, folder, edited, samples=0)
+    assert [f.code for f in report.findings] == ["spheres_not_covering"]
+    assert report.findings[0].place == "/links/link_4"
+    assert not report.link("link_4").proven and report.link("link_4").gap > 0
+    assert report.link("link_2").proven
+    with pytest.raises(ContractError) as caught:
+        build_spheres(robot, folder, root, edited)
+    assert "link_4" in str(caught.value) and "spheres_not_covering" in str(caught.value)
+
+
+def _cli(root: Path, fitted: bytes | None, *argv: str) -> int:
+    if fitted is not None:
+        target = root / "build" / "robots" / IIWA / "spheres.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(fitted)
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        return main(list(argv))
+    finally:
+        os.chdir(cwd)
+
+
+def test_cli_status_reports_stale_provenance(
+    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli(root, fitted, "spheres", "status", IIWA) == 0
+    assert f"{IIWA} link_2: current" in capsys.readouterr().out
+    (root / "robots" / IIWA / "meshes" / "link_2.stl").write_bytes(
+        (REPO / "robots" / IIWA / "meshes" / "link_6.stl").read_bytes()
+    )
+    assert _cli(root, None, "spheres", "status", IIWA) == 1
+    out = capsys.readouterr().out
+    assert f"{IIWA} link_2: refit" in out and f"{IIWA} link_1: restamp" in out
+
+
+def test_cli_verify_fails_with_the_link_named(
+    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli(root, fitted, "spheres", "verify", IIWA, "--samples", "2000") == 0
+    assert f"{IIWA} link_7: 4 spheres, proven" in capsys.readouterr().out
+    assert _cli(root, _shrink(fitted, "link_6"), "spheres", "verify", IIWA) == 2
+    err = capsys.readouterr().err
+    assert f"build/robots/{IIWA}/spheres.json:/links/link_6: spheres_not_covering" in err
+
+
+def test_cli_show_writes_a_png(root: Path, fitted: bytes) -> None:
+    out = root / "fit.png"
+    assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(out)) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "settings"),
+    [
+        ("unexpected_field", {"defaults": {"max_sphere": 4}}),
+        ("unknown_link", {"links": {"tool0": {"max_spheres": 4}}}),
+        ("out_of_range", {"defaults": {"max_spheres": 0}}),
+    ],
+)
+def test_bad_settings_file_is_refused(root: Path, code: str, settings: object) -> None:
+    folder = root / "robots" / IIWA
+    (folder / "spheres.settings.json").write_text(json.dumps(settings))
+    with pytest.raises(ContractError) as caught:
+        status(load_robot(folder, root), folder, None)
+    assert [f.code for f in caught.value.findings] == [code]
+    assert caught.value.findings[0].file == f"robots/{IIWA}/spheres.settings.json"
+
+
+def test_spheres_json_records_centres_radii_and_provenance(fitted: bytes) -> None:
+    document = json.loads(fitted)
+    assert document["schema"] == "rosie.robot-spheres.v1"
+    assert set(document["links"]) == set(LINKS)
+    assert set(document["made_from"]["files"]) == {
+        "robot.urdf",
+        "spheres.settings.json",
+        *(f"meshes/{name}.stl" for name in LINKS),
+    }
+    entry = document["links"]["link_1"]
+    assert entry["provenance"]["fitter"]["parameters"]["max_spheres"] == 4
+    assert entry["provenance"]["geometry_sha256"].startswith("sha256:")
+    radii = np.array([s["radius"] for s in entry["spheres"]])
+    assert (radii > 0).all() and len(radii) <= 4
+    assert fitted.endswith(b"\n") and json.dumps(document, indent=2, sort_keys=True) + "\n" == (
+        fitted.decode()
+    )

@@ -1,0 +1,134 @@
+"""Collision geometry of a link and the coverage proof: meshes, primitives, several elements."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.spheres.checks import excess_ratio
+from pipeline.spheres.fit import FitParams, fit_link
+from pipeline.spheres.geometry import (
+    is_closed,
+    load_link_geometry,
+    ray_winding,
+    rpy_matrix,
+    winding_number,
+)
+from pipeline.spheres.prove import prove
+from pipeline.urdf import load_robot
+from tests.conftest import REPO
+
+IIWA = "lbr_iiwa_14_r820"
+FAST = FitParams(max_spheres=4, rounds=2, sample_divisions=10, grid_points=4000)
+
+
+def _link(folder: Path, name: str):  # type: ignore[no-untyped-def]
+    robot = load_robot(folder, folder.parent.parent)
+    link = robot.link(name)
+    assert link is not None
+    return load_link_geometry(link, folder, f"robots/{IIWA}")
+
+
+def _craft(tmp_path: Path, old: str, new: str) -> Path:
+    folder = tmp_path / "robots" / IIWA
+    shutil.copytree(REPO / "robots" / IIWA, folder)
+    urdf = folder / "robot.urdf"
+    text = urdf.read_text()
+    assert old in text
+    urdf.write_text(text.replace(old, new, 1))
+    return folder
+
+
+LINK7_MESH = '<mesh filename="package://lbr_iiwa_14_r820/meshes/link_7.stl"/>'
+
+
+@pytest.mark.parametrize(
+    ("shape", "volume"),
+    [
+        ('<box size="0.1 0.2 0.05"/>', 0.1 * 0.2 * 0.05),
+        ('<cylinder radius="0.05" length="0.2"/>', math.pi * 0.05**2 * 0.2),
+        ('<sphere radius="0.06"/>', 4 / 3 * math.pi * 0.06**3),
+    ],
+)
+def test_primitive_only_link_is_fitted_and_proven(
+    tmp_path: Path, shape: str, volume: float
+) -> None:
+    folder = _craft(tmp_path, LINK7_MESH, shape)
+    geometry = _link(folder, "link_7")
+    points = np.random.default_rng(0).uniform(-0.2, 0.2, size=(40000, 3))
+    assert geometry.inside(points).mean() * 0.4**3 == pytest.approx(volume, rel=0.08)
+    centers, radii = fit_link(geometry, FAST)
+    assert len(radii) <= 4
+    assert prove(geometry, centers, radii).proven
+
+
+def test_curved_primitive_proof_is_exact_enough_and_refuses_a_smaller_sphere(
+    tmp_path: Path,
+) -> None:
+    folder = _craft(tmp_path, LINK7_MESH, '<sphere radius="0.06"/>')
+    geometry = _link(folder, "link_7")
+    center = np.zeros((1, 3))
+    assert prove(geometry, center, np.array([0.06 * 1.0001])).proven
+    shrunk = prove(geometry, center, np.array([0.0599]))
+    assert not shrunk.proven
+    assert 0.0001 - 1e-8 <= shrunk.gap <= 0.0002  # an upper bound, not far above the truth
+
+
+def test_link_with_several_collision_elements_covers_all_of_them(tmp_path: Path) -> None:
+    extra = (
+        "</collision>\n    <collision>\n"
+        '      <origin xyz="0 0 0.12" rpy="0.3 0 0"/>\n'
+        '      <geometry><cylinder radius="0.02" length="0.1"/></geometry>\n'
+        "    </collision>\n"
+        "    <collision>\n"
+        '      <origin xyz="0.05 0 0.1" rpy="0 0 0.5"/>\n'
+        '      <geometry><box size="0.03 0.03 0.03"/></geometry>\n'
+        "    </collision>"
+    )
+    text = (REPO / "robots" / IIWA / "robot.urdf").read_text()
+    start = text.index('<link name="link_7">')
+    end = text.index("</collision>", start)
+    folder = _craft(tmp_path, text[start:end] + "</collision>", text[start:end] + extra)
+    geometry = _link(folder, "link_7")
+    assert len(geometry.solids) == 3
+    centers, radii = fit_link(geometry, FAST)
+    assert prove(geometry, centers, radii).proven
+    # the cylinder's far end is part of what must be covered
+    tip = rpy_matrix((0.3, 0.0, 0.0)) @ np.array([0.0, 0.0, 0.05]) + [0, 0, 0.12]
+    assert (np.linalg.norm(centers - tip, axis=1) <= radii).any()
+
+
+def test_open_mesh_uses_the_generalised_winding_number(tmp_path: Path) -> None:
+    geometry = _link(REPO / "robots" / IIWA, "link_4")
+    closed = geometry.solids[0].triangles
+    assert is_closed(closed)
+    opened = closed[3:]  # a few triangles missing: not watertight any more
+    assert not is_closed(opened)
+    points = np.random.default_rng(1).uniform(*geometry.bounds(), size=(3000, 3))
+    exact = np.abs(ray_winding(closed, points)) >= 0.5
+    robust = np.abs(winding_number(opened, points)) >= 0.5
+    assert (exact == (np.abs(winding_number(closed, points)) >= 0.5)).all()
+    assert (exact != robust).mean() < 0.02
+
+
+def test_mesh_scale_and_origin_are_applied(tmp_path: Path) -> None:
+    scaled = LINK7_MESH.replace('.stl"/>', '.stl" scale="2 2 2"/>')
+    folder = _craft(tmp_path, LINK7_MESH, scaled)
+    plain = _link(REPO / "robots" / IIWA, "link_7")
+    big = _link(folder, "link_7")
+    assert np.allclose(big.bounds(), plain.bounds() * 2)
+
+
+def test_shrunken_radius_leaves_a_gap_bound_and_excess_has_a_standard_error() -> None:
+    geometry = _link(REPO / "robots" / IIWA, "link_7")
+    centers, radii = fit_link(geometry, FAST)
+    ratio, se = excess_ratio(geometry, centers, radii, 20000)
+    assert ratio > 0 and 0 < se < ratio
+    radii[0] *= 0.9
+    proof = prove(geometry, centers, radii)
+    assert not proof.proven
+    assert 0 < proof.gap <= radii[0] * 0.1 / 0.9 + 1e-6
