@@ -23,6 +23,17 @@ class Proof:
     pieces: int  # patches that were checked
     unproven: tuple[Patches, ...]  # the pieces left at the depth limit, for radius growth
 
+    def uncovered_fraction(self, geometry: LinkGeometry) -> float:
+        """Share of the surface area in pieces left unproven (flat triangles of their hulls)."""
+        total = sum(_area(p.hull()) for p in geometry.patches)
+        left = sum(_area(p.hull()) for p in self.unproven)
+        return left / total if total > 0 else 0.0
+
+
+def _area(hull: Array) -> float:
+    cross = np.cross(hull[:, 1] - hull[:, 0], hull[:, 2] - hull[:, 0])
+    return float(np.linalg.norm(cross, axis=1).sum() / 2)
+
 
 def piece_gaps(hull: Array, centers: Array, radii: Array) -> Array:
     """Per piece and sphere: how far the piece's worst hull point lies outside the sphere."""

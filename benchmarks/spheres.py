@@ -1,0 +1,124 @@
+"""Benchmark the sphere fitter on every link of the shipped robots against two baselines.
+
+Run from the repository root: `python benchmarks/spheres.py` (prints a Markdown table).
+Per link: sphere count, proven coverage (share of the surface area proven inside the union),
+worst gap bound, excess ratio (Monte Carlo, +- standard error) and fit time, for
+- `fit`: pipeline.spheres.fit with the robot's settings (default 16 spheres);
+- `mbs`: one minimum bounding sphere of the link's vertices (trimesh);
+- `kmeans`: k-means of surface samples with the fit's sphere count, each radius the largest
+  distance to its assigned samples.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pipeline.spheres.checks import excess_ratio  # noqa: E402
+from pipeline.spheres.fit import fit_link  # noqa: E402
+from pipeline.spheres.geometry import Array, LinkGeometry, collision_links, load_link_geometry  # noqa: E402
+from pipeline.spheres.prove import prove  # noqa: E402
+from pipeline.spheres.provenance import read_sources  # noqa: E402
+from pipeline.urdf import load_robot  # noqa: E402
+
+SAMPLES = 200_000
+
+
+def minimum_bounding_sphere(geometry: LinkGeometry) -> tuple[Array, Array]:
+    """One sphere: trimesh's minimum n-sphere of every hull point of the surface."""
+    points = np.concatenate([p.hull().reshape(-1, 3) for p in geometry.patches])
+    center, radius = trimesh.nsphere.minimum_nsphere(np.unique(points, axis=0))
+    return np.array([center]), np.array([radius * (1 + 1e-9) + 1e-9])
+
+
+def kmeans_spheres(geometry: LinkGeometry, k: int, seed: int = 0) -> tuple[Array, Array]:
+    """k-means of surface samples; each radius the largest distance to its assigned samples."""
+    lo, hi = geometry.bounds()
+    points = geometry.surface_points(float(np.linalg.norm(hi - lo)) / 40)
+    rng = np.random.default_rng(seed)
+    centers = points[rng.choice(len(points), size=k, replace=False)]
+    for _ in range(30):
+        label = np.argmin(((points[:, None] - centers[None]) ** 2).sum(axis=2), axis=1)
+        for j in range(k):
+            if (label == j).any():
+                centers[j] = points[label == j].mean(axis=0)
+    label = np.argmin(((points[:, None] - centers[None]) ** 2).sum(axis=2), axis=1)
+    radii = np.zeros(k)
+    np.maximum.at(radii, label, np.linalg.norm(points - centers[label], axis=1))
+    return centers, radii
+
+
+def measure(geometry: LinkGeometry, centers: Array, radii: Array) -> dict[str, float]:
+    """Count, proven coverage share, gap bound and excess of one set of spheres."""
+    proof = prove(geometry, centers, radii)
+    excess, se = excess_ratio(geometry, centers, radii, SAMPLES)
+    return {
+        "count": len(radii),
+        "covered": 1.0 - proof.uncovered_fraction(geometry),
+        "proven": float(proof.proven),
+        "gap": proof.gap,
+        "excess": excess,
+        "se": se,
+    }
+
+
+def main() -> None:
+    """Fit and measure every link; print the table and the summary."""
+    rows = []
+    for folder in sorted((ROOT / "robots").iterdir()):
+        if not (folder / "robot.urdf").is_file():
+            continue
+        robot = load_robot(folder, ROOT)
+        sources = read_sources(robot, folder)
+        for link in collision_links(robot):
+            geometry = load_link_geometry(link, folder, sources.folder_display)
+            start = time.perf_counter()
+            centers, radii = fit_link(geometry, sources.params[link.name])
+            seconds = time.perf_counter() - start
+            ours = measure(geometry, centers, radii) | {"time": seconds}
+            start = time.perf_counter()
+            one = measure(geometry, *minimum_bounding_sphere(geometry))
+            one["time"] = time.perf_counter() - start
+            start = time.perf_counter()
+            km_spheres = kmeans_spheres(geometry, len(radii))
+            km_time = time.perf_counter() - start
+            km = measure(geometry, *km_spheres) | {"time": km_time}
+            rows.append((f"{robot.name}/{link.name}", ours, one, km))
+            print(f"measured {robot.name}/{link.name}", file=sys.stderr, flush=True)
+    print(
+        "| link | fit: spheres | proven coverage | gap bound (mm) | excess ± se | fit time (s) "
+        "| mbs: excess | mbs: proven | k-means: excess | k-means: proven, gap (mm) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, ours, one, km in rows:
+        print(
+            f"| {name} | {ours['count']} | {100 * ours['covered']:.2f}% "
+            f"{'(proven)' if ours['proven'] else '(NOT proven)'} | {1000 * ours['gap']:.3f} "
+            f"| {ours['excess']:.3f} ± {ours['se']:.3f} | {ours['time']:.2f} "
+            f"| {one['excess']:.3f} | {'yes' if one['proven'] else 'no'} "
+            f"| {km['excess']:.3f} ± {km['se']:.3f} "
+            f"| {'yes' if km['proven'] else 'no'}, {1000 * km['gap']:.3f} |"
+        )
+    for label, index in (("fit", 1), ("minimum bounding sphere", 2), ("k-means", 3)):
+        excess = [row[index]["excess"] for row in rows]  # type: ignore[index]
+        times = [row[index]["time"] for row in rows]  # type: ignore[index]
+        proven = sum(int(row[index]["proven"]) for row in rows)  # type: ignore[index]
+        print(
+            f"\n{label}: links {len(rows)}, proven {proven}/{len(rows)}, "
+            f"excess median {statistics.median(excess):.3f} worst {max(excess):.3f}, "
+            f"time median {statistics.median(times):.2f} s worst {max(times):.2f} s",
+            end="",
+        )
+    print()
+
+
+if __name__ == "__main__":
+    main()
