@@ -11,14 +11,9 @@ import pytest
 
 from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.fit import FitParams, fit_link
-from pipeline.spheres.geometry import (
-    is_closed,
-    load_link_geometry,
-    ray_winding,
-    rpy_matrix,
-    winding_number,
-)
+from pipeline.spheres.geometry import load_link_geometry, rpy_matrix
 from pipeline.spheres.prove import prove
+from pipeline.spheres.winding import is_closed, ray_winding, winding_number
 from pipeline.urdf import load_robot
 from tests.conftest import REPO
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +22,11 @@ class FitParams:
     seed: int = 0
     sample_divisions: int = 20  # surface samples every bounds-diagonal / this
     grid_points: int = 24_000  # outside-volume evaluation points
-    iterations: int = 25
-    rounds: int = 8
+    iterations: int = 30
+    rounds: int = 16
     learning_rate: float = 0.003
+    reach: float = 0.03
+    sharpen: float = 0.2
 
     def schedule(self) -> list[float]:
         """Penalty weights of the optimisation rounds, rising to enforce coverage."""
@@ -38,9 +39,11 @@ class FitParams:
             "learning_rate": self.learning_rate,
             "iterations": self.iterations,
             "max_spheres": self.max_spheres,
+            "reach": self.reach,
             "rounds": self.rounds,
             "sample_divisions": self.sample_divisions,
             "seed": self.seed,
+            "sharpen": self.sharpen,
         }
 
 
@@ -109,52 +112,59 @@ class _Objective:
         self.tau_s = problem.scale * 0.002
         self.reach = reach
         self.mu = 1.0
-        self.o_pt = self.o_k = self.s_pt = self.s_k = np.zeros(0, dtype=np.intp)
-        self.s_start = np.zeros(0, dtype=np.intp)
+        self.o_pt = self.o_k = self.s_k = self.s_start = self.s_len = np.zeros(0, dtype=np.intp)
+        self.o_xyz = self.s_xyz = np.zeros((3, 0))
+        self.o_count = 0
 
     def select(self, centers: Array, radii: Array) -> None:
         """Fix the pairs that can matter while spheres move at most `reach`."""
         p = self.p
         gap = _distances(p.outside, centers) - radii[None, :]
-        self.o_pt, self.o_k = np.nonzero(gap < 2 * self.reach + 8 * self.tau)
+        o_pt, self.o_k = np.nonzero(gap < 2 * self.reach + 8 * self.tau)
+        used, self.o_pt = np.unique(o_pt, return_inverse=True)
+        self.o_count = len(used)
+        self.o_xyz = p.outside[o_pt].T.copy()
         sgap = _distances(p.surface, centers) - radii[None, :]
         near = sgap < sgap.min(axis=1, keepdims=True) + 2 * self.reach + 30 * self.tau_s
-        self.s_pt, self.s_k = np.nonzero(near)
-        self.s_start = np.flatnonzero(np.r_[True, self.s_pt[1:] != self.s_pt[:-1]])
+        s_pt, self.s_k = np.nonzero(near)
+        self.s_xyz = p.surface[s_pt].T.copy()
+        self.s_start = np.flatnonzero(np.r_[True, s_pt[1:] != s_pt[:-1]])
+        self.s_len = np.diff(np.r_[self.s_start, len(s_pt)])
 
     def __call__(self, x: Array) -> tuple[float, Array]:
         k, p = self.k, self.p
         c, r = x[: 3 * k].reshape(k, 3), x[3 * k :]
         grad_c = np.zeros((k, 3))
         # excess: soft indicator of the union at the outside points
-        diff = p.outside[self.o_pt] - c[self.o_k]
-        dist = np.sqrt(np.einsum("ij,ij->i", diff, diff)) + 1e-12
+        diff = [self.o_xyz[i] - c[self.o_k, i] for i in range(3)]
+        dist = np.sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
         z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
-        sig = 1 / (1 + np.exp(-z))
-        keep = np.exp(np.bincount(self.o_pt, -np.logaddexp(0, z), len(p.outside)))
+        e = np.exp(-z)
+        sig = 1 / (1 + e)
+        keep = np.exp(np.bincount(self.o_pt, -z - np.log1p(e), self.o_count))
         scale = p.weight / p.volume
         excess = scale * float((1 - keep).sum())
         g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
         grad_r = np.bincount(self.o_k, g, k)
         gd = g / dist
         for axis in range(3):
-            grad_c[:, axis] = np.bincount(self.o_k, gd * diff[:, axis], k)
+            grad_c[:, axis] = np.bincount(self.o_k, gd * diff[axis], k)
         # coverage: soft max of (r - distance) over nearby spheres must be >= 0
-        sd = p.surface[self.s_pt] - c[self.s_k]
-        sdist = np.sqrt(np.einsum("ij,ij->i", sd, sd)) + 1e-12
+        sd = [self.s_xyz[i] - c[self.s_k, i] for i in range(3)]
+        sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
         a = (r[self.s_k] - sdist) / self.tau_s
         amax = np.maximum.reduceat(a, self.s_start)
-        e = np.exp(a - np.repeat(amax, np.diff(np.r_[self.s_start, len(a)])))
-        total = np.add.reduceat(e, self.s_start)
+        ea = np.exp(a - np.repeat(amax, self.s_len))
+        total = np.add.reduceat(ea, self.s_start)
         soft = self.tau_s * (amax + np.log(total))
         short = np.maximum(0.0, -soft) / p.scale
         pen = self.mu * float((short**2).sum())
         dpen = -2 * self.mu * short / p.scale  # d pen / d soft per sample
-        w = e * np.repeat(dpen / total, np.diff(np.r_[self.s_start, len(a)]))
+        w = ea * np.repeat(dpen / total, self.s_len)
         grad_r += np.bincount(self.s_k, w, k)
         wd = w / sdist
         for axis in range(3):
-            grad_c[:, axis] += np.bincount(self.s_k, wd * sd[:, axis], k)
+            grad_c[:, axis] += np.bincount(self.s_k, wd * sd[axis], k)
         return excess + pen, np.concatenate([grad_c.ravel(), grad_r])
 
 
@@ -163,26 +173,36 @@ def _distances(points: Array, centers: Array) -> Array:
     return np.sqrt(np.einsum("pkx,pkx->pk", diff, diff))
 
 
-def _descend(problem: Problem, params: FitParams, centers: Array, radii: Array) -> Array:
-    """Adam steps on the smooth objective; pairs re-selected each round, moves bounded."""
-    k = len(radii)
-    reach = 0.04 * problem.scale
+def _adam(
+    problem: Problem,
+    x: Array,
+    mus: list[float],
+    iterations: int,
+    rate: float,
+    reach: float,
+    taus: tuple[float, float] = (1.0, 1.0),
+) -> Array:
+    """Adam steps on the smooth objective, one round per penalty weight; pairs re-selected
+    each round and moves bounded by `reach` so the pairs left out stay irrelevant."""
+    k = len(x) // 4
     objective = _Objective(problem, k, reach)
-    x = np.concatenate([centers.ravel(), radii])
+    base_tau = objective.tau
     m = np.zeros_like(x)
     v = np.zeros_like(x)
     step = 0
-    total = params.rounds * params.iterations
-    for mu in params.schedule():
+    total = len(mus) * iterations
+    for index, mu in enumerate(mus):
         objective.mu = mu
+        share = index / max(1, len(mus) - 1)
+        objective.tau = base_tau * taus[0] ** (1 - share) * taus[1] ** share
         objective.select(x[: 3 * k].reshape(k, 3), x[3 * k :])
         start = x.copy()
-        for _ in range(params.iterations):
+        for _ in range(iterations):
             step += 1
             _, grad = objective(x)
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2
-            lr = params.learning_rate * problem.scale * (1 - 0.9 * step / total)
+            lr = rate * (1 - 0.9 * step / total)
             x = x - lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-12)
             x = np.clip(x, start - reach, start + reach)
     return x
@@ -216,14 +236,27 @@ def grow_until_proven(geometry: LinkGeometry, centers: Array, radii: Array) -> A
         proof = prove(geometry, centers, radii, max_depth=14)
         if proof.proven:
             return radii
-        for pieces in proof.unproven:
-            gaps = piece_gaps(pieces.hull(), centers, radii)
-            owner = np.argmin(gaps, axis=1)
-            need = gaps[np.arange(len(gaps)), owner]
-            grow = np.zeros(len(radii))
-            np.maximum.at(grow, owner, need)
-            radii += np.where(grow > 0, grow + 1e-7, 0.0)
+        gaps = np.concatenate([piece_gaps(p.hull(), centers, radii) for p in proof.unproven])
+        radii += _allot_growth(gaps, radii)
     return radii
+
+
+def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
+    """Growth per sphere so each piece fits in one sphere, preferring growth already paid for.
+
+    A piece goes to the sphere whose extra growth costs least surface (radius squared times
+    the growth beyond what that sphere grows anyway); repeated so the choices settle.
+    """
+    rows = np.arange(len(gaps))
+    owner = np.argmin(gaps, axis=1)
+    grow = np.zeros(len(radii))
+    np.maximum.at(grow, owner, gaps[rows, owner])
+    for _ in range(passes):
+        extra = np.maximum(gaps - grow[None, :], 0.0) * (radii[None, :] + gaps) ** 2
+        owner = np.argmin(extra + 1e-12 * gaps, axis=1)
+        grow = np.zeros(len(radii))
+        np.maximum.at(grow, owner, gaps[rows, owner])
+    return np.where(grow > 0, grow + 1e-7, 0.0)
 
 
 def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
@@ -233,10 +266,12 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     k = min(params.max_spheres, len(problem.surface))
     centers = _kmeans(problem.surface, k, rng)
     radii = _cover_radii(problem.surface, centers)
-    x = _descend(problem, params, centers, radii)
-    centers = x[: 3 * k].reshape(k, 3)
-    radii = _harden(problem.surface, centers, x[3 * k :])
-    radii = _shrink(problem.surface, centers, radii)
+    x = np.concatenate([centers.ravel(), radii])
+    scale = problem.scale
+    mus = params.schedule()
+    rate, reach = params.learning_rate * scale, params.reach * scale
+    x = _adam(problem, x, mus, params.iterations, rate, reach, (1.0, params.sharpen))
+    centers, radii = _hard(problem, x)
     used = radii > 0
     centers, radii = centers[used], radii[used]
     centers = np.round(centers / QUANTUM) * QUANTUM
@@ -245,6 +280,8 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     return centers, radii
 
 
-def quantize(value: float) -> float:
-    """A float that reads back exactly, rounded to the quantum."""
-    return float(repr(round(value / QUANTUM) * QUANTUM)) if math.isfinite(value) else value
+def _hard(problem: Problem, x: Array) -> tuple[Array, Array]:
+    k = len(x) // 4
+    centers = x[: 3 * k].reshape(k, 3)
+    radii = _harden(problem.surface, centers, x[3 * k :])
+    return centers, _shrink(problem.surface, centers, radii)
