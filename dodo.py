@@ -9,6 +9,7 @@ from pipeline.tasks import (
     task_config,
     task_index,
     task_manifest,
+    task_spheres,
     task_srdf,
     task_urdf,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "task_config",
     "task_index",
     "task_manifest",
+    "task_spheres",
     "task_srdf",
     "task_urdf",
 ]

@@ -263,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     bundle = sub.add_parser("bundle-identity", help="print a cell bundle's identity")
     bundle.add_argument("archive", help="a dist/<cell_id>.tar.gz")
     bundle.set_defaults(run=cmd_bundle_identity)
+
+    from pipeline.spheres.commands import add_parser as add_spheres
+
+    add_spheres(sub)
     return parser
 
 

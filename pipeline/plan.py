@@ -53,6 +53,28 @@ SRDF_CODE = (
         )
     ),
 )
+SPHERES_SETTINGS = "spheres.settings.json"
+SPHERES_CODE = (
+    *URDF_CODE,
+    "pipeline/schemas.py",
+    "pipeline/schemas/spheres.schema.json",
+    "pipeline/schemas/spheres-settings.schema.json",
+    *(
+        f"pipeline/spheres/{name}.py"
+        for name in (
+            "__init__",
+            "build",
+            "checks",
+            "document",
+            "fit",
+            "geometry",
+            "prove",
+            "provenance",
+            "task",
+            "winding",
+        )
+    ),
+)
 MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
 INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
 CELL_CODE = (
@@ -73,6 +95,7 @@ CODE: dict[str, tuple[str, ...]] = {
     "urdf": URDF_CODE,
     "config": CONFIG_CODE,
     "srdf": SRDF_CODE,
+    "spheres": SPHERES_CODE,
     "manifest": MANIFEST_CODE,
     "index": INDEX_CODE,
     "cellbuild": CELL_CODE,
@@ -166,6 +189,22 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
             lazy("pipeline.srdf.compile", "make_srdf", model_id),
             (f"build/robots/{model_id}/robot.srdf",),
         )
+    settings = [f"{src}/{SPHERES_SETTINGS}"] if (root / src / SPHERES_SETTINGS).is_file() else []
+    steps["spheres"] = Step(
+        f"spheres:{model_id}",
+        "fit (or restamp) the collision spheres; prove they cover every collision surface",
+        # the meshes are inputs through the urdf step's stamp and by name: a mesh change
+        # reaches this step even when the URDF copy is unchanged
+        (
+            f"{src}/robot.urdf",
+            *_files_under(root, f"{src}/meshes"),
+            *settings,
+            urdf.stamp,
+            code("spheres"),
+        ),
+        lazy("pipeline.spheres.task", "make_spheres", model_id),
+        (f"build/robots/{model_id}/spheres.json",),
+    )
     upstream = [step.name for step in steps.values()]
     steps["manifest"] = Step(
         f"manifest:{model_id}",

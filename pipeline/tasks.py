@@ -62,7 +62,7 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
 
 
 # Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.
-DEFAULT_TASKS = ["code", "urdf", "config", "srdf", "manifest", "index", "cellbuild"]
+DEFAULT_TASKS = ["code", "urdf", "config", "srdf", "spheres", "manifest", "index", "cellbuild"]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
@@ -187,6 +187,11 @@ def task_config() -> Iterator[dict[str, Any]]:
 def task_srdf() -> Iterator[dict[str, Any]]:
     """Run each robot's gen_srdf() source into build/robots/<id>/robot.srdf."""
     yield from _group("srdf")
+
+
+def task_spheres() -> Iterator[dict[str, Any]]:
+    """Fit or restamp each robot's collision spheres into build/robots/<id>/spheres.json."""
+    yield from _group("spheres")
 
 
 def task_manifest() -> Iterator[dict[str, Any]]:
