@@ -22,8 +22,9 @@ import trimesh
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pipeline.spheres.build import build_spheres  # noqa: E402
 from pipeline.spheres.checks import excess_ratio  # noqa: E402
-from pipeline.spheres.fit import fit_link  # noqa: E402
+from pipeline.spheres.fit import fit_link, grow_until_proven  # noqa: E402
 from pipeline.spheres.geometry import Array, LinkGeometry, collision_links, load_link_geometry  # noqa: E402
 from pipeline.spheres.prove import prove  # noqa: E402
 from pipeline.spheres.provenance import read_sources  # noqa: E402
@@ -91,13 +92,16 @@ def main() -> None:
             km_spheres = kmeans_spheres(geometry, len(radii))
             km_time = time.perf_counter() - start
             km = measure(geometry, *km_spheres) | {"time": km_time}
+            grown = grow_until_proven(geometry, *km_spheres)
+            km["grown"] = measure(geometry, km_spheres[0], grown)["excess"]
             rows.append((f"{robot.name}/{link.name}", ours, one, km))
             print(f"measured {robot.name}/{link.name}", file=sys.stderr, flush=True)
     print(
         "| link | fit: spheres | proven coverage | gap bound (mm) | excess ± se | fit time (s) "
-        "| mbs: excess | mbs: proven | k-means: excess | k-means: proven, gap (mm) |"
+        "| mbs: excess | mbs: proven | k-means: excess | k-means: proven, gap (mm) "
+        "| k-means grown to proof: excess |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, ours, one, km in rows:
         print(
             f"| {name} | {ours['count']} | {100 * ours['covered']:.2f}% "
@@ -105,7 +109,7 @@ def main() -> None:
             f"| {ours['excess']:.3f} ± {ours['se']:.3f} | {ours['time']:.2f} "
             f"| {one['excess']:.3f} | {'yes' if one['proven'] else 'no'} "
             f"| {km['excess']:.3f} ± {km['se']:.3f} "
-            f"| {'yes' if km['proven'] else 'no'}, {1000 * km['gap']:.3f} |"
+            f"| {'yes' if km['proven'] else 'no'}, {1000 * km['gap']:.3f} | {km['grown']:.3f} |"
         )
     for label, index in (("fit", 1), ("minimum bounding sphere", 2), ("k-means", 3)):
         excess = [row[index]["excess"] for row in rows]  # type: ignore[index]
@@ -117,7 +121,39 @@ def main() -> None:
             f"time median {statistics.median(times):.2f} s worst {max(times):.2f} s",
             end="",
         )
-    print()
+    grown = [row[3]["grown"] for row in rows]  # type: ignore[index]
+    print(f"\nk-means grown to proof: excess median {statistics.median(grown):.3f}", end="")
+    print(f" worst {max(grown):.3f}")
+    for folder, seconds, links in build_times():
+        print(
+            f"build from scratch, 2 worker processes: {folder} {links} links in {seconds:.1f} s "
+            f"({seconds / links:.2f} s per link); rebuild with nothing changed: "
+            f"{rebuild_time(folder):.2f} s, fitted nothing"
+        )
+
+
+def build_times() -> list[tuple[str, float, int]]:
+    """Wall time of build_spheres from nothing with two worker processes, per robot."""
+    out = []
+    for folder in sorted((ROOT / "robots").iterdir()):
+        if not (folder / "robot.urdf").is_file():
+            continue
+        robot = load_robot(folder, ROOT)
+        start = time.perf_counter()
+        _, report = build_spheres(robot, folder, ROOT, None, workers=2)
+        out.append((folder.name, time.perf_counter() - start, len(report.fitted)))
+    return out
+
+
+def rebuild_time(name: str) -> float:
+    """Wall time of build_spheres when the previous file is current (must fit nothing)."""
+    folder = ROOT / "robots" / name
+    robot = load_robot(folder, ROOT)
+    data, _ = build_spheres(robot, folder, ROOT, None, workers=2)
+    start = time.perf_counter()
+    _, report = build_spheres(robot, folder, ROOT, data, workers=2)
+    assert report.fitted == (), report
+    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.spheres.geometry import Array, LinkGeometry
-from pipeline.spheres.prove import piece_gaps, prove
+from pipeline.spheres.prove import prove
 
 FITTER_NAME = "pipeline.spheres.fit"
 FITTER_VERSION = "1"
+GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 
 
@@ -233,11 +234,10 @@ def grow_until_proven(geometry: LinkGeometry, centers: Array, radii: Array) -> A
     """Grow radii where pieces are not proven covered, until the proof succeeds."""
     radii = radii.copy()
     for _ in range(8):
-        proof = prove(geometry, centers, radii, max_depth=14)
+        proof = prove(geometry, centers, radii, max_depth=GROW_DEPTH)
         if proof.proven:
             return radii
-        gaps = np.concatenate([piece_gaps(p.hull(), centers, radii) for p in proof.unproven])
-        radii += _allot_growth(gaps, radii)
+        radii += _allot_growth(proof.gaps, radii)
     return radii
 
 

@@ -15,7 +15,6 @@ from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
 
 Array = np.ndarray
-PATCH_POINTS = 6  # every patch is bounded by the convex hull of at most six points
 _CYLINDER_SEGMENTS = 16
 
 
@@ -76,10 +75,10 @@ class Patches:
         return Patches(self.kind, self.params[index], self.frame, self.radius, self.height)
 
     def hull(self) -> Array:
-        """Points (N, 6, 3) in the link frame whose convex hull holds each patch."""
+        """Points (N, m, 3), m <= 6, in the link frame whose convex hull holds each patch."""
         p, r = self.params, self.radius
         if self.kind == "flat":
-            return np.concatenate([p, p], axis=1)
+            return p
         if self.kind == "sphere":
             normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
             normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
@@ -103,7 +102,6 @@ class Patches:
             _polar(rho0, t1, z),
             _polar(rho1, t0, z),
             _polar(rho1, t1, z),
-            _polar(out, tm, z),
             _polar(out, tm, z),
         ]
         return self.frame.apply(np.stack(pts, axis=1))

@@ -22,6 +22,7 @@ class Proof:
     gap: float  # upper bound on the distance from any surface point to the union (0 if proven)
     pieces: int  # patches that were checked
     unproven: tuple[Patches, ...]  # the pieces left at the depth limit, for radius growth
+    gaps: Array  # per unproven piece and sphere, the piece's gap to that sphere
 
     def uncovered_fraction(self, geometry: LinkGeometry) -> float:
         """Share of the surface area in pieces left unproven (flat triangles of their hulls)."""
@@ -38,16 +39,17 @@ def _area(hull: Array) -> float:
 def piece_gaps(hull: Array, centers: Array, radii: Array) -> Array:
     """Per piece and sphere: how far the piece's worst hull point lies outside the sphere."""
     diff = hull[:, :, None, :] - centers[None, None, :, :]
-    dist = np.sqrt(np.einsum("pvkx,pvkx->pvk", diff, diff))
-    return dist.max(axis=1) - radii[None, :]
+    squared = np.einsum("pvkx,pvkx->pvk", diff, diff).max(axis=1)
+    return np.sqrt(squared) - radii[None, :]
 
 
 def prove_patches(
     patches: Patches, centers: Array, radii: Array, max_depth: int = MAX_DEPTH
-) -> tuple[int, float, Patches | None]:
-    """Check one batch; returns (pieces checked, worst gap bound, unproven pieces)."""
+) -> tuple[int, float, Patches | None, Array]:
+    """Check one batch; returns (pieces checked, worst gap bound, unproven pieces, their gaps)."""
     todo, checked, worst = patches, 0, 0.0
     left: list[Patches] = []
+    left_gaps = np.zeros((0, len(radii)))
     for depth in range(max_depth + 1):
         if len(todo) == 0:
             break
@@ -61,11 +63,12 @@ def prove_patches(
         if depth == max_depth or checked + 4 * int(open_.sum()) > MAX_PIECES:
             worst = max(worst, float(best[open_].max()) + SAFETY)
             left.append(todo.take(open_))
+            left_gaps = gaps[open_]
             todo = todo.take(np.zeros(len(todo), dtype=bool))
             break
         todo = todo.take(open_).split()
     unproven = left[0] if left else None
-    return checked, worst, unproven
+    return checked, worst, unproven, left_gaps
 
 
 def _gaps_chunked(hull: Array, centers: Array, radii: Array, chunk: int = 20_000) -> Array:
@@ -81,10 +84,12 @@ def prove(
     """Prove every collision patch of the link lies inside the union of the spheres."""
     checked, worst = 0, 0.0
     unproven: list[Patches] = []
+    gaps = [np.zeros((0, len(radii)))]
     for patches in geometry.patches:
-        n, gap, left = prove_patches(patches, centers, radii, max_depth)
+        n, gap, left, left_gaps = prove_patches(patches, centers, radii, max_depth)
         checked += n
         worst = max(worst, gap)
         if left is not None:
             unproven.append(left)
-    return Proof(not unproven, worst, checked, tuple(unproven))
+            gaps.append(left_gaps)
+    return Proof(not unproven, worst, checked, tuple(unproven), np.concatenate(gaps))
