@@ -52,15 +52,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for check in report.links:
             rows.append({"model_id": model_id, **check.as_json()})
             if not args.json:
-                excess = (
-                    f"{check.excess:.3f} ± {check.excess_se:.3f}"
-                    if check.excess is not None
-                    else "-"
-                )
-                state = (
-                    "proven" if check.proven else f"NOT proven, gap <= {check.gap * 1000:.3f} mm"
-                )
-                print(f"{model_id} {check.link}: {check.count} spheres, {state}, excess {excess}")
+                print(f"{model_id} {_line(check)}")
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     if findings:

@@ -23,8 +23,8 @@ class FitParams:
     seed: int = 0
     sample_divisions: int = 20  # surface samples every bounds-diagonal / this
     grid_points: int = 24_000  # outside-volume evaluation points
-    iterations: int = 30
-    rounds: int = 16
+    iterations: int = 36
+    rounds: int = 20
     learning_rate: float = 0.003
     reach: float = 0.03
     sharpen: float = 0.2
@@ -126,7 +126,9 @@ class _Objective:
         self.o_count = len(used)
         self.o_xyz = p.outside[o_pt].T.copy()
         sgap = _distances(p.surface, centers) - radii[None, :]
-        near = sgap < sgap.min(axis=1, keepdims=True) + 2 * self.reach + 30 * self.tau_s
+        # samples deep inside a sphere cannot come out while spheres move at most `reach`
+        best = sgap.min(axis=1, keepdims=True)
+        near = (sgap < best + 2 * self.reach + 30 * self.tau_s) & (best > -3 * self.reach)
         s_pt, self.s_k = np.nonzero(near)
         self.s_xyz = p.surface[s_pt].T.copy()
         self.s_start = np.flatnonzero(np.r_[True, s_pt[1:] != s_pt[:-1]])
