@@ -127,3 +127,33 @@ def test_shrunken_radius_leaves_a_gap_bound_and_excess_has_a_standard_error() ->
     proof = prove(geometry, centers, radii)
     assert not proof.proven
     assert 0 < proof.gap <= radii[0] * 0.1 / 0.9 + 1e-6
+
+
+def test_dae_collision_mesh_is_read_fitted_and_proven(tmp_path: Path) -> None:
+    abb = tmp_path / "robots" / "abb_irb2400"
+    shutil.copytree(REPO / "robots" / "abb_irb2400", abb)
+    urdf = abb / "robot.urdf"
+    old = '<mesh filename="package://abb_irb2400/meshes/link_6.stl"/>'
+    urdf.write_text(urdf.read_text().replace(old, old.replace(".stl", ".dae"), 1))
+    robot = load_robot(abb, tmp_path)
+    link = robot.link("link_6")
+    assert link is not None
+    geometry = load_link_geometry(link, abb, "robots/abb_irb2400")
+    assert len(geometry.solids[0].triangles) == 2646  # the DAE, not the 308-triangle STL
+    centers, radii = fit_link(geometry, FAST)
+    assert prove(geometry, centers, radii).proven
+
+
+def test_mesh_with_a_hole_is_fitted_and_proven(tmp_path: Path) -> None:
+    import trimesh
+
+    folder = _craft(tmp_path, LINK7_MESH, LINK7_MESH)
+    mesh = trimesh.load(folder / "meshes" / "link_7.stl")
+    mesh.update_faces(np.arange(5, len(mesh.faces)))
+    mesh.export(folder / "meshes" / "link_7.stl")
+    geometry = _link(folder, "link_7")
+    assert not geometry.solids[0].closed
+    centers, radii = fit_link(geometry, FAST)
+    assert prove(geometry, centers, radii).proven
+    ratio, _ = excess_ratio(geometry, centers, radii, 20000)
+    assert 0 < ratio < 10
