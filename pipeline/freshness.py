@@ -58,6 +58,10 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         changed = changed_inputs(stamp, hash_inputs(root, step.inputs, known))
         if changed:
             reason = f"{step.name}: {_describe(changed, stamp.inputs)}"
+            if step.name.startswith("spheres:"):
+                from pipeline.spheres.task import describe_status
+
+                reason += describe_status(root, step.name.partition(":")[2])
             out.extend(Staleness("stale", path, reason) for path in sorted(stamp.outputs))
             continue
         for path in changed_outputs(root, stamp, known):

@@ -213,3 +213,16 @@ def test_spheres_json_records_centres_radii_and_provenance(fitted: bytes) -> Non
     assert fitted.endswith(b"\n") and json.dumps(document, indent=2, sort_keys=True) + "\n" == (
         fitted.decode()
     )
+
+
+def test_freshness_check_names_the_links_to_refit(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mesh = project / "robots" / IIWA / "meshes" / "link_2.stl"
+    mesh.write_bytes((REPO / "robots" / IIWA / "meshes" / "link_6.stl").read_bytes())
+    assert _cli(project, None, "check") == 1
+    lines = [
+        line for line in capsys.readouterr().out.splitlines() if "spheres.json (spheres:" in line
+    ]
+    assert len(lines) == 1
+    assert "links: refit link_2; restamp base_link, link_1, link_3" in lines[0]
