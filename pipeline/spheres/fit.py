@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,6 +28,7 @@ class FitParams:
     learning_rate: float = 0.003
     reach: float = 0.03
     sharpen: float = 0.2
+    harden_divisions: int = 40
 
     def schedule(self) -> list[float]:
         """Penalty weights of the optimisation rounds, rising to enforce coverage."""
@@ -45,6 +46,7 @@ class FitParams:
             "sample_divisions": self.sample_divisions,
             "seed": self.seed,
             "sharpen": self.sharpen,
+            "harden_divisions": self.harden_divisions,
         }
 
 
@@ -273,6 +275,10 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     mus = params.schedule()
     rate, reach = params.learning_rate * scale, params.reach * scale
     x = _adam(problem, x, mus, params.iterations, rate, reach, (1.0, params.sharpen))
+    if params.harden_divisions > params.sample_divisions:
+        # radii fitted to dense samples leave less to grow between them
+        dense = geometry.surface_points(scale / params.harden_divisions)
+        problem = replace(problem, surface=dense)
     centers, radii = _hard(problem, x)
     used = radii > 0
     centers, radii = centers[used], radii[used]
