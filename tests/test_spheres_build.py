@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -226,3 +228,56 @@ def test_freshness_check_names_the_links_to_refit(
     ]
     assert len(lines) == 1
     assert "links: refit link_2; restamp base_link, link_1, link_3" in lines[0]
+
+
+def _drop(document: dict[str, Any]) -> None:
+    del document["links"]["link_3"]
+
+
+def _extra(document: dict[str, Any]) -> None:
+    document["links"]["tool0"] = document["links"]["link_3"]
+
+
+def _model(document: dict[str, Any]) -> None:
+    document["model_id"] = "abb_irb2400"
+
+
+def _radius(document: dict[str, Any]) -> None:
+    document["links"]["link_1"]["spheres"][0]["radius"] = -0.1
+
+
+@pytest.mark.parametrize(
+    ("code", "edit", "place"),
+    [
+        ("spheres_missing_link", _drop, "/links"),
+        ("unknown_link", _extra, "/links/tool0"),
+        ("model_id_mismatch", _model, "/model_id"),
+        ("out_of_range", _radius, "/links/link_1/spheres/0/radius"),
+    ],
+)
+def test_verify_refuses_a_spheres_json_that_does_not_fit_the_robot(
+    root: Path, fitted: bytes, code: str, edit: Callable[[dict[str, Any]], None], place: str
+) -> None:
+    document = json.loads(fitted)
+    edit(document)
+    folder = root / "robots" / IIWA
+    with pytest.raises(ContractError) as caught:
+        verify(load_robot(folder, root), folder, json.dumps(document).encode(), samples=0)
+    assert [(f.code, f.place) for f in caught.value.findings] == [(code, place)]
+
+
+@pytest.mark.parametrize(
+    ("code", "name", "data"),
+    [("mesh_unreadable", "link_5.dae", b"<COLLADA><broken"), ("mesh_empty", "link_5.stl", b"")],
+)
+def test_unreadable_collision_mesh_is_refused(
+    root: Path, code: str, name: str, data: bytes
+) -> None:
+    folder = root / "robots" / IIWA
+    (folder / "meshes" / name).write_bytes(data)
+    _edit(folder / "robot.urdf", "meshes/link_5.stl", f"meshes/{name}")
+    with pytest.raises(ContractError) as caught:
+        build_spheres(load_robot(folder, root), folder, root, None)
+    assert [(f.code, f.file) for f in caught.value.findings] == [
+        (code, f"robots/{IIWA}/meshes/{name}")
+    ]

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.findings import ContractError, raise_if_errors
-from pipeline.spheres.checks import EXCESS_SAMPLES, VerifyReport, check_link, not_covering
+from pipeline.spheres.checks import (
+    EXCESS_SAMPLES,
+    VerifyReport,
+    check_link,
+    link_set_findings,
+    not_covering,
+)
 from pipeline.spheres.document import (
     FILE,
     document_bytes,
@@ -106,8 +112,6 @@ def verify(
     missing = [name for name in names if name not in entries]
     extra = sorted(set(entries) - set(names))
     if missing or extra:
-        from pipeline.spheres.checks import link_set_findings
-
         raise ContractError(link_set_findings(missing, extra, display))
     for link in collision_links(robot):
         geometry = load_link_geometry(link, robot_folder, sources_display)

@@ -138,11 +138,9 @@ def link_status(sources: Sources, previous: dict[str, Any] | None) -> dict[str, 
     for link in sources.geometry:
         entry = old_links.get(link)
         want = sources.link_provenance(link)
+        # the link's provenance is its geometry digest and its fitter (name, version, parameters)
         if not isinstance(entry, dict) or entry.get("provenance") != want:
-            old = entry.get("provenance", {}) if isinstance(entry, dict) else {}
-            same_geometry = old.get("geometry_sha256") == want["geometry_sha256"]
-            same_fitter = old.get("fitter") == want["fitter"]
-            out[link] = RESTAMP if same_geometry and same_fitter else REFIT
+            out[link] = REFIT
         else:
             out[link] = CURRENT if file_current else RESTAMP
     return out
