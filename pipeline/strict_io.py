@@ -9,9 +9,10 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lxml import etree
+if TYPE_CHECKING:
+    from lxml import etree
 
 from pipeline.findings import ContractError, Finding, json_pointer
 
@@ -215,6 +216,8 @@ def source_line(node: etree._Element) -> int:
 
 
 def _xml_parser() -> etree.XMLParser:
+    from lxml import etree
+
     return etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -227,6 +230,8 @@ def _xml_parser() -> etree.XMLParser:
 
 def parse_xml(data: bytes, display: str) -> etree._Element:
     """Parse XML resolving no entities, loading no DTD, reading no network."""
+    from lxml import etree
+
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         index = data.find(b"<!DOCTYPE")
         index = data.find(b"<!ENTITY") if index < 0 else index

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import JSON_LIMIT, read_bytes
-from pipeline.urdf import Robot, load_robot
 
 if TYPE_CHECKING:
     from pipeline.spheres.checks import LinkCheck
+    from pipeline.urdf import Robot
 
 FILE = "spheres.json"
 
@@ -27,6 +27,8 @@ def _models(args: argparse.Namespace, root: Path) -> list[str]:
 
 def _load(root: Path, model_id: str, spheres: str | None) -> tuple[Robot, Path, str, bytes | None]:
     folder = root / "robots" / model_id
+    from pipeline.urdf import load_robot
+
     robot = load_robot(folder, root)
     display = spheres or f"build/robots/{model_id}/{FILE}"
     path = root / display
