@@ -10,7 +10,7 @@ from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.prove import prove
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "1"
+FITTER_VERSION = "2"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 
@@ -27,7 +27,7 @@ class FitParams:
     rounds: int = 20
     learning_rate: float = 0.003
     reach: float = 0.03
-    sharpen: float = 0.2
+    sharpen: float = 0.02  # the soft union ends at this share of its starting width
     harden_divisions: int = 40
 
     def schedule(self) -> list[float]:
