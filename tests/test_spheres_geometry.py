@@ -61,6 +61,19 @@ def test_primitive_only_link_is_fitted_and_proven(
     assert prove(geometry, centers, radii).proven
 
 
+def test_sphere_primitives_are_their_own_exact_cover(tmp_path: Path) -> None:
+    two = (
+        '<sphere radius="0.06"/></geometry></collision><collision>'
+        '<origin xyz="0.01 0.02 0.1"/><geometry><sphere radius="0.03"/>'
+    )
+    folder = _craft(tmp_path, LINK7_MESH, two)
+    centers, radii = fit_link(_link(folder, "link_7"), FAST)
+    assert np.allclose(centers, [[0.0, 0.0, 0.0], [0.01, 0.02, 0.1]], atol=1e-9)
+    # never smaller; the proof bounds each curved patch by its hull, a hair outside the sphere,
+    # so the radius may grow by a few parts in 10^4 (11 µm on 60 mm), not by a fitted margin
+    assert np.all(radii >= [0.06, 0.03]) and np.all(radii <= np.array([0.06, 0.03]) * 1.0005)
+
+
 def test_curved_primitive_proof_is_exact_enough_and_refuses_a_smaller_sphere(
     tmp_path: Path,
 ) -> None:

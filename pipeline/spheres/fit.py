@@ -10,7 +10,7 @@ from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.prove import prove
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "2"
+FITTER_VERSION = "3"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 
@@ -263,8 +263,22 @@ def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
     return np.where(grow > 0, grow + 1e-7, 0.0)
 
 
+def exact_spheres(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array] | None:
+    """A link made only of sphere primitives, within the budget, is its own exact cover."""
+    solids = geometry.solids
+    if not solids or len(solids) > params.max_spheres or any(s.kind != "sphere" for s in solids):
+        return None
+    centers = np.array([s.frame.translation for s in solids], dtype=float)
+    return centers, np.array([float(s.size[0]) for s in solids])
+
+
 def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     """Fit spheres to one link; returns centres (k, 3) and radii (k) that cover it, proven."""
+    exact = exact_spheres(geometry, params)
+    if exact is not None:
+        centers = np.round(exact[0] / QUANTUM) * QUANTUM
+        radii = grow_until_proven(geometry, centers, exact[1])
+        return centers, np.ceil(radii / QUANTUM + 1) * QUANTUM
     problem = sample_problem(geometry, params)
     rng = np.random.default_rng(params.seed)
     k = min(params.max_spheres, len(problem.surface))
