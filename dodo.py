@@ -1,7 +1,7 @@
 """doit entry point: the compiler's task graph lives in pipeline.tasks."""
 
 from pipeline.tasks import (
-    DOIT_CONFIG,
+    doit_config,
     task_cell,
     task_cellbuild,
     task_check,
@@ -13,6 +13,9 @@ from pipeline.tasks import (
     task_srdf,
     task_urdf,
 )
+
+# Holds the checkout's build lock from here on, before doit opens its database.
+DOIT_CONFIG = doit_config()
 
 __all__ = [
     "DOIT_CONFIG",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digests import Digests
+from pipeline.session import is_temp_name
 from pipeline.stamps import (
     STAMP_ROOT,
     Step,
@@ -68,13 +69,16 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
             kind = "missing" if not (root / path).exists() else "modified"
             out.append(Staleness(kind, path, f"differs from what {step.name} made"))
     for path in sorted(_build_files(root) - claimed):
-        reason = (
-            "stamp of a step the sources no longer have"
-            if path.startswith(STAMP_ROOT)
-            else "no step makes it"
-        )
-        out.append(Staleness("extra", path, reason))
+        out.append(Staleness("extra", path, _extra_reason(path)))
     return out
+
+
+def _extra_reason(path: str) -> str:
+    if is_temp_name(path.rsplit("/", 1)[-1]):
+        return "temporary file of an interrupted build; the next `doit` removes it"
+    if path.startswith(STAMP_ROOT):
+        return "stamp of a step the sources no longer have"
+    return "no step makes it"
 
 
 def _describe(changed: list[str], recorded: dict[str, str]) -> str:

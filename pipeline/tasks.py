@@ -14,8 +14,8 @@ from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
 from pipeline.digests import Digests
-from pipeline.lock import hold_build_lock
 from pipeline.plan import cell_ids, plan
+from pipeline.session import open_session
 from pipeline.stamps import Step, run_step, stamp_path
 
 
@@ -115,8 +115,18 @@ def doit_groups(root: Path) -> Mapping[str, list[dict[str, Any]]]:
 @functools.cache
 def _session(root: Path) -> tuple[IO[str], Mapping[str, list[dict[str, Any]]]]:
     """One doit run in one checkout: its build lock (held until exit) and its graph."""
-    lock = hold_build_lock(root)
+    lock = open_session(root, DOIT_CONFIG["dep_file"])
     return lock, doit_groups(root)
+
+
+def doit_config() -> dict[str, Any]:
+    """doit's configuration, returned once this run holds the checkout's build lock.
+
+    dodo.py calls it while doit loads the file, which is before doit opens its database: a second
+    run waits here, so whole runs (database reads and writes included) are serialised.
+    """
+    _session(Path.cwd())
+    return DOIT_CONFIG
 
 
 def _group(stage: str) -> Iterator[dict[str, Any]]:

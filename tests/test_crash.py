@@ -1,0 +1,206 @@
+"""Crash safety: doit killed with SIGKILL anywhere in a build loses nothing and shows no torn file.
+
+tests/killshim.py runs doit and kills it at the N-th write event (half-way through a temporary
+file, before or after a rename into place, half-way through doit's database dump). After each
+kill, every file under its final name in build/ must hold exactly the bytes a clean build gives
+(or, for a rebuild, the bytes it held before), and the next plain `doit` must give a build/
+byte-identical to a clean build, with no temporary file left and a readable doit database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.session import is_temp_name
+from pipeline.strict_io import atomic_write
+from tests.conftest import REPO, run_doit, tree_bytes
+
+SHIM = Path(__file__).with_name("killshim.py")
+SEED = 8
+POINTS = 24
+
+
+def run_shim(project: Path, target: int, log: Path) -> subprocess.CompletedProcess[str]:
+    """Run doit under the kill shim, dying at write event `target` (never when < 0)."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [sys.executable, str(SHIM), str(target), str(log)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def events(log: Path) -> list[tuple[int, str, str]]:
+    """The counted events of a shim log: (index, kind, path)."""
+    out = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        _, index, kind, path = line.split(" ", 3)
+        if index != "-":
+            out.append((int(index), kind, path))
+    return out
+
+
+def split_temps(files: dict[str, bytes]) -> tuple[dict[str, bytes], list[str]]:
+    """Files under their final names, and the names of leftover temporary files."""
+    finals = {p: b for p, b in files.items() if not is_temp_name(p.rsplit("/", 1)[-1])}
+    return finals, sorted(set(files) - set(finals))
+
+
+def check_exit(project: Path) -> int:
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        return main(["check"])
+    finally:
+        os.chdir(cwd)
+
+
+def assert_recovers(project: Path, reference: dict[str, bytes]) -> None:
+    """The next plain doit completes, gives the reference build/ and leaves clean state."""
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert tree_bytes(project / "build") == reference
+    db = json.loads((project / ".doit.db").read_text(encoding="utf-8"))
+    assert isinstance(db, dict) and db
+    again = run_doit(project)
+    assert again.returncode == 0 and "\n.  " not in "\n" + again.stdout
+
+
+def test_atomic_write_temporaries_are_recognised_as_temporary(tmp_path: Path) -> None:
+    """session.is_temp_name must know strict_io's temporary names, or leftovers would stay."""
+    seen: list[str] = []
+    real = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        seen.append(Path(src).name)
+        real(src, dst)
+
+    os.replace = spy  # type: ignore[assignment]
+    try:
+        atomic_write(tmp_path / "robot.urdf", b"<robot/>")
+    finally:
+        os.replace = real
+    assert len(seen) == 1 and is_temp_name(seen[0])
+    assert not is_temp_name("robot.urdf") and not is_temp_name(".robot.urdf.tmp")
+    fd, name = tempfile.mkstemp(prefix=".link_1.stl.", suffix=".tmp", dir=tmp_path)
+    os.close(fd)
+    assert is_temp_name(Path(name).name)
+
+
+@pytest.mark.parametrize("content", [b"", b'{"urdf:abb_irb2400": {"robot', b"\xff\xfe", b"[]"])
+def test_unreadable_doit_db_is_removed_with_a_message(project: Path, content: bytes) -> None:
+    """A .doit.db torn by a kill mid-dump no longer stops every later run (doit exits 3)."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    mtimes = {p: p.stat().st_mtime_ns for p in (project / "build").rglob("*") if p.is_file()}
+    (project / ".doit.db").write_bytes(content)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert ".doit.db could not be read" in result.stderr
+    assert tree_bytes(project / "build") == before
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+    assert isinstance(json.loads((project / ".doit.db").read_text(encoding="utf-8")), dict)
+
+
+def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_bytes(project / "build")
+    meshes = project / "build" / "robots" / "abb_irb2400" / "meshes"
+    (meshes / ".link_1.stl.k3j9x_a2.tmp").write_bytes(b"solid half")
+    (project / "build" / "stamps" / ".robots.json.abcdefgh.tmp").write_bytes(b"{")
+    assert check_exit(project) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "extra: build/robots/abb_irb2400/meshes/.link_1.stl.k3j9x_a2.tmp "
+        "(temporary file of an interrupted build; the next `doit` removes it)"
+    ) in lines
+    result = run_doit(project)
+    assert result.returncode == 0
+    assert "removed 2 temporary file(s)" in result.stderr
+    assert tree_bytes(project / "build") == before
+    assert check_exit(project) == 0
+
+
+def _fresh(project: Path) -> None:
+    shutil.rmtree(project / "build", ignore_errors=True)
+    (project / ".doit.db").unlink(missing_ok=True)
+
+
+@pytest.mark.slow
+def test_sigkill_at_seeded_points_of_a_full_build(project: Path, tmp_path: Path) -> None:
+    """SIGKILL at >= 20 seeded write events of a build from an empty build/, then recover."""
+    reference = tree_bytes(REPO / "build")
+    _fresh(project)
+    count_log = tmp_path / "count.log"
+    full = run_shim(project, -1, count_log)
+    assert full.returncode == 0, full.stdout + full.stderr
+    assert tree_bytes(project / "build") == reference
+    trace = events(count_log)
+    dumps = [index for index, kind, _ in trace if kind == "db-dump"]
+    writes = [index for index, kind, _ in trace if kind != "db-dump"]
+    assert len(writes) >= POINTS and dumps
+    points = sorted(random.Random(SEED).sample(writes, POINTS) + dumps)
+    kinds: set[str] = set()
+    for point in points:
+        _fresh(project)
+        log = tmp_path / f"kill-{point}.log"
+        killed = run_shim(project, point, log)
+        assert killed.returncode == -signal.SIGKILL, (point, killed.stdout, killed.stderr)
+        last = events(log)[-1]
+        assert last[0] == point
+        kinds.add(last[1])
+        finals, temps = split_temps(tree_bytes(project / "build"))
+        # No reader sees a torn file: whatever has its final name holds the final bytes.
+        torn = [p for p, data in finals.items() if reference.get(p) != data]
+        assert torn == [], (point, last)
+        if last[1] == "db-dump":
+            assert finals == reference and temps == []
+        else:
+            assert check_exit(project) == 1
+        assert_recovers(project, reference)
+    assert kinds == {"tmp-write", "replace", "replaced", "db-dump"}
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_rebuild_keeps_each_file_old_or_new(project: Path, tmp_path: Path) -> None:
+    """Killed while rebuilding after a source change, every output is its old or its new bytes."""
+    old = tree_bytes(project / "build")
+    mesh = project / "robots" / "lbr_iiwa_14_r820" / "meshes" / "link_3.stl"
+    original = mesh.read_bytes()
+    mesh.write_bytes(original + b"\n")
+    count_log = tmp_path / "count.log"
+    assert run_shim(project, -1, count_log).returncode == 0
+    new = tree_bytes(project / "build")
+    assert new != old
+    trace = events(count_log)
+    points = sorted(random.Random(SEED).sample(range(len(trace)), min(10, len(trace))))
+    snapshot = tmp_path / "old-build"
+    shutil.copytree(REPO / "build", snapshot)
+    for point in points:
+        shutil.rmtree(project / "build")
+        shutil.copytree(snapshot, project / "build")
+        (project / ".doit.db").unlink(missing_ok=True)
+        killed = run_shim(project, point, tmp_path / f"kill-{point}.log")
+        assert killed.returncode == -signal.SIGKILL
+        finals, _ = split_temps(tree_bytes(project / "build"))
+        mixed = [p for p, data in finals.items() if data not in (old.get(p), new.get(p))]
+        assert mixed == [], point
+        assert_recovers(project, new)
