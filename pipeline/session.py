@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from pipeline.digests import CACHE_NAME
 from pipeline.lock import hold_build_lock
 
 BUILD = "build"
@@ -32,11 +33,12 @@ def _say(message: str) -> None:
 
 
 def leftover_temps(root: Path) -> list[Path]:
-    """Temporary files under build/ that an interrupted atomic write left behind."""
+    """Temporary files an interrupted write left: under build/, and the digest cache's."""
     base = root / BUILD
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.rglob(".*.tmp") if is_temp_name(p.name) and not p.is_dir())
+    found = list(root.glob(f"{CACHE_NAME}.*.tmp"))
+    if base.is_dir():
+        found += [p for p in base.rglob(".*.tmp") if is_temp_name(p.name)]
+    return sorted(p for p in found if not p.is_dir())
 
 
 def remove_leftover_temps(root: Path) -> int:
@@ -45,7 +47,7 @@ def remove_leftover_temps(root: Path) -> int:
     for path in found:
         path.unlink(missing_ok=True)
     if found:
-        _say(f"removed {len(found)} temporary file(s) an interrupted build left in {BUILD}/")
+        _say(f"removed {len(found)} temporary file(s) an interrupted build left")
     return len(found)
 
 
