@@ -420,13 +420,31 @@ def test_srdf_target_rule(
     assert not (repo / "out").exists()
 
 
+# Rules of the build step only (pipeline srdf may link any URDF the spec allows).
+BUILD_CASES = [("urdf_path_other_robot", "../lbr_iiwa_14_r820/robot.urdf")]
+
+
+@pytest.mark.parametrize(("code", "urdf"), BUILD_CASES, ids=[c for c, _ in BUILD_CASES])
+def test_srdf_build_step_rule(code: str, urdf: str, repo: Path) -> None:
+    from pipeline.findings import ContractError
+    from pipeline.srdf.compile import make_srdf
+
+    source = repo / SOURCE
+    text = source.read_text()
+    assert '"urdf": "robot.urdf"' in text
+    source.write_text(text.replace('"urdf": "robot.urdf"', f'"urdf": {urdf!r}'))
+    with pytest.raises(ContractError) as raised:
+        make_srdf(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in raised.value.findings] == [(code, SOURCE)]
+
+
 def test_every_srdf_finding_code_has_a_case() -> None:
     """Each code the SRDF modules emit appears in one of the tables above."""
     emitted: set[str] = set()
     for path in (REPO / "pipeline/srdf").glob("*.py"):
         pattern = r'(?:add|_finding|bad|_bad|Finding)\(\s*"([a-z][a-z_]+)"'
         emitted |= set(re.findall(pattern, path.read_text()))
-    tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES]
+    tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES, BUILD_CASES]
     tested = {case[0] for table in tables for case in table}
     assert len(emitted) > 50
     assert emitted - tested == set()

@@ -39,17 +39,30 @@ def compile_srdf(
     repo_root: Path,
     timeout: float = DEFAULT_TIMEOUT,
     urdf_at: Path | None = None,
+    own_urdf: Path | None = None,
 ) -> bytes:
     """Run a generator, check everything against its URDF, return the bytes to write at `output`.
 
     `urdf_at` is where the URDF is served beside the output (a compiled description
     directory holds its own copy); the injected `tcad:urdf` path points there, else at the
-    linked URDF itself.
+    linked URDF itself. `own_urdf`, when given, is the only URDF the generator may link.
     """
     display = display_path(source, repo_root)
     read_bytes(source, display, SOURCE_LIMIT)
     envelope, findings = run_generator(source, display, repo_root, timeout)
     if envelope is None:
+        raise ContractError(findings)
+    if own_urdf is not None and envelope.urdf.resolve() != own_urdf.resolve():
+        linked, own = display_path(envelope.urdf, repo_root), display_path(own_urdf, repo_root)
+        findings.append(
+            Finding(
+                "urdf_path_other_robot",
+                display,
+                'gen_srdf()["urdf"]',
+                f"links {linked}, not this robot's {own}",
+                'return "urdf": "robot.urdf"; the SRDF is served beside its robot\'s own URDF',
+            )
+        )
         raise ContractError(findings)
     robot: Robot | None = None
     try:
@@ -88,5 +101,6 @@ def make_srdf(root: Path, model_id: str) -> dict[str, bytes]:
         out / "robot.srdf",
         root,
         urdf_at=out / "robot.urdf",
+        own_urdf=root / "robots" / model_id / "robot.urdf",
     )
     return {f"build/robots/{model_id}/robot.srdf": data}

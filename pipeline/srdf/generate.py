@@ -42,7 +42,9 @@ def _sandbox_files(sandbox: Path) -> list[str]:
     return sorted(p.relative_to(sandbox).as_posix() for p in sandbox.rglob("*"))
 
 
-def run_child(source: Path, display: str, timeout: float) -> tuple[dict[str, Any], list[Finding]]:
+def run_child(
+    source: Path, display: str, timeout: float, repo_root: Path | None = None
+) -> tuple[dict[str, Any], list[Finding]]:
     """Run the source's gen_srdf() in a child with a fresh temporary cwd and a time limit."""
     findings: list[Finding] = []
     with tempfile.TemporaryDirectory(prefix="gen_srdf.") as work:
@@ -101,6 +103,10 @@ def run_child(source: Path, display: str, timeout: float) -> tuple[dict[str, Any
             )
             result = {}
     attempts = [*created, *result.get("write_attempts", [])]
+    if repo_root is not None:
+        # findings name repository files by their repo-relative path, never an absolute one
+        prefix = f"{repo_root.resolve()}/"
+        attempts = [attempt.replace(prefix, "") for attempt in attempts]
     if attempts:
         findings.append(
             _finding(
@@ -227,7 +233,7 @@ def run_generator(
     The envelope comes back whenever its xml and urdf are usable, so that the caller can
     report the SRDF's own findings together with these.
     """
-    result, findings = run_child(source, display, timeout)
+    result, findings = run_child(source, display, timeout, repo_root)
     findings += _status_findings(result, display)
     if result.get("status") != "ok":
         return None, findings

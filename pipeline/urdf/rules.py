@@ -6,7 +6,7 @@ import math
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
 from pipeline.strict_io import XML_LIMIT, read_bytes
@@ -190,8 +190,19 @@ def _mimic_rules(robot: Robot, add: _Add) -> None:
 
 def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
     """Each named mesh is a regular file inside `folder/meshes`, not a link out of it."""
+    if os.path.islink(folder / "meshes"):
+        return [
+            Finding(
+                "symlink_refused",
+                str(PurePosixPath(robot.file).parent / "meshes"),
+                "",
+                "the meshes folder is a symbolic link",
+                "replace the link with a real meshes/ folder holding the mesh files",
+            )
+        ]
     out = []
-    meshes = (folder / "meshes").resolve()
+    # Not (folder / "meshes").resolve(): a link below meshes/ must not move the root either.
+    meshes = folder.resolve() / "meshes"
     for link in robot.links:
         elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
         for element in elements:
@@ -235,7 +246,11 @@ def load_robot(folder: Path, display_root: Path) -> Robot:
 
 def display_path(path: Path, root: Path) -> str:
     """The path relative to `root` in POSIX form, as findings name files."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    # Normalised without following links first: a symlink is named where it is, not where it
+    # points (which may be outside the repository, and absolute).
+    for mapped in (os.path.abspath, os.path.realpath):
+        try:
+            return Path(mapped(path)).relative_to(mapped(root)).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()

@@ -1,0 +1,619 @@
+"""The bad-input catalogue: hostile and broken inputs, end to end through doit and `pipeline`.
+
+Each case breaks one thing in a scratch checkout whose build/ is current, runs the real command
+in a subprocess (`doit`, or `python -m pipeline ...`) and asserts what DESIGN.md's "Errors are for
+people" asks: exit status 2; exactly one finding line, naming the file and the code; no
+traceback and no other output than doit's task lines; build/ byte for byte as before; and no
+file created or changed anywhere else in the checkout. Every case id starts with its code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, SOURCE_LIMIT, XML_LIMIT
+from tests.conftest import run_doit, tree_bytes
+
+ABB = "robots/abb_irb2400"
+LBR = "robots/lbr_iiwa_14_r820"
+URDF = f"{ABB}/robot.urdf"
+SRDF_PY = f"{ABB}/srdf.py"
+CONFIG = f"{ABB}/config.json"
+RTCORE = f"{ABB}/rtcore_definition.json"
+BUILT = "build/robots/abb_irb2400"
+MANIFEST = f"{BUILT}/robot_description_manifest.json"
+# Caches and the lock: doit and the digest cache may write these on any run.
+VOLATILE = {".doit.db", ".doit.lock", ".pipeline-cache.json"}
+
+FINDING = re.compile(r"^(?P<file>[\w./@+-]+?)(?::(?P<place>.+?))?: (?P<code>[a-z][a-z0-9_]*): \S")
+TASK_LINE = re.compile(r"^(\.|--|!!)  \S+$")
+
+Break = Callable[[Path, Path], None]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: what to break, the command to run, and the one finding it must give."""
+
+    code: str
+    file: str
+    breaks: Break
+    command: tuple[str, ...] = ("doit",)
+    also: tuple[str, ...] = ()  # knock-on findings the same break rightly gives (same file)
+
+
+# ---- ways to break a scratch checkout (project root, a folder outside it) ----
+
+
+def replace(rel: str, old: str, new: str, count: int = 1) -> Break:
+    """Replace text in a file of the checkout (the text must be there)."""
+
+    def apply(project: Path, outside: Path) -> None:
+        path = project / rel
+        text = path.read_text(encoding="utf-8")
+        assert old in text, (rel, old)
+        path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+    return apply
+
+
+def write(rel: str, data: bytes) -> Break:
+    """Overwrite a file of the checkout with these bytes."""
+
+    def apply(project: Path, outside: Path) -> None:
+        (project / rel).write_bytes(data)
+
+    return apply
+
+
+def transform(rel: str, change: Callable[[bytes], bytes]) -> Break:
+    """Rewrite a file of the checkout from its own bytes."""
+
+    def apply(project: Path, outside: Path) -> None:
+        path = project / rel
+        path.write_bytes(change(path.read_bytes()))
+
+    return apply
+
+
+def oversize(rel: str, limit: int) -> Break:
+    """Make a file one byte over its limit (sparse, so the test stays cheap)."""
+
+    def apply(project: Path, outside: Path) -> None:
+        with (project / rel).open("r+b") as handle:
+            handle.truncate(limit + 1)
+
+    return apply
+
+
+def link_outside(rel: str, change: Callable[[bytes], bytes] = lambda b: b + b"\n") -> Break:
+    """Replace a file (or a folder) by a symlink to a changed copy outside the checkout."""
+
+    def apply(project: Path, outside: Path) -> None:
+        path = project / rel
+        target = outside / path.name
+        if path.is_dir():
+            target.mkdir()
+            for item in sorted(path.iterdir()):
+                (target / item.name).write_bytes(change(item.read_bytes()))
+                item.unlink()
+            path.rmdir()
+        else:
+            target.write_bytes(change(path.read_bytes()))
+            path.unlink()
+        path.symlink_to(target)
+
+    return apply
+
+
+def both(*breaks: Break) -> Break:
+    """Apply several breaks in order."""
+
+    def apply(project: Path, outside: Path) -> None:
+        for one in breaks:
+            one(project, outside)
+
+    return apply
+
+
+def in_gen_srdf(statement: str) -> Break:
+    """Run a statement first thing in the ABB generator's gen_srdf()."""
+    return replace(SRDF_PY, "def gen_srdf():\n", f"def gen_srdf():\n    {statement}\n")
+
+
+def srdf_returns(value: str) -> Break:
+    """Make the ABB generator return `value` (an expression using `robot`) instead."""
+    return replace(SRDF_PY, 'return {"xml": robot, "urdf": "robot.urdf"}', f"return {value}")
+
+
+def srdf_urdf(path: str) -> Break:
+    """Make the ABB generator link another `urdf` path."""
+    return srdf_returns(f'{{"xml": robot, "urdf": {path!r}}}')
+
+
+def outside_urdf_linked_as(rel: str) -> Break:
+    """A copy of the ABB URDF outside the checkout, linked into it as `rel`."""
+
+    def apply(project: Path, outside: Path) -> None:
+        (outside / "linked.urdf").write_bytes((project / URDF).read_bytes())
+        (project / rel).symlink_to(outside / "linked.urdf")
+
+    return apply
+
+
+def srdf_adds(xml: str) -> Break:
+    """Append raw SRDF XML to the ABB generator's document."""
+    return replace(
+        SRDF_PY,
+        '    return {"xml": robot, "urdf": "robot.urdf"}',
+        f"    robot.append(ET.fromstring({xml!r}))\n"
+        '    return {"xml": robot, "urdf": "robot.urdf"}',
+    )
+
+
+def manifest_files(change: Callable[[list[str]], list[object]]) -> Break:
+    """Rewrite the `files` list of the built ABB manifest."""
+
+    def apply(project: Path, outside: Path) -> None:
+        import json
+
+        path = project / MANIFEST
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["files"] = change(data["files"])
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    return apply
+
+
+def not_utf8(data: bytes) -> bytes:
+    """Latin-1 bytes in a document that says nothing about its encoding (so UTF-8)."""
+    return (
+        data.replace(b"\n", b"\n<!-- caf\xe9 -->\n", 1) if data.startswith(b"<") else b"\xe9" + data
+    )
+
+
+def truncate_mid_element(data: bytes) -> bytes:
+    """Cut the file off in the middle of an element's attributes."""
+    return data[: data.index(b"<joint") + 20]
+
+
+EXTERNAL_ENTITY = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'
+    b'<robot name="abb_irb2400">&x;</robot>\n'
+)
+BILLION_LAUGHS = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol "lol">\n'
+    + b"".join(
+        b'<!ENTITY lol%d "%s">\n'
+        % (i, b"".join([b"&lol%d;" % (i - 1) if i > 1 else b"&lol;"] * 10))
+        for i in range(1, 10)
+    )
+    + b']>\n<robot name="abb_irb2400">&lol9;</robot>\n'
+)
+DEEP = b'<robot name="abb_irb2400">' + b"<a>" * 10_000 + b"</a>" * 10_000 + b"</robot>\n"
+MESH = "package://abb_irb2400/meshes/link_1.stl"
+
+
+def mesh_uri(uri: str) -> Break:
+    """Point the ABB URDF's first link_1.stl mesh at another URI."""
+    return replace(URDF, f'filename="{MESH}"', f'filename="{uri}"')
+
+
+def doit(code: str, file: str, breaks: Break, *ids: str, also: tuple[str, ...] = ()) -> object:
+    """A catalogue entry run through a full `doit`."""
+    return pytest.param(Case(code, file, breaks, also=also), id="-".join((code, *ids)))
+
+
+def cli(code: str, file: str, breaks: Break, command: tuple[str, ...], *ids: str) -> object:
+    """A catalogue entry run through `python -m pipeline ...`."""
+    return pytest.param(Case(code, file, breaks, ("pipeline", *command)), id="-".join((code, *ids)))
+
+
+CATALOGUE = [
+    # ---- strict XML input (DESIGN: no DTD, no entities, no network; sizes from strict_io) ----
+    doit("doctype_refused", URDF, write(URDF, EXTERNAL_ENTITY), "urdf-external-entity"),
+    doit("doctype_refused", URDF, write(URDF, BILLION_LAUGHS), "urdf-entity-expansion-bomb"),
+    doit(
+        "doctype_refused",
+        URDF,
+        transform(URDF, lambda d: d.replace(b"<robot ", b"<!DOCTYPE robot>\n<robot ", 1)),
+        "urdf-doctype",
+    ),
+    doit("invalid_xml", URDF, write(URDF, DEEP), "urdf-nesting-10000-deep"),
+    doit("invalid_xml", URDF, write(URDF, b""), "urdf-empty-file"),
+    doit("invalid_xml", URDF, transform(URDF, not_utf8), "urdf-not-utf8"),
+    doit("invalid_xml", URDF, transform(URDF, truncate_mid_element), "urdf-truncated-mid-element"),
+    doit("file_too_large", URDF, oversize(URDF, XML_LIMIT), "urdf-over-xml-limit"),
+    doit("symlink_refused", URDF, link_outside(URDF), "urdf-symlink-outside"),
+    doit("not_a_urdf", URDF, write(URDF, b'<srdf name="abb_irb2400"/>\n'), "urdf-root-element"),
+    # ---- robot.urdf rules (robot-description-files.md) ----
+    doit(
+        "robot_name_mismatch",
+        URDF,
+        replace(URDF, 'name="abb_irb2400" tesseract:', 'name="irb2400" tesseract:'),
+        "urdf-name-is-model-id",
+    ),
+    doit(
+        "missing_joint_limit",
+        URDF,
+        transform(URDF, lambda d: re.sub(rb'<limit [^>]*lower="[^"]*"', b"<limit", d, count=1)),
+        "urdf-movable-joint-bounded",
+    ),
+    doit(
+        "unbounded_joint_type",
+        URDF,
+        replace(URDF, 'type="revolute"', 'type="continuous"'),
+        "urdf-continuous-joint",
+    ),
+    doit(
+        "invalid_joint_velocity",
+        URDF,
+        transform(URDF, lambda d: re.sub(rb'velocity="[^"]*"', b'velocity="-1"', d, count=1)),
+        "urdf-velocity-rad-s",
+    ),
+    # ---- mesh references: package://<id>/meshes/<file>, never out of meshes/ ----
+    doit(
+        "mesh_uri_outside_meshes",
+        URDF,
+        mesh_uri("package://abb_irb2400/meshes/../../../../etc/passwd"),
+        "dot-dot",
+    ),
+    doit(
+        "mesh_uri_outside_meshes",
+        URDF,
+        mesh_uri("package://abb_irb2400/meshes/..\\..\\robot.urdf"),
+        "backslash",
+    ),
+    doit("mesh_uri_not_package", URDF, mesh_uri("/etc/passwd"), "absolute"),
+    doit("mesh_uri_not_package", URDF, mesh_uri("file:///etc/passwd"), "file-uri"),
+    doit(
+        "mesh_uri_not_package",
+        URDF,
+        mesh_uri("package://lbr_iiwa_14_r820/meshes/link_1.stl"),
+        "other-package",
+    ),
+    doit("mesh_missing", URDF, mesh_uri("package://abb_irb2400/meshes/nope.stl"), "no-file"),
+    doit("mesh_is_symlink", URDF, link_outside(f"{ABB}/meshes/link_1.stl"), "mesh-link-outside"),
+    # Regression: meshes/ itself a link out of the robot folder was followed and copied.
+    doit(
+        "symlink_refused",
+        f"{ABB}/meshes",
+        link_outside(f"{ABB}/meshes"),
+        "meshes-folder-link-outside",
+    ),
+    doit(
+        "file_too_large",
+        f"{ABB}/meshes/link_1.stl",
+        oversize(f"{ABB}/meshes/link_1.stl", MESH_LIMIT),
+        "mesh-over-mesh-limit",
+    ),
+    # ---- strict JSON input: config.json and rtcore_definition.json ----
+    doit("invalid_json", CONFIG, write(CONFIG, b""), "config-empty-file"),
+    doit("invalid_json", CONFIG, transform(CONFIG, lambda d: d[: len(d) // 2]), "config-truncated"),
+    doit("not_utf8", CONFIG, transform(CONFIG, not_utf8), "config-not-utf8"),
+    doit("byte_order_mark", CONFIG, transform(CONFIG, lambda d: b"\xef\xbb\xbf" + d), "config-bom"),
+    doit("root_not_object", CONFIG, write(CONFIG, b"[]\n"), "config-array"),
+    doit(
+        "duplicate_key",
+        CONFIG,
+        replace(CONFIG, '"schema":', '"schema": "x",\n  "schema":'),
+        "config-duplicate-key",
+    ),
+    doit(
+        "non_finite_number",
+        CONFIG,
+        transform(CONFIG, lambda d: re.sub(rb"0\.005", b"NaN", d, count=1)),
+        "config-nan",
+    ),
+    doit(
+        "nesting_too_deep",
+        CONFIG,
+        write(CONFIG, b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
+        "config-nesting-100000-deep",
+    ),
+    doit("file_too_large", CONFIG, oversize(CONFIG, JSON_LIMIT), "config-over-json-limit"),
+    doit("symlink_refused", CONFIG, link_outside(CONFIG), "config-symlink-outside"),
+    doit(
+        "duplicate_key",
+        RTCORE,
+        replace(RTCORE, '"direction": 1,', '"direction": 1,\n      "direction": 1,'),
+        "rtcore-duplicate-key",
+    ),
+    # ---- the SRDF generator contract (srdf-generator-contract.md) ----
+    doit("generator_raised", SRDF_PY, in_gen_srdf("raise RuntimeError('boom')"), "raises"),
+    doit("generator_exited", SRDF_PY, in_gen_srdf("raise SystemExit(3)"), "sys-exit"),
+    doit("generator_exited", SRDF_PY, in_gen_srdf("import os; os._exit(0)"), "os-exit"),
+    doit(
+        "generator_wrote_files",
+        SRDF_PY,
+        in_gen_srdf(
+            "import contextlib, pathlib\n    with contextlib.suppress(OSError):\n"
+            "        pathlib.Path(__file__).with_name('robot.srdf').write_text('<robot/>')"
+        ),
+        "writes-beside-source",
+    ),
+    doit(
+        "generator_spawned_process",
+        SRDF_PY,
+        in_gen_srdf(
+            "import contextlib, subprocess\n    with contextlib.suppress(OSError):\n"
+            "        subprocess.run(['true'])"
+        ),
+        "spawns",
+    ),
+    doit("generator_printed", SRDF_PY, in_gen_srdf("print('hello')"), "prints"),
+    doit(
+        "missing_gen_srdf",
+        SRDF_PY,
+        replace(SRDF_PY, "def gen_srdf():", "def make_srdf():"),
+        "no-function",
+    ),
+    doit(
+        "gen_srdf_takes_arguments",
+        SRDF_PY,
+        replace(SRDF_PY, "def gen_srdf():", "def gen_srdf(model):"),
+        "arguments",
+    ),
+    doit("envelope_not_dict", SRDF_PY, srdf_returns("[robot]"), "list"),
+    doit(
+        "envelope_missing_key",
+        SRDF_PY,
+        srdf_returns('{"xml": robot}'),
+        "no-urdf",
+    ),
+    doit(
+        "envelope_unknown_key",
+        SRDF_PY,
+        srdf_returns('{"xml": robot, "urdf": "robot.urdf", "name": "x"}'),
+        "extra-field",
+    ),
+    doit("urdf_path_not_string", SRDF_PY, srdf_returns('{"xml": robot, "urdf": 3}'), "int"),
+    doit("urdf_path_empty", SRDF_PY, srdf_urdf(""), "empty"),
+    doit("urdf_path_absolute", SRDF_PY, srdf_urdf("/etc/robot.urdf"), "absolute"),
+    doit("urdf_path_backslash", SRDF_PY, srdf_urdf("..\\abb_irb2400\\robot.urdf"), "backslash"),
+    doit("urdf_path_not_urdf", SRDF_PY, srdf_urdf("robot.xml"), "suffix"),
+    doit(
+        "urdf_path_outside_repo",
+        SRDF_PY,
+        srdf_urdf("../" * 12 + "etc/robot.urdf"),
+        "dot-dot-out-of-repo",
+    ),
+    doit("urdf_path_missing", SRDF_PY, srdf_urdf("file:///etc/robot.urdf"), "file-uri"),
+    # Regression: another robot's URDF was accepted, and its SRDF served beside this robot's.
+    doit(
+        "urdf_path_other_robot",
+        SRDF_PY,
+        both(
+            replace(SRDF_PY, 'ROBOT = "abb_irb2400"', 'ROBOT = "lbr_iiwa_14_r820"'),
+            srdf_urdf("../lbr_iiwa_14_r820/robot.urdf"),
+        ),
+        "dot-dot-other-robot",
+    ),
+    doit(
+        "urdf_path_outside_repo",
+        SRDF_PY,
+        both(srdf_urdf("linked.urdf"), outside_urdf_linked_as(f"{ABB}/linked.urdf")),
+        "symlink-outside",
+    ),
+    doit(
+        "root_not_robot",
+        SRDF_PY,
+        srdf_returns('{"xml": "<srdf name=\\"abb_irb2400\\"/>", "urdf": "robot.urdf"}'),
+        "root",
+        also=("missing_manipulator_group",),
+    ),
+    doit(
+        "doctype_refused",
+        SRDF_PY,
+        srdf_returns(
+            '{"xml": "<!DOCTYPE r [<!ENTITY x SYSTEM \\"file:///etc/passwd\\">]>'
+            '<robot name=\\"abb_irb2400\\">&x;</robot>", "urdf": "robot.urdf"}'
+        ),
+        "srdf-external-entity",
+    ),
+    doit(
+        "robot_name_mismatch",
+        SRDF_PY,
+        replace(SRDF_PY, 'ROBOT = "abb_irb2400"', 'ROBOT = "irb2400"'),
+        "srdf-name-is-urdf-name",
+    ),
+    doit("symlink_refused", SRDF_PY, link_outside(SRDF_PY), "source-symlink-outside"),
+    doit("file_too_large", SRDF_PY, oversize(SRDF_PY, SOURCE_LIMIT), "source-over-limit"),
+    # ---- SRDF semantics a Tesseract consumer relies on (tesseract-srdf-python.md) ----
+    doit(
+        "group_state_above_limit",
+        SRDF_PY,
+        replace(
+            SRDF_PY,
+            "{joint: 0.0 for joint in ARM_JOINTS}",
+            '{**{joint: 0.0 for joint in ARM_JOINTS}, "joint_1": 90.0}',
+        ),
+        "degrees-stored",
+    ),
+    doit(
+        "unknown_link",
+        SRDF_PY,
+        srdf_adds('<disable_collisions link1="base_link" link2="link_9" reason="Never"/>'),
+        "disable-collisions",
+    ),
+    doit(
+        "duplicate_name",
+        SRDF_PY,
+        srdf_adds('<group name="manipulator"><joint name="joint_1"/></group>'),
+        "group",
+    ),
+    doit(
+        "tcp_needs_one_rotation",
+        SRDF_PY,
+        replace(SRDF_PY, '"rpy": "0 1.57 0"}', '"rpy": "0 1.57 0", "wxyz": "1 0 0 0"}'),
+        "tcp",
+    ),
+    # ---- manifest rules, through `pipeline manifest --check` on a built description ----
+    cli("empty_path", MANIFEST, manifest_files(lambda f: [*f, ""]), ("manifest", "--check", BUILT)),
+    cli(
+        "absolute_path",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "/etc/passwd"]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "backslash_path",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "meshes\\link_1.stl"]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "dot_segment",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "meshes/../../lbr_iiwa_14_r820/robot.urdf"]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "duplicate_path",
+        MANIFEST,
+        manifest_files(lambda f: [*f, f[0]]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "manifest_lists_itself",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "robot_description_manifest.json"]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "manifest_lists_calibration",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "machine_planning_calibration.json"]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "not_a_regular_file",
+        MANIFEST,
+        link_outside(f"{BUILT}/meshes/link_1.stl"),
+        ("manifest", "--check", BUILT),
+        "symlink-outside",
+    ),
+    cli(
+        "path_not_string",
+        MANIFEST,
+        manifest_files(lambda f: [*f, 7]),
+        ("manifest", "--check", BUILT),
+    ),
+    cli(
+        "dot_segment",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "./robot.urdf"]),
+        ("identity", BUILT),
+        "identity",
+    ),
+    # ---- a generator that hangs, through the srdf command with a short time limit ----
+    cli(
+        "generator_timeout",
+        SRDF_PY,
+        in_gen_srdf("while True: pass"),
+        ("srdf", "--timeout", "1", SRDF_PY),
+        "hangs",
+    ),
+]
+
+
+def snapshot(project: Path) -> dict[str, tuple[bool, int, int]]:
+    """Every path of the checkout outside build/ with (is link, size, mtime), caches aside."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(project):
+        base = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if d != "__pycache__" and base / d != project / "build"]
+        for name in [*dirnames, *filenames]:
+            rel = (base / name).relative_to(project).as_posix()
+            if rel in VOLATILE:
+                continue
+            info = os.lstat(base / name)
+            out[rel] = (os.path.islink(base / name), info.st_size, info.st_mtime_ns)
+    return out
+
+
+def run(project: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """Run a catalogue command in the scratch checkout."""
+    if command[0] == "doit":
+        return run_doit(project, *command[1:])
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *command[1:]],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def assert_refused(project: Path, outside: Path, case: Case) -> None:
+    """Break, run, and check the four promises of the catalogue."""
+    case.breaks(project, outside)
+    build_before = tree_bytes(project / "build")
+    rest_before = snapshot(project)
+    result = run(project, case.command)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "Traceback" not in output
+    lines = [line for line in output.splitlines() if line.strip()]
+    findings = [line for line in lines if FINDING.match(line)]
+    others = [line for line in lines if line not in findings and not TASK_LINE.match(line)]
+    assert others == [], output
+    assert len(findings) == 1 + len(case.also), output
+    matches = [FINDING.match(line) for line in findings]
+    named = [(m["file"], m["code"]) for m in matches if m is not None]
+    assert sorted(named) == sorted((case.file, code) for code in (case.code, *case.also)), output
+    assert [line for line in findings if str(project) in line] == []
+    assert tree_bytes(project / "build") == build_before
+    assert snapshot(project) == rest_before
+
+
+@pytest.fixture
+def outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder outside the scratch checkout, for links that point out of it."""
+    return tmp_path_factory.mktemp("outside")
+
+
+@pytest.mark.parametrize("case", CATALOGUE)
+def test_bad_input_is_refused_cleanly(project: Path, outside: Path, case: Case) -> None:
+    assert_refused(project, outside, case)
+
+
+@pytest.mark.slow
+def test_generator_timeout_hanging_generator_through_doit(project: Path, outside: Path) -> None:
+    """Through doit the generator gets the default 60 s, then is stopped and reported."""
+    assert_refused(
+        project, outside, Case("generator_timeout", SRDF_PY, in_gen_srdf("while True: pass"))
+    )
+
+
+def test_catalogue_covers_the_issue_list() -> None:
+    """The hostile inputs issue 8 names each have a case (by id)."""
+    ids = {param.id for param in CATALOGUE}  # type: ignore[attr-defined]
+    for needed in (
+        "external-entity",
+        "entity-expansion-bomb",
+        "doctype",
+        "nesting-10000-deep",
+        "over-xml-limit",
+        "empty-file",
+        "not-utf8",
+        "truncated-mid-element",
+        "mesh-link-outside",
+        "meshes-folder-link-outside",
+        "raises",
+        "hangs",
+        "writes-beside-source",
+        "sys-exit",
+    ):
+        assert any(needed in case_id for case_id in ids), needed
