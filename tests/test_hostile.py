@@ -387,6 +387,9 @@ CATALOGUE = [
         "dot-dot-out-of-repo",
     ),
     doit("urdf_path_missing", SRDF_PY, srdf_urdf("file:///etc/robot.urdf"), "file-uri"),
+    # Regression: these two were tracebacks (ValueError from the path resolution).
+    doit("urdf_path_missing", SRDF_PY, srdf_urdf("robot\x00.urdf"), "nul-byte"),
+    doit("urdf_path_missing", SRDF_PY, srdf_urdf("\ud800.urdf"), "lone-surrogate"),
     # Regression: another robot's URDF was accepted, and its SRDF served beside this robot's.
     doit(
         "urdf_path_other_robot",
@@ -493,6 +496,14 @@ CATALOGUE = [
         MANIFEST,
         manifest_files(lambda f: [*f, "machine_planning_calibration.json"]),
         ("manifest", "--check", BUILT),
+    ),
+    # Regression: a JSON escape of a lone surrogate crashed the manifest reader.
+    cli(
+        "invalid_path_character",
+        MANIFEST,
+        manifest_files(lambda f: [*f, "meshes/\ud800.stl"]),
+        ("manifest", "--check", BUILT),
+        "lone-surrogate",
     ),
     cli(
         "not_a_regular_file",

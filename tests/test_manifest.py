@@ -51,6 +51,8 @@ CASES = [
     ("not_a_regular_file", ["robot.srdf.missing"]),
     ("not_a_regular_file", ["meshes"]),
     ("path_not_string", [7]),
+    ("invalid_path_character", ["meshes/a\x00.stl"]),
+    ("invalid_path_character", ["meshes/\ud800.stl"]),
 ]
 
 

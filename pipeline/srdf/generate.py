@@ -205,7 +205,10 @@ def _urdf_findings(
         )
     if out:
         return out
-    target = (source.parent / PurePosixPath(value)).resolve()
+    try:
+        target = (source.parent / PurePosixPath(value)).resolve()
+    except ValueError:  # a NUL or a lone surrogate: no file has such a name
+        return [bad("urdf_path_missing", f"{value!r} is not a file name", 'write "robot.urdf"')]
     if not target.is_relative_to(repo_root.resolve()):
         return [
             bad(
