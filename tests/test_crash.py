@@ -176,8 +176,9 @@ def test_sigkill_at_seeded_points_of_a_full_build(project: Path, tmp_path: Path)
         assert torn == [], (point, last)
         if last[1] == "db-dump":
             assert finals == reference and temps == []
-        else:
-            assert check_exit(project) == 1
+        # pipeline check tells the truth about the interrupted build/.
+        complete = finals == reference and temps == []
+        assert check_exit(project) == (0 if complete else 1), (point, last)
         assert_recovers(project, reference)
     assert kinds == {"tmp-write", "replace", "replaced", "db-dump"}
 
