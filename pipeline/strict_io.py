@@ -21,6 +21,8 @@ JSON_LIMIT = 16 * MiB
 XML_LIMIT = 32 * MiB
 MESH_LIMIT = 256 * MiB
 SOURCE_LIMIT = 4 * MiB
+# Objects and arrays nested deeper than this are refused (the checks below recurse per level).
+JSON_DEPTH_LIMIT = 100
 
 
 def _fail(code: str, display: str, place: str, message: str, hint: str) -> ContractError:
@@ -116,6 +118,19 @@ def _parse_float(text: str) -> float | _NonFinite:
     return value if math.isfinite(value) else _NonFinite(text)
 
 
+def _depth(value: Any) -> int:
+    """How deeply objects and arrays nest (iteratively, so any depth is measured)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in node)
+    return deepest
+
+
 def _walk(value: Any, path: list[str | int]) -> Iterator[tuple[list[str | int], str, str]]:
     if isinstance(value, _NonFinite):
         yield path, "non_finite_number", value.text
@@ -168,6 +183,14 @@ def parse_json(data: bytes, display: str) -> dict[str, Any]:
         raise _fail(
             "nesting_too_deep", display, "", "nests too deeply to read", "flatten the document"
         ) from None
+    if _depth(value) > JSON_DEPTH_LIMIT:
+        raise _fail(
+            "nesting_too_deep",
+            display,
+            "",
+            f"nests objects and arrays more than {JSON_DEPTH_LIMIT} deep",
+            "flatten the document",
+        )
     problems = []
     for path, code, text_value in _walk(value, []):
         if code == "duplicate_key":

@@ -29,6 +29,9 @@ SRDF_PY = f"{ABB}/srdf.py"
 CONFIG = f"{ABB}/config.json"
 RTCORE = f"{ABB}/rtcore_definition.json"
 BUILT = "build/robots/abb_irb2400"
+CELL = "cells/weld_cell_a"
+MACHINE = f"{CELL}/machine.json"
+CALIBRATION = f"{CELL}/machine_planning_calibration.json"
 MANIFEST = f"{BUILT}/robot_description_manifest.json"
 # Caches and the lock: doit and the digest cache may write these on any run.
 VOLATILE = {".doit.db", ".doit.lock", ".pipeline-cache.json"}
@@ -171,6 +174,41 @@ def manifest_files(change: Callable[[list[str]], list[object]]) -> Break:
         path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     return apply
+
+
+def pin(field: str, value: str) -> Break:
+    """Set a field of the weld cell's calibration pin in machine.json."""
+
+    def apply(project: Path, outside: Path) -> None:
+        import json
+
+        path = project / MACHINE
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["robot"]["machine_planning_calibration"][field] = value
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    return apply
+
+
+def calibration(change: Callable[[bytes], bytes]) -> Break:
+    """Change the weld cell's calibration file and pin its new bytes (so only the change shows)."""
+
+    def apply(project: Path, outside: Path) -> None:
+        import hashlib
+
+        path = project / CALIBRATION
+        path.write_bytes(change(path.read_bytes()))
+        pin("sha256", hashlib.sha256(path.read_bytes()).hexdigest())(project, outside)
+
+    return apply
+
+
+def calibration_in_linked_folder(project: Path, outside: Path) -> None:
+    """Move the calibration file into a folder outside, linked into the cell as `cal/`."""
+    (outside / "cal").mkdir()
+    (outside / "cal" / "c.json").write_bytes((project / CALIBRATION).read_bytes())
+    (project / CELL / "cal").symlink_to(outside / "cal")
+    pin("path", "cal/c.json")(project, outside)
 
 
 def not_utf8(data: bytes) -> bytes:
@@ -319,6 +357,14 @@ CATALOGUE = [
         write(CONFIG, b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
         "config-nesting-100000-deep",
     ),
+    # Regression: nesting between ~330 and ~1000 levels passed json.loads, then overflowed the
+    # recursive duplicate-key and NaN checks (a RecursionError traceback).
+    doit(
+        "nesting_too_deep",
+        CONFIG,
+        write(CONFIG, b'{"a": ' + b"[" * 900 + b"]" * 900 + b"}"),
+        "config-nesting-900-deep",
+    ),
     doit("file_too_large", CONFIG, oversize(CONFIG, JSON_LIMIT), "config-over-json-limit"),
     doit("symlink_refused", CONFIG, link_outside(CONFIG), "config-symlink-outside"),
     doit(
@@ -458,6 +504,61 @@ CATALOGUE = [
         SRDF_PY,
         replace(SRDF_PY, '"rpy": "0 1.57 0"}', '"rpy": "0 1.57 0", "wxyz": "1 0 0 0"}'),
         "tcp",
+    ),
+    # ---- cells: machine config, calibration pin and calibration file ----
+    doit(
+        "pin_path_outside_cell",
+        MACHINE,
+        pin("path", "../../robots/abb_irb2400/config.json"),
+        "dot-dot",
+    ),
+    doit("pin_path_outside_cell", MACHINE, pin("path", "/etc/passwd"), "absolute"),
+    doit("pin_path_outside_cell", MACHINE, pin("path", "file:///etc/passwd"), "file-uri"),
+    doit("pin_path_outside_cell", MACHINE, pin("path", "..\\weld_cell_a\\c.json"), "backslash"),
+    doit("symlink_refused", MACHINE, link_outside(CALIBRATION), "pinned-file-link-outside"),
+    doit("symlink_refused", MACHINE, calibration_in_linked_folder, "pinned-folder-link-outside"),
+    doit("symlink_refused", MACHINE, link_outside(MACHINE), "machine-json-link-outside"),
+    doit(
+        "pin_mismatch",
+        MACHINE,
+        transform(CALIBRATION, lambda d: d.replace(b"2.0,", b"1.9,", 1)),
+        "calibration-changed-unpinned",
+    ),
+    doit(
+        "invalid_json",
+        CALIBRATION,
+        calibration(lambda d: d[: len(d) // 2]),
+        "calibration-truncated",
+    ),
+    doit("invalid_json", CALIBRATION, calibration(lambda d: b""), "calibration-empty-file"),
+    doit("not_utf8", CALIBRATION, calibration(not_utf8), "calibration-not-utf8"),
+    doit(
+        "duplicate_key",
+        CALIBRATION,
+        calibration(lambda d: d.replace(b'"held": {}', b'"held": {}, "held": {}', 1)),
+        "calibration-duplicate-key",
+    ),
+    doit(
+        "non_finite_number",
+        CALIBRATION,
+        calibration(
+            lambda d: d.replace(
+                b'"speed_ceiling_rad_s": 2.0', b'"speed_ceiling_rad_s": Infinity', 1
+            )
+        ),
+        "calibration-infinity",
+    ),
+    doit(
+        "cell_id_mismatch",
+        MACHINE,
+        replace(MACHINE, '"cell_id": "weld_cell_a"', '"cell_id": "weld_cell_b"'),
+        "cell-id-is-folder",
+    ),
+    doit(
+        "unknown_model",
+        MACHINE,
+        replace(MACHINE, '"model_id": "abb_irb2400"', '"model_id": "../robots/abb_irb2400"'),
+        "model-id-path",
     ),
     # ---- manifest rules, through `pipeline manifest --check` on a built description ----
     cli("empty_path", MANIFEST, manifest_files(lambda f: [*f, ""]), ("manifest", "--check", BUILT)),

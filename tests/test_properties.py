@@ -158,6 +158,7 @@ JSON_ALPHABET = st.text(alphabet='{}[]":,. -+0123456789eEtrufalsnNIiy\\u\n', max
 @SETTINGS
 @given(st.one_of(st.binary(max_size=300), JSON_ALPHABET.map(str.encode), mutated(CONFIG_BYTES)))
 @example(b'{"a": ' + b"[" * 50_000 + b"]" * 50_000 + b"}")
+@example(b'{"a": ' + b"[" * 900 + b"]" * 900 + b"}")  # was a RecursionError traceback
 @example(b'{"a": 1e999}')
 @example(b'"\\ud800"')
 def test_parse_json_gives_object_or_contract_error(data: bytes) -> None:
