@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, SOURCE_LIMIT, XML_LIMIT
-from tests.conftest import run_doit, tree_bytes
+from tests.conftest import REPO, run_doit, tree_bytes
 
 ABB = "robots/abb_irb2400"
 LBR = "robots/lbr_iiwa_14_r820"
@@ -245,9 +246,17 @@ def mesh_uri(uri: str) -> Break:
     return replace(URDF, f'filename="{MESH}"', f'filename="{uri}"')
 
 
-def doit(code: str, file: str, breaks: Break, *ids: str, also: tuple[str, ...] = ()) -> object:
+def doit(
+    code: str, file: str, breaks: Break, *ids: str, also: tuple[str, ...] = (), marks: Any = ()
+) -> object:
     """A catalogue entry run through a full `doit`."""
-    return pytest.param(Case(code, file, breaks, also=also), id="-".join((code, *ids)))
+    return pytest.param(Case(code, file, breaks, also=also), id="-".join((code, *ids)), marks=marks)
+
+
+# The URDF stage copies meshes byte for byte; the spheres stage reads their geometry.
+SPHERES_STAGE = pytest.mark.skipif(
+    not (REPO / "pipeline" / "spheres").is_dir(), reason="the spheres stage is not on this branch"
+)
 
 
 def cli(code: str, file: str, breaks: Break, command: tuple[str, ...], *ids: str) -> object:
@@ -332,6 +341,13 @@ CATALOGUE = [
         f"{ABB}/meshes/link_1.stl",
         oversize(f"{ABB}/meshes/link_1.stl", MESH_LIMIT),
         "mesh-over-mesh-limit",
+    ),
+    doit(
+        "mesh_unreadable",
+        f"{ABB}/meshes/link_1.stl",
+        write(f"{ABB}/meshes/link_1.stl", b"this is not a mesh\n" * 20),
+        "mesh-not-a-mesh",
+        marks=SPHERES_STAGE,
     ),
     # ---- strict JSON input: config.json and rtcore_definition.json ----
     doit("invalid_json", CONFIG, write(CONFIG, b""), "config-empty-file"),
