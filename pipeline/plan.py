@@ -153,7 +153,8 @@ def model_ids(root: Path) -> list[str]:
     base = root / ROBOTS
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if (p / "robot.urdf").is_file())
+    # lexists, not is_file: a robot.urdf that is a dangling link is refused, never skipped
+    return sorted(p.name for p in base.iterdir() if os.path.lexists(p / "robot.urdf"))
 
 
 def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
@@ -232,7 +233,7 @@ def cell_ids(root: Path) -> list[str]:
     base = root / CELLS
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if (p / "machine.json").is_file())
+    return sorted(p.name for p in base.iterdir() if os.path.lexists(p / "machine.json"))
 
 
 def _cell_model(root: Path, cell_id: str) -> str | None:

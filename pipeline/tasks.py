@@ -98,7 +98,8 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
     return {
         "name": name,
         "actions": [(_action, [root, step])],
-        "file_dep": list(step.inputs),
+        # a dangling link is no file to doit; the step's own stamp still records it as missing
+        "file_dep": [path for path in step.inputs if os.path.exists(root / path)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
     }

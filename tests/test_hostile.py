@@ -118,6 +118,16 @@ def link_outside(rel: str, change: Callable[[bytes], bytes] = lambda b: b + b"\n
     return apply
 
 
+def dangling(rel: str) -> Break:
+    """Replace a file by a symlink to a path outside the checkout that does not exist."""
+
+    def apply(project: Path, outside: Path) -> None:
+        (project / rel).unlink()
+        (project / rel).symlink_to(outside / "gone" / Path(rel).name)
+
+    return apply
+
+
 def both(*breaks: Break) -> Break:
     """Apply several breaks in order."""
 
@@ -280,6 +290,9 @@ CATALOGUE = [
     doit("invalid_xml", URDF, transform(URDF, truncate_mid_element), "urdf-truncated-mid-element"),
     doit("file_too_large", URDF, oversize(URDF, XML_LIMIT), "urdf-over-xml-limit"),
     doit("symlink_refused", URDF, link_outside(URDF), "urdf-symlink-outside"),
+    # Regression: a dangling robot.urdf link made the robot vanish from the plan (index rewritten
+    # without it), and once planned, doit stopped on the missing file_dep with its own error.
+    doit("symlink_refused", URDF, dangling(URDF), "urdf-dangling-link"),
     doit("not_a_urdf", URDF, write(URDF, b'<srdf name="abb_irb2400"/>\n'), "urdf-root-element"),
     # ---- robot.urdf rules (robot-description-files.md) ----
     doit(
@@ -329,6 +342,8 @@ CATALOGUE = [
     ),
     doit("mesh_missing", URDF, mesh_uri("package://abb_irb2400/meshes/nope.stl"), "no-file"),
     doit("mesh_is_symlink", URDF, link_outside(f"{ABB}/meshes/link_1.stl"), "mesh-link-outside"),
+    doit("mesh_is_symlink", URDF, dangling(f"{ABB}/meshes/link_1.stl"), "mesh-dangling-link"),
+    doit("symlink_refused", CONFIG, dangling(CONFIG), "config-dangling-link"),
     # Regression: meshes/ itself a link out of the robot folder was followed and copied.
     doit(
         "symlink_refused",
@@ -534,6 +549,7 @@ CATALOGUE = [
     doit("symlink_refused", MACHINE, link_outside(CALIBRATION), "pinned-file-link-outside"),
     doit("symlink_refused", MACHINE, calibration_in_linked_folder, "pinned-folder-link-outside"),
     doit("symlink_refused", MACHINE, link_outside(MACHINE), "machine-json-link-outside"),
+    doit("symlink_refused", MACHINE, dangling(MACHINE), "machine-json-dangling-link"),
     doit(
         "pin_mismatch",
         MACHINE,
