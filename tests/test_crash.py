@@ -208,3 +208,29 @@ def test_sigkill_during_a_rebuild_keeps_each_file_old_or_new(project: Path, tmp_
         mixed = [p for p, data in finals.items() if data not in (old.get(p), new.get(p))]
         assert mixed == [], point
         assert_recovers(project, new)
+
+
+@pytest.mark.slow
+def test_build_killed_again_and_again_still_completes_byte_identical(
+    project: Path, tmp_path: Path
+) -> None:
+    """Each run is SIGKILLed after a seeded number of writes, until one completes (>= 20 kills)."""
+    reference = tree_bytes(REPO / "build")
+    _fresh(project)
+    count_log = tmp_path / "count.log"
+    assert run_shim(project, -1, count_log).returncode == 0
+    total = len(events(count_log))
+    _fresh(project)
+    rng = random.Random(SEED)
+    kills = 0
+    for attempt in range(10 * POINTS):
+        log = tmp_path / f"run-{attempt}.log"
+        result = run_shim(project, rng.randrange(max(1, total // POINTS)), log)
+        finals, _ = split_temps(tree_bytes(project / "build"))
+        assert [p for p, data in finals.items() if reference.get(p) != data] == [], attempt
+        if result.returncode == 0:
+            break
+        assert result.returncode == -signal.SIGKILL, result.stdout + result.stderr
+        kills += 1
+    assert kills >= 20
+    assert_recovers(project, reference)
