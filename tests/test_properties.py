@@ -15,7 +15,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pipeline.config import config_from_bytes
+from pipeline.calibration import check_calibration, parse_calibration
+from pipeline.cell import parse_machine
+from pipeline.config import config_from_bytes, load_config
 from pipeline.findings import ContractError, Finding
 from pipeline.identity import identity_of
 from pipeline.manifest import MANIFEST_NAME, path_findings, read_manifest
@@ -31,7 +33,12 @@ URDF_BYTES = (ABB / "robot.urdf").read_bytes()
 SRDF_BYTES = (REPO / "build" / "robots" / "abb_irb2400" / "robot.srdf").read_bytes()
 CONFIG_BYTES = (ABB / "config.json").read_bytes()
 RTCORE_BYTES = (ABB / "rtcore_definition.json").read_bytes()
+CALIBRATION_BYTES = (
+    REPO / "cells" / "weld_cell_a" / "machine_planning_calibration.json"
+).read_bytes()
+MACHINE_BYTES = (REPO / "cells" / "weld_cell_a" / "machine.json").read_bytes()
 ROBOT = load_robot(ABB, REPO)
+CONFIG = load_config(ABB, ROBOT, REPO)
 SETTINGS = settings(
     max_examples=60,
     deadline=None,
@@ -204,6 +211,21 @@ def test_config_reader_gives_model_or_contract_error(data: bytes) -> None:
 @given(st.one_of(mutated(RTCORE_BYTES), json_with_hostile_value(RTCORE_BYTES)))
 def test_rtcore_reader_gives_model_or_contract_error(data: bytes) -> None:
     _findings_only(definition_from_bytes, data, ROBOT, "rtcore_definition.json")
+
+
+@SETTINGS
+@given(st.one_of(mutated(CALIBRATION_BYTES), json_with_hostile_value(CALIBRATION_BYTES)))
+def test_calibration_reader_and_rules_give_model_or_contract_error(data: bytes) -> None:
+    calibration = _findings_only(parse_calibration, data, "c.json")
+    if calibration is not None:
+        findings = check_calibration(calibration, "abb_irb2400", ROBOT, CONFIG, "c.json")
+        assert all(isinstance(f, Finding) for f in findings)
+
+
+@SETTINGS
+@given(st.one_of(mutated(MACHINE_BYTES), json_with_hostile_value(MACHINE_BYTES)))
+def test_machine_config_reader_gives_model_or_contract_error(data: bytes) -> None:
+    _findings_only(parse_machine, data, "machine.json")
 
 
 PATH_TEXT = st.one_of(
