@@ -222,6 +222,45 @@ def calibration_in_linked_folder(project: Path, outside: Path) -> None:
     pin("path", "cal/c.json")(project, outside)
 
 
+def json_set(rel: str, path: list[str], value: object) -> Break:
+    """Set one value (by key path) in a JSON file of the checkout."""
+
+    def apply(project: Path, outside: Path) -> None:
+        import json
+
+        file = project / rel
+        data = json.loads(file.read_text(encoding="utf-8"))
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        file.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    return apply
+
+
+def json_drop(rel: str, path: list[str]) -> Break:
+    """Delete one key (by key path) from a JSON file of the checkout."""
+
+    def apply(project: Path, outside: Path) -> None:
+        import json
+
+        file = project / rel
+        data = json.loads(file.read_text(encoding="utf-8"))
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+        file.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    return apply
+
+
+def add_built_mesh(project: Path, outside: Path) -> None:
+    """A file in the built description's meshes/ that the manifest does not list."""
+    (project / BUILT / "meshes" / "extra.stl").write_bytes(b"solid extra\nendsolid extra\n")
+
+
 def not_utf8(data: bytes) -> bytes:
     """Latin-1 bytes in a document that says nothing about its encoding (so UTF-8)."""
     return (
@@ -398,6 +437,32 @@ CATALOGUE = [
     ),
     doit("file_too_large", CONFIG, oversize(CONFIG, JSON_LIMIT), "config-over-json-limit"),
     doit("symlink_refused", CONFIG, link_outside(CONFIG), "config-symlink-outside"),
+    # config.json and rtcore_definition.json rules (robot-description-files.md)
+    doit("unexpected_field", CONFIG, json_set(CONFIG, ["comment"], "x"), "config-unknown-field"),
+    doit(
+        "joint_not_revolute",
+        CONFIG,
+        json_set(CONFIG, ["axes", "joint_6-tool0"], {"controller_axis": "rax_9", "sign": 1}),
+        "config-fixed-joint",
+    ),
+    doit(
+        "restates_urdf",
+        CONFIG,
+        json_set(CONFIG, ["axes", "joint_2", "velocity_rad_s"], 2.618),
+        "config-restates-velocity",
+    ),
+    doit(
+        "missing_source",
+        RTCORE,
+        json_drop(RTCORE, ["joints", "joint_1", "gear_ratio_unverified"]),
+        "rtcore-number-without-source",
+    ),
+    doit(
+        "unexpected_field",
+        RTCORE,
+        json_set(RTCORE, ["joints", "joint_1", "bus"], "ecat0"),
+        "rtcore-unknown-field",
+    ),
     doit(
         "duplicate_key",
         RTCORE,
@@ -531,6 +596,13 @@ CATALOGUE = [
         "group",
     ),
     doit(
+        "missing_manipulator_group",
+        SRDF_PY,
+        replace(SRDF_PY, 'CHAINS = {"manipulator":', 'CHAINS = {"arm":'),
+        "no-manipulator-group",
+        also=("unknown_group", "unknown_group"),
+    ),
+    doit(
         "tcp_needs_one_rotation",
         SRDF_PY,
         replace(SRDF_PY, '"rpy": "0 1.57 0"}', '"rpy": "0 1.57 0", "wxyz": "1 0 0 0"}'),
@@ -579,6 +651,18 @@ CATALOGUE = [
             )
         ),
         "calibration-infinity",
+    ),
+    doit(
+        "unexpected_field",
+        CALIBRATION,
+        calibration(lambda d: d.replace(b'"held": {}', b'"held": {}, "note": "x"', 1)),
+        "calibration-unknown-field",
+    ),
+    doit(
+        "limit_widens",
+        CALIBRATION,
+        calibration(lambda d: d.replace(b'"upper_rad": 1.5708', b'"upper_rad": 3.5', 1)),
+        "calibration-widens-urdf-limit",
     ),
     doit(
         "cell_id_mismatch",
@@ -644,6 +728,13 @@ CATALOGUE = [
         link_outside(f"{BUILT}/meshes/link_1.stl"),
         ("manifest", "--check", BUILT),
         "symlink-outside",
+    ),
+    cli(
+        "unregistered_file",
+        MANIFEST,
+        add_built_mesh,
+        ("manifest", "--check", BUILT),
+        "mesh-not-listed",
     ),
     cli(
         "path_not_string",
