@@ -92,14 +92,19 @@ def _action(root: Path, step: Step) -> ContractFailure | None:
     return None
 
 
+def _dangling(path: Path) -> bool:
+    return path.is_symlink() and not path.exists()
+
+
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
     """The doit task dict of a step: its inputs as file_dep, its stamp among the targets."""
     _, _, name = step.name.partition(":")
     return {
         "name": name,
         "actions": [(_action, [root, step])],
-        # a dangling link is no file to doit; the step's own stamp still records it as missing
-        "file_dep": [path for path in step.inputs if os.path.exists(root / path)],
+        # doit stops on a dangling link with its own error; the step's stamp records it as missing
+        # and the step refuses it. (Inputs that do not exist yet are other steps' targets.)
+        "file_dep": [path for path in step.inputs if not _dangling(root / path)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
     }

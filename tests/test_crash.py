@@ -141,6 +141,14 @@ def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
     assert check_exit(project) == 0
 
 
+def test_build_from_empty_then_nothing_to_do(project: Path) -> None:
+    """Stamps not built yet stay doit dependencies; only dangling links leave file_dep."""
+    _fresh(project)
+    assert run_doit(project).returncode == 0
+    again = run_doit(project)
+    assert again.returncode == 0 and "\n.  " not in "\n" + again.stdout, again.stdout
+
+
 def _fresh(project: Path) -> None:
     shutil.rmtree(project / "build", ignore_errors=True)
     (project / ".doit.db").unlink(missing_ok=True)
