@@ -274,6 +274,16 @@ def parse_xml(data: bytes, display: str) -> etree._Element:
         raise _fail("invalid_xml", display, f"{line}", message, "fix the XML syntax") from None
     if root is None:
         raise _fail("invalid_xml", display, "1", "the document is empty", "write an XML document")
+    docinfo = root.getroottree().docinfo
+    if getattr(docinfo, "doctype", "") or docinfo.internalDTD is not None:
+        # the byte search above misses a DOCTYPE in another encoding (UTF-16, say)
+        raise _fail(
+            "doctype_refused",
+            display,
+            "1",
+            "contains a DOCTYPE or entity declaration",
+            "remove the DOCTYPE; robot descriptions need no DTD or entities",
+        )
     for node in root.iter():
         if isinstance(node, etree._Entity):
             raise _fail(

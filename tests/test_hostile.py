@@ -286,6 +286,14 @@ BILLION_LAUGHS = (
     )
     + b']>\n<robot name="abb_irb2400">&lol9;</robot>\n'
 )
+
+
+def utf16(document: bytes) -> bytes:
+    """The same document declared and encoded as UTF-16."""
+    declared = document.replace(b'version="1.0"?>', b'version="1.0" encoding="UTF-16"?>', 1)
+    return declared.decode("utf-8").encode("utf-16")
+
+
 DEEP = b'<robot name="abb_irb2400">' + b"<a>" * 10_000 + b"</a>" * 10_000 + b"</robot>\n"
 MESH = "package://abb_irb2400/meshes/link_1.stl"
 
@@ -322,6 +330,13 @@ CATALOGUE = [
         URDF,
         transform(URDF, lambda d: d.replace(b"<robot ", b"<!DOCTYPE robot>\n<robot ", 1)),
         "urdf-doctype",
+    ),
+    # In UTF-16 the byte search for "<!DOCTYPE" sees nothing; the parsed document is checked too.
+    doit(
+        "doctype_refused", URDF, write(URDF, utf16(EXTERNAL_ENTITY)), "urdf-utf16-external-entity"
+    ),
+    doit(
+        "invalid_xml", URDF, write(URDF, utf16(BILLION_LAUGHS)), "urdf-utf16-entity-expansion-bomb"
     ),
     doit("invalid_xml", URDF, write(URDF, DEEP), "urdf-nesting-10000-deep"),
     doit("invalid_xml", URDF, write(URDF, b""), "urdf-empty-file"),
