@@ -19,6 +19,7 @@ from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
 from pipeline.urdf import load_robot
+from pipeline.urdf.mesh_bytes import mesh_findings
 
 INDEX_PATH = "build/index.json"
 
@@ -34,7 +35,7 @@ def build_dir(model_id: str) -> str:
 
 
 def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
-    """Validate the URDF, then copy it and every mesh it names, byte for byte."""
+    """Validate the URDF and the meshes it names, then copy them byte for byte."""
     src = root / source_dir(model_id)
     robot = load_robot(src, root)
     out = {
@@ -42,9 +43,13 @@ def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
             src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT
         )
     }
+    findings: list[Finding] = []
     for mesh in robot.mesh_paths():
         display = f"{source_dir(model_id)}/{mesh}"
-        out[f"{build_dir(model_id)}/{mesh}"] = read_bytes(src / mesh, display, MESH_LIMIT)
+        data = read_bytes(src / mesh, display, MESH_LIMIT)
+        findings += mesh_findings(data, display)
+        out[f"{build_dir(model_id)}/{mesh}"] = data
+    raise_if_errors(findings)
     return out
 
 

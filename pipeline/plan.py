@@ -21,6 +21,7 @@ URDF_CODE = (
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",
     "pipeline/urdf/rules.py",
+    "pipeline/urdf/mesh_bytes.py",
     "pipeline/description.py",
 )
 CONFIG_CODE = (

@@ -16,12 +16,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, SOURCE_LIMIT, XML_LIMIT
-from tests.conftest import REPO, run_doit, tree_bytes
+from tests.conftest import run_doit, tree_bytes
 
 ABB = "robots/abb_irb2400"
 LBR = "robots/lbr_iiwa_14_r820"
@@ -288,6 +287,19 @@ BILLION_LAUGHS = (
 )
 
 
+def dae_with_external_entity(data: bytes) -> bytes:
+    """A COLLADA file whose DOCTYPE declares an external entity that its <asset> uses."""
+    head = data.index(b"?>") + 2
+    opening = data.index(b">", data.index(b"<COLLADA")) + 1
+    return (
+        data[:head]
+        + b'\n<!DOCTYPE COLLADA [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'
+        + data[head:opening]
+        + b"<asset><contributor><author>&x;</author></contributor></asset>"
+        + data[opening:]
+    )
+
+
 def utf16(document: bytes) -> bytes:
     """The same document declared and encoded as UTF-16."""
     declared = document.replace(b'version="1.0"?>', b'version="1.0" encoding="UTF-16"?>', 1)
@@ -303,17 +315,9 @@ def mesh_uri(uri: str) -> Break:
     return replace(URDF, f'filename="{MESH}"', f'filename="{uri}"')
 
 
-def doit(
-    code: str, file: str, breaks: Break, *ids: str, also: tuple[str, ...] = (), marks: Any = ()
-) -> object:
+def doit(code: str, file: str, breaks: Break, *ids: str, also: tuple[str, ...] = ()) -> object:
     """A catalogue entry run through a full `doit`."""
-    return pytest.param(Case(code, file, breaks, also=also), id="-".join((code, *ids)), marks=marks)
-
-
-# The URDF stage copies meshes byte for byte; the spheres stage reads their geometry.
-SPHERES_STAGE = pytest.mark.skipif(
-    not (REPO / "pipeline" / "spheres").is_dir(), reason="the spheres stage is not on this branch"
-)
+    return pytest.param(Case(code, file, breaks, also=also), id="-".join((code, *ids)))
 
 
 def cli(code: str, file: str, breaks: Break, command: tuple[str, ...], *ids: str) -> object:
@@ -411,12 +415,43 @@ CATALOGUE = [
         oversize(f"{ABB}/meshes/link_1.stl", MESH_LIMIT),
         "mesh-over-mesh-limit",
     ),
+    # A mesh that is not a mesh: the URDF stage checks the bytes before copying them into build/
+    # (it used to copy them, leaving the spheres stage to refuse them after build/ had changed).
     doit(
-        "mesh_unreadable",
+        "mesh_not_a_mesh",
         f"{ABB}/meshes/link_1.stl",
         write(f"{ABB}/meshes/link_1.stl", b"this is not a mesh\n" * 20),
-        "mesh-not-a-mesh",
-        marks=SPHERES_STAGE,
+        "stl-text",
+    ),
+    doit(
+        "mesh_not_a_mesh",
+        f"{ABB}/meshes/link_1.stl",
+        write(f"{ABB}/meshes/link_1.stl", bytes(range(256)) * 4),
+        "stl-garbage-bytes",
+    ),
+    doit(
+        "mesh_not_a_mesh",
+        f"{ABB}/meshes/link_1.stl",
+        transform(f"{ABB}/meshes/link_1.stl", lambda d: d[:-10]),
+        "stl-truncated",
+    ),
+    doit(
+        "doctype_refused",
+        f"{ABB}/meshes/link_1.dae",
+        transform(f"{ABB}/meshes/link_1.dae", dae_with_external_entity),
+        "dae-external-entity",
+    ),
+    doit(
+        "mesh_not_a_mesh",
+        f"{ABB}/meshes/link_1.dae",
+        write(f"{ABB}/meshes/link_1.dae", b'<robot name="abb_irb2400"/>\n'),
+        "dae-not-collada",
+    ),
+    doit(
+        "invalid_xml",
+        f"{ABB}/meshes/link_1.dae",
+        transform(f"{ABB}/meshes/link_1.dae", lambda d: d[: len(d) // 2]),
+        "dae-truncated",
     ),
     # ---- strict JSON input: config.json and rtcore_definition.json ----
     doit("invalid_json", CONFIG, write(CONFIG, b""), "config-empty-file"),

@@ -1,0 +1,42 @@
+"""Is a mesh file what its name says? A cheap check of its bytes before it is copied into build/.
+
+Binary STL is 84 bytes of header and count, then 50 bytes per triangle; ASCII STL starts with
+`solid` and holds facets; COLLADA (.dae) is XML, read as strictly as every other XML input
+(no DOCTYPE, no entities), with a <COLLADA> root. Other formats are copied as they are.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from lxml import etree
+
+from pipeline.findings import ContractError, Finding
+from pipeline.strict_io import parse_xml
+
+_HINT = "export the mesh again (binary STL or COLLADA), or name the file after its format"
+
+
+def _stl_problem(data: bytes) -> str:
+    if len(data) >= 84 and len(data) == 84 + 50 * int.from_bytes(data[80:84], "little"):
+        return ""
+    if data.lstrip()[:5].lower() == b"solid" and b"facet" in data and b"endsolid" in data:
+        return ""
+    return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL"
+
+
+def mesh_findings(data: bytes, display: str) -> list[Finding]:
+    """The findings about a mesh file's bytes (empty when they look like their format)."""
+    suffix = PurePosixPath(display).suffix.lower()
+    if suffix == ".stl":
+        problem = _stl_problem(data)
+        return [Finding("mesh_not_a_mesh", display, "", problem, _HINT)] if problem else []
+    if suffix == ".dae":
+        try:
+            root = parse_xml(data, display)
+        except ContractError as exc:
+            return list(exc.findings)
+        if etree.QName(root).localname != "COLLADA":
+            message = f"the root element is <{etree.QName(root).localname}>, not <COLLADA>"
+            return [Finding("mesh_not_a_mesh", display, "1", message, _HINT)]
+    return []
