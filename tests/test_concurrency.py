@@ -17,7 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import REPO, run_doit, tree_bytes
+import pytest
+
+from tests.conftest import run_doit, tree_bytes
 
 SHIM = Path(__file__).with_name("killshim.py")
 WAITING = "another build is running in this checkout; waiting for it to finish"
@@ -80,10 +82,21 @@ def test_waiting_run_reads_the_doit_db_only_after_the_lock(project: Path, tmp_pa
     assert tree_bytes(project / "build") == before
 
 
-def test_two_runs_started_together_serialise_and_build_once(project: Path, tmp_path: Path) -> None:
-    """Both runs queue on the lock; one builds, the other then finds everything current."""
-    reference = tree_bytes(REPO / "build")
-    shutil.rmtree(project / "build")
+def test_two_runs_started_together_serialise_and_build_once(
+    project: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Both runs queue on the lock; one builds, the other then finds everything current.
+
+    The result is byte for byte what one run alone makes (in a copy of the same checkout).
+    """
+    # A change with real work downstream (copies, manifest, identities, cells), but no refit.
+    config = project / "robots" / "lbr_iiwa_14_r820" / "config.json"
+    config.write_bytes(config.read_bytes().replace(b"{\n", b"{ \n", 1))
+    single = tmp_path_factory.mktemp("single") / "checkout"
+    shutil.copytree(project, single, symlinks=True)
+    assert run_doit(single).returncode == 0
+    reference = tree_bytes(single / "build")
+    assert reference != tree_bytes(project / "build")
     log = tmp_path / "events.log"
     errs = [tmp_path / "err-a.txt", tmp_path / "err-b.txt"]
     lock = (project / ".doit.lock").open("a")

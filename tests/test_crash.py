@@ -141,12 +141,22 @@ def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
     assert check_exit(project) == 0
 
 
-def test_build_from_empty_then_nothing_to_do(project: Path) -> None:
-    """Stamps not built yet stay doit dependencies; only dangling links leave file_dep."""
+def test_unbuilt_stamps_stay_doit_dependencies_and_dangling_links_do_not(project: Path) -> None:
+    """On an empty build/ every input is a file_dep (that orders the steps); a dangling link not."""
+    from pipeline.plan import plan
+    from pipeline.tasks import doit_task
+
     _fresh(project)
-    assert run_doit(project).returncode == 0
-    again = run_doit(project)
-    assert again.returncode == 0 and "\n.  " not in "\n" + again.stdout, again.stdout
+    dangling = "robots/abb_irb2400/robot.urdf"
+    (project / dangling).unlink()
+    (project / dangling).symlink_to(project / "gone.urdf")
+    steps = plan(project)
+    unbuilt = [p for s in steps for p in s.inputs if p.startswith("build/")]
+    assert unbuilt and not any((project / p).exists() for p in unbuilt)
+    assert any(dangling in s.inputs for s in steps)
+    for step in steps:
+        kept = [path for path in step.inputs if path != dangling]
+        assert doit_task(project, step)["file_dep"] == kept, step.name
 
 
 def _fresh(project: Path) -> None:
