@@ -30,7 +30,7 @@ SHIM = Path(__file__).with_name("killshim.py")
 SEED = 8
 # Independent kills each cost about one full build (sphere fitting included); the chained test
 # below gets its >= 20 kills for about the price of one build.
-POINTS = 12
+POINTS = 6
 CHAINED_KILLS = 24
 
 
@@ -178,10 +178,18 @@ def test_sigkill_at_seeded_points_of_a_full_build(project: Path, tmp_path: Path)
     assert tree_bytes(project / "build") == reference
     trace = events(count_log)
     dumps = [index for index, kind, _ in trace if kind == "db-dump"]
-    # Writes into build/ (the digest cache outside it is saved or not depending on file ages).
-    writes = [i for i, kind, path in trace if kind == "tmp-write" or "/build/" in path]
-    assert len(writes) >= POINTS and dumps
-    points = sorted(random.Random(SEED).sample(writes, POINTS) + dumps)
+    rng = random.Random(SEED)
+    points = list(dumps)
+    for wanted in ("tmp-write", "replace", "replaced"):
+        # renames into build/ only: the digest cache beside it is saved or not by file age
+        writes = [
+            i
+            for i, kind, path in trace
+            if kind == wanted and (kind == "tmp-write" or "/build/" in path)
+        ]
+        assert len(writes) >= POINTS // 3
+        points += rng.sample(writes, POINTS // 3)
+    points.sort()
     kinds: set[str] = set()
     for point in points:
         _fresh(project)
