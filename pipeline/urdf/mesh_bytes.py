@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from lxml import etree
-
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import parse_xml
 
@@ -32,6 +30,8 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         problem = _stl_problem(data)
         return [Finding("mesh_not_a_mesh", display, "", problem, _HINT)] if problem else []
     if suffix == ".dae":
+        from lxml import etree
+
         try:
             root = parse_xml(data, display)
         except ContractError as exc:
