@@ -436,6 +436,18 @@ CATALOGUE = [
         "stl-truncated",
     ),
     doit(
+        "mesh_not_a_mesh",
+        f"{ABB}/meshes/link_1.stl",
+        write(f"{ABB}/meshes/link_1.stl", bytes(80) + (0).to_bytes(4, "little")),
+        "stl-no-triangles",
+    ),
+    doit(
+        "mesh_not_a_mesh",
+        f"{ABB}/meshes/link_1.stl",
+        transform(f"{ABB}/meshes/link_1.stl", lambda d: d[:96] + b"\x00\x00\xc0\x7f" + d[100:]),
+        "stl-nan-corner",
+    ),
+    doit(
         "doctype_refused",
         f"{ABB}/meshes/link_1.dae",
         transform(f"{ABB}/meshes/link_1.dae", dae_with_external_entity),

@@ -1,8 +1,9 @@
 """Is a mesh file what its name says? A cheap check of its bytes before it is copied into build/.
 
-Binary STL is 84 bytes of header and count, then 50 bytes per triangle; ASCII STL starts with
-`solid` and holds facets; COLLADA (.dae) is XML, read as strictly as every other XML input
-(no DOCTYPE, no entities), with a <COLLADA> root. Other formats are copied as they are.
+Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
+finite corners); ASCII STL starts with `solid` and holds facets; COLLADA (.dae) is XML, read as
+strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root. Other
+formats are copied as they are.
 """
 
 from __future__ import annotations
@@ -15,9 +16,22 @@ from pipeline.strict_io import parse_xml
 _HINT = "export the mesh again (binary STL or COLLADA), or name the file after its format"
 
 
+def _binary_stl_problem(data: bytes, count: int) -> str:
+    import numpy as np
+
+    if count == 0:
+        return "is a binary STL with no triangles"
+    triangle = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
+    corners = np.frombuffer(data, dtype=triangle, count=count, offset=84)["corners"]
+    if not np.isfinite(corners).all():
+        return "is a binary STL with a corner that is not a finite number"
+    return ""
+
+
 def _stl_problem(data: bytes) -> str:
-    if len(data) >= 84 and len(data) == 84 + 50 * int.from_bytes(data[80:84], "little"):
-        return ""
+    count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
+    if count >= 0 and len(data) == 84 + 50 * count:
+        return _binary_stl_problem(data, count)
     if data.lstrip()[:5].lower() == b"solid" and b"facet" in data and b"endsolid" in data:
         return ""
     return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL"
