@@ -27,6 +27,7 @@ LBR = "robots/lbr_iiwa_14_r820"
 URDF = f"{ABB}/robot.urdf"
 SRDF_PY = f"{ABB}/srdf.py"
 CONFIG = f"{ABB}/config.json"
+SETTINGS = f"{ABB}/spheres.settings.json"
 RTCORE = f"{ABB}/rtcore_definition.json"
 BUILT = "build/robots/abb_irb2400"
 CELL = "cells/weld_cell_a"
@@ -530,6 +531,37 @@ CATALOGUE = [
         RTCORE,
         replace(RTCORE, '"direction": 1,', '"direction": 1,\n      "direction": 1,'),
         "rtcore-duplicate-key",
+    ),
+    # ---- spheres.settings.json (read strictly, bounded by its schema, before any fitting) ----
+    doit(
+        "duplicate_key",
+        SETTINGS,
+        write(SETTINGS, b'{"defaults": {"seed": 1, "seed": 2}}\n'),
+        "spheres-settings-duplicate-key",
+    ),
+    doit(
+        "unexpected_field",
+        SETTINGS,
+        write(SETTINGS, b'{"defaults": {"seeds": 1}}\n'),
+        "spheres-settings-unknown-field",
+    ),
+    doit(
+        "out_of_range",
+        SETTINGS,
+        write(SETTINGS, b'{"defaults": {"grid_points": 1000000000}}\n'),
+        "spheres-settings-unbounded-work",
+    ),
+    doit(
+        "unknown_link",
+        SETTINGS,
+        write(SETTINGS, b'{"links": {"link_9": {"seed": 1}}}\n'),
+        "spheres-settings-link",
+    ),
+    doit(
+        "symlink_refused",
+        SETTINGS,
+        both(write(SETTINGS, b"{}\n"), link_outside(SETTINGS)),
+        "spheres-settings-link-outside",
     ),
     # ---- the SRDF generator contract (srdf-generator-contract.md) ----
     doit("generator_raised", SRDF_PY, in_gen_srdf("raise RuntimeError('boom')"), "raises"),
