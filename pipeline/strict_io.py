@@ -29,6 +29,16 @@ def _fail(code: str, display: str, place: str, message: str, hint: str) -> Contr
     return ContractError([Finding(code, display, place, message, hint)])
 
 
+def _unreadable(display: str, exc: OSError) -> ContractError:
+    return _fail(
+        "file_unreadable",
+        display,
+        "",
+        f"cannot be read ({exc.strerror})",
+        "check the file's permissions",
+    )
+
+
 def read_bytes(path: Path, display: str, limit: int) -> bytes:
     """Read a regular file (no symlink) of at most `limit` bytes."""
     try:
@@ -42,13 +52,7 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
             "create it or correct the path that names it",
         ) from None
     except OSError as exc:
-        raise _fail(
-            "file_unreadable",
-            display,
-            "",
-            f"cannot be read ({exc.strerror})",
-            "check the file's permissions",
-        ) from None
+        raise _unreadable(display, exc) from None
     if stat.S_ISLNK(info.st_mode):
         raise _fail(
             "symlink_refused",
@@ -76,13 +80,7 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise _fail(
-            "file_unreadable",
-            display,
-            "",
-            f"cannot be read ({exc.strerror})",
-            "check the file's permissions",
-        ) from None
+        raise _unreadable(display, exc) from None
     if len(data) > limit:
         raise _fail(
             "file_too_large", display, "", f"is over the limit of {limit} bytes", "shrink the file"
