@@ -10,6 +10,7 @@ unreadable one is removed with a message instead of stopping every later run.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -34,11 +35,10 @@ def _say(message: str) -> None:
 
 def leftover_temps(root: Path) -> list[Path]:
     """Temporary files an interrupted write left: under build/, and the digest cache's."""
-    base = root / BUILD
-    found = list(root.glob(f"{CACHE_NAME}.*.tmp"))
-    if base.is_dir():
-        found += [p for p in base.rglob(".*.tmp") if is_temp_name(p.name)]
-    return sorted(p for p in found if not p.is_dir())
+    found = [p for p in root.glob(f"{CACHE_NAME}.*.tmp") if not p.is_dir()]
+    for dirpath, _, filenames in os.walk(root / BUILD):
+        found += [Path(dirpath, name) for name in filenames if is_temp_name(name)]
+    return sorted(found)
 
 
 def remove_leftover_temps(root: Path) -> int:

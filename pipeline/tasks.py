@@ -92,19 +92,21 @@ def _action(root: Path, step: Step) -> ContractFailure | None:
     return None
 
 
-def _dangling(path: Path) -> bool:
-    return path.is_symlink() and not path.exists()
+def _dangling(path: str) -> bool:
+    # exists() first: one stat for the usual input, lstat only for a missing one
+    return not os.path.exists(path) and os.path.islink(path)
 
 
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
     """The doit task dict of a step: its inputs as file_dep, its stamp among the targets."""
     _, _, name = step.name.partition(":")
+    prefix = os.path.join(root, "")
     return {
         "name": name,
         "actions": [(_action, [root, step])],
         # doit stops on a dangling link with its own error; the step's stamp records it as missing
         # and the step refuses it. (Inputs that do not exist yet are other steps' targets.)
-        "file_dep": [path for path in step.inputs if not _dangling(root / path)],
+        "file_dep": [path for path in step.inputs if not _dangling(prefix + path)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
     }
