@@ -11,8 +11,7 @@ from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
-    MESH_FOLDER,
-    REGISTERED_NAMES,
+    is_registered,
     manifest_bytes,
 )
 from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
@@ -73,11 +72,6 @@ def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:
         out[f"{build_dir(model_id)}/{name}"] = data
     raise_if_errors(findings)
     return out
-
-
-def is_registered(path: str) -> bool:
-    """Whether a description-relative path is of a kind the manifest registers."""
-    return path in REGISTERED_NAMES or path.startswith(f"{MESH_FOLDER}/")
 
 
 def make_manifest(root: Path, model_id: str, steps: Iterable[str]) -> dict[str, bytes]:

@@ -36,6 +36,11 @@ def byte_order(paths: list[str]) -> list[str]:
     return sorted(paths, key=lambda p: p.encode("utf-8"))
 
 
+def is_registered(path: str) -> bool:
+    """Whether a description-relative path is of a kind the manifest registers."""
+    return path in REGISTERED_NAMES or path.startswith(f"{MESH_FOLDER}/")
+
+
 def registered_files(folder: Path) -> list[str]:
     """The files a manifest of `folder` registers: the named files present, and all of meshes/."""
     files = [name for name in REGISTERED_NAMES if (folder / name).is_file()]
@@ -45,7 +50,7 @@ def registered_files(folder: Path) -> list[str]:
             dirnames.sort()
             rel = Path(dirpath).relative_to(folder).as_posix()
             files.extend(f"{rel}/{name}" for name in filenames)
-    return byte_order(files)
+    return byte_order([path for path in files if is_registered(path)])
 
 
 def manifest_bytes(model_id: str, files: list[str]) -> bytes:
