@@ -56,13 +56,17 @@ def repin(cell: Path) -> None:
         machine_path.write_text(json.dumps(machine, indent=2, sort_keys=True) + "\n")
 
 
-def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str]]:
-    """Lay out the scratch checkout with K robots and C cells; return their ids."""
+def lay_out(work: Path) -> None:
+    """Copy the shipped checkout (sources, code, committed build/) into the scratch folder."""
     for name in ("pipeline", "robots", "cells", "build"):
         if (REPO / name).is_dir():
             shutil.copytree(REPO / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("dodo.py", ".gitignore"):
         shutil.copy2(REPO / name, work / name)
+
+
+def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str]]:
+    """Add K robots and C cells to a laid-out scratch checkout; return their ids."""
     examples = sorted(p.name for p in (REPO / "robots").iterdir() if p.is_dir())
     model_ids = []
     for i in range(robots):
@@ -141,10 +145,24 @@ def main() -> None:
     py = sys.executable
     work = Path(tempfile.mkdtemp(prefix="scale-"))
     try:
-        model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
         doit, check = [py, "-m", "doit"], [py, "-m", "pipeline", "check"]
-        rows = []
         n = opts.repeat
+        lay_out(work)
+        measure(work, doit)  # doit's own state, as on a developer's checkout
+        shipped = [
+            (
+                "shipped repo: bare interpreter (python -c pass)",
+                median_of(work, [py, "-c", "pass"], n),
+            ),
+            ("shipped repo: fixed cost, doit list", median_of(work, [*doit, "list"], n)),
+            ("shipped repo: no-op doit", median_of(work, doit, n)),
+            (
+                "shipped repo: fixed cost, pipeline --help",
+                median_of(work, [py, "-m", "pipeline", "--help"], n),
+            ),
+        ]
+        model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
+        rows = []
         floor = median_of(work, [py, "-c", FLOOR, "robots", "cells", "pipeline"], n)
         rows.append(("hash floor (read + SHA-256 every input once)", floor))
         rows.append(("full build", measure(work, doit)))
@@ -185,6 +203,7 @@ def main() -> None:
             calibration.write_text(calibration.read_text().replace("}", " }", 1))
             repin(cell)
             rows.append((f"one calibration changed ({pinned[0]})", measure(work, doit)))
+        rows += shipped
         floor_s = floor[0]
         robots = len(list((work / "robots").iterdir()))
         cells = len(list((work / "cells").iterdir())) if (work / "cells").is_dir() else 0
