@@ -1,23 +1,61 @@
-"""The checkout's build lock: two builds in one checkout take turns."""
+"""The checkout's build lock: two builds in one checkout take turns.
+
+The lock file also says whether the last holder finished: a holder writes a mark into it and
+clears the mark when it lets go. A mark found on taking the lock means the previous holder was
+killed, so only then is it worth looking for what it left half-done (git's index.lock works the
+same way). A no-op build then costs no walk over build/.
+"""
 
 from __future__ import annotations
 
 import fcntl
 import sys
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+
+LOCK_NAME = ".doit.lock"
+MARK = "a build holds or held this lock without finishing\n"
 
 
-def hold_build_lock(root: Path) -> IO[str]:
-    """Take the checkout's build lock, waiting for another run to finish; keep it open."""
-    handle = (root / ".doit.lock").open("a")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print(
-            "doit: another build is running in this checkout; waiting for it to finish",
-            file=sys.stderr,
-            flush=True,
-        )
-        fcntl.flock(handle, fcntl.LOCK_EX)
-    return handle
+class BuildLock:
+    """A held build lock; `interrupted` is whether the previous holder stopped without finishing."""
+
+    def __init__(self, root: Path) -> None:
+        self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(
+                "doit: another build is running in this checkout; waiting for it to finish",
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(self.handle, fcntl.LOCK_EX)
+        self.handle.seek(0)
+        self.interrupted = self.handle.read() != ""
+        if not self.interrupted:
+            self.handle.write(MARK)
+            self.handle.flush()
+
+    def finish(self) -> None:
+        """Clear the mark (this holder finished) and let the next holder in."""
+        if self.handle.closed:
+            return
+        self.handle.truncate(0)
+        self.handle.close()
+
+    def __enter__(self) -> BuildLock:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.finish()
+
+
+def hold_build_lock(root: Path) -> BuildLock:
+    """Take the checkout's build lock, waiting for another run to finish."""
+    return BuildLock(root)

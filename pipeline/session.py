@@ -5,6 +5,10 @@ reads its configuration: a second run then waits before it reads or writes anyth
 included. doit writes that database in place (not through a rename), so a run killed while
 writing it leaves it unreadable; it is only a cache (build/stamps/ decide what is current), so an
 unreadable one is removed with a message instead of stopping every later run.
+
+Only a killed run leaves temporary files or a torn database, and the lock says whether the last
+run was killed: only then are build/ searched and the database parsed. Otherwise the database
+gets a look at its two ends, which catches a truncated or foreign file at no cost.
 """
 
 from __future__ import annotations
@@ -14,10 +18,9 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import IO
 
 from pipeline.digests import CACHE_NAME
-from pipeline.lock import hold_build_lock
+from pipeline.lock import BuildLock, hold_build_lock
 
 BUILD = "build"
 # strict_io.atomic_write's temporary names: "." + final name + "." + mkstemp's 8 characters + ".tmp"
@@ -33,17 +36,17 @@ def _say(message: str) -> None:
     print(f"doit: {message}", file=sys.stderr, flush=True)
 
 
-def leftover_temps(root: Path) -> list[Path]:
-    """Temporary files an interrupted write left: under build/, and the digest cache's."""
+def leftover_temps(root: Path, in_build: bool = True) -> list[Path]:
+    """Temporary files an interrupted write left: the digest cache's, and (`in_build`) build/'s."""
     found = [p for p in root.glob(f"{CACHE_NAME}.*.tmp") if not p.is_dir()]
-    for dirpath, _, filenames in os.walk(root / BUILD):
+    for dirpath, _, filenames in os.walk(root / BUILD) if in_build else ():
         found += [Path(dirpath, name) for name in filenames if is_temp_name(name)]
     return sorted(found)
 
 
-def remove_leftover_temps(root: Path) -> int:
+def remove_leftover_temps(root: Path, in_build: bool = True) -> int:
     """Delete leftover temporary files (only safe while holding the build lock)."""
-    found = leftover_temps(root)
+    found = leftover_temps(root, in_build)
     for path in found:
         path.unlink(missing_ok=True)
     if found:
@@ -51,20 +54,34 @@ def remove_leftover_temps(root: Path) -> int:
     return len(found)
 
 
-def repair_doit_db(root: Path, dep_file: str) -> bool:
-    """Remove doit's JSON database when it cannot be read; True when it was removed."""
-    path = root / dep_file
+def _parses(path: Path) -> bool:
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        return isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
+    except (OSError, UnicodeDecodeError, ValueError):
         return False
-    except OSError:
-        data = b""
+
+
+def _looks_whole(path: Path) -> bool:
+    """Whether a JSON object file starts with `{` and ends with `}` (reads only its two ends)."""
     try:
-        readable = isinstance(json.loads(data.decode("utf-8")), dict)
-    except (UnicodeDecodeError, ValueError):
-        readable = False
-    if readable:
+        with path.open("rb") as handle:
+            head = handle.read(1)
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 64))
+            tail = handle.read().rstrip()
+    except OSError:
+        return False
+    return head == b"{" and tail.endswith(b"}")
+
+
+def repair_doit_db(root: Path, dep_file: str, thorough: bool = True) -> bool:
+    """Remove doit's JSON database when it cannot be read; True when it was removed.
+
+    `thorough` parses it; otherwise only its two ends are looked at (after a finished run).
+    """
+    path = root / dep_file
+    if not path.exists():
+        return False
+    if (_parses if thorough else _looks_whole)(path):
         return False
     path.unlink(missing_ok=True)
     _say(
@@ -75,9 +92,10 @@ def repair_doit_db(root: Path, dep_file: str) -> bool:
     return True
 
 
-def open_session(root: Path, dep_file: str) -> IO[str]:
-    """Take the build lock, then clear leftovers of an interrupted run; keep the handle open."""
+def open_session(root: Path, dep_file: str) -> BuildLock:
+    """Take the build lock, then clear what a killed run left; the caller finishes the lock."""
     lock = hold_build_lock(root)
-    remove_leftover_temps(root)
-    repair_doit_db(root, dep_file)
+    # the digest cache is also saved by `pipeline check`, which takes no lock: always look there
+    remove_leftover_temps(root, in_build=lock.interrupted)
+    repair_doit_db(root, dep_file, thorough=lock.interrupted)
     return lock

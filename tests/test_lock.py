@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from pipeline.lock import hold_build_lock
+from pipeline.lock import LOCK_NAME, MARK, hold_build_lock
 
 WAITER = """
 import sys
@@ -31,3 +32,30 @@ def test_second_holder_waits_with_a_message(tmp_path: Path) -> None:
     out, err = waiter.communicate(timeout=30)
     assert waiter.returncode == 0 and out == "held\n"
     assert "another build is running in this checkout; waiting" in err
+
+
+KILLED = """
+import os, sys
+from pathlib import Path
+from pipeline.lock import hold_build_lock
+hold_build_lock(Path(sys.argv[1]))
+os._exit(0)  # dies holding the lock, as a killed build would: no finish()
+"""
+
+
+def test_a_holder_that_finishes_leaves_no_mark(tmp_path: Path) -> None:
+    with hold_build_lock(tmp_path) as lock:
+        assert not lock.interrupted
+        assert (tmp_path / LOCK_NAME).read_text() == MARK
+    assert (tmp_path / LOCK_NAME).read_text() == ""
+    with hold_build_lock(tmp_path) as again:
+        assert not again.interrupted
+
+
+def test_a_holder_that_dies_leaves_its_mark_for_the_next(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    subprocess.run([sys.executable, "-c", KILLED, str(tmp_path)], env=env, check=True)
+    with hold_build_lock(tmp_path) as lock:
+        assert lock.interrupted
+    with hold_build_lock(tmp_path) as after:
+        assert not after.interrupted  # the holder that cleaned up finished
