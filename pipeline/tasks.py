@@ -7,13 +7,14 @@ import functools
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from doit.dependency import FileChangedChecker
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
-from pipeline.digests import Digests
+from pipeline.digests import COPY_BUDGET, Digests
+from pipeline.lock import BuildLock
 from pipeline.plan import cell_ids, plan
 from pipeline.session import open_session
 from pipeline.stamps import Step, run_step, stamp_path
@@ -41,8 +42,22 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
 
     doit's own MD5Checker hashes a touched file once for every task that depends on it and never
     refreshes the state of tasks it skips, so one `touch` costs a re-hash on every later run.
-    Here the content hash comes from the process-wide, stat-keyed digest cache the stamps use.
+    Here the content hash comes from the process-wide, stat-keyed digest cache the stamps use,
+    and a touched but unchanged file gets its saved timestamp refreshed.
     """
+
+    def info(self, path: str) -> Any:
+        """The stat of a dependency; a dangling link's own, so that its step runs and refuses it.
+
+        doit would otherwise stop the whole run with its own error ("does not exist").
+        """
+        try:
+            return os.stat(path)
+        except OSError:
+            try:
+                return os.lstat(path)
+            except OSError as exc:
+                raise self.CheckerError(str(exc)) from exc
 
     def check_modified(self, file_path: str, file_stat: Any, state: Any) -> bool:
         """Whether a dependency changed since `state` was saved."""
@@ -51,14 +66,21 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
             return False
         if file_stat.st_size != size:
             return True
-        return bool(_known_digests(Path.cwd()).of(file_path) != digest)
+        if _known_digests(os.getcwd()).of(file_path, file_stat) != digest:
+            return True
+        if isinstance(state, list):
+            # Same bytes, new timestamp. doit saves no state for a task it skips, so the next
+            # run would prove this again; the json backend hands out the stored list and writes
+            # it back at exit, so refreshing the timestamp here puts later runs on the fast path.
+            state[0] = file_stat.st_mtime
+        return False
 
     def get_state(self, dep: str, current_state: Any) -> Any:
         """The (timestamp, size, SHA-256) of a dependency after its task ran."""
         info = os.stat(dep)
         if current_state and current_state[0] == info.st_mtime:
             return None
-        return info.st_mtime, info.st_size, _known_digests(Path.cwd()).of(dep)
+        return info.st_mtime, info.st_size, _known_digests(os.getcwd()).of(dep, info)
 
 
 # Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.
@@ -75,9 +97,9 @@ DOIT_CONFIG: dict[str, Any] = {
 
 
 @functools.cache
-def _known_digests(root: Path) -> Digests:
+def _known_digests(root: str) -> Digests:
     """This process's digest cache, written back when doit exits."""
-    known = Digests(root)
+    known = Digests(Path(root), keep_bytes=COPY_BUDGET)
     atexit.register(known.save)
     return known
 
@@ -86,27 +108,19 @@ def _action(root: Path, step: Step) -> ContractFailure | None:
     from pipeline.findings import ContractError, render
 
     try:
-        run_step(root, step, _known_digests(root))
+        run_step(root, step, _known_digests(str(root)))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
     return None
 
 
-def _dangling(path: str) -> bool:
-    # exists() first: one stat for the usual input, lstat only for a missing one
-    return not os.path.exists(path) and os.path.islink(path)
-
-
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
     """The doit task dict of a step: its inputs as file_dep, its stamp among the targets."""
     _, _, name = step.name.partition(":")
-    prefix = os.path.join(root, "")
     return {
         "name": name,
         "actions": [(_action, [root, step])],
-        # doit stops on a dangling link with its own error; the step's stamp records it as missing
-        # and the step refuses it. (Inputs that do not exist yet are other steps' targets.)
-        "file_dep": [path for path in step.inputs if not _dangling(prefix + path)],
+        "file_dep": list(step.inputs),
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
     }
@@ -121,9 +135,11 @@ def doit_groups(root: Path) -> Mapping[str, list[dict[str, Any]]]:
 
 
 @functools.cache
-def _session(root: Path) -> tuple[IO[str], Mapping[str, list[dict[str, Any]]]]:
+def _session(root: Path) -> tuple[BuildLock, Mapping[str, list[dict[str, Any]]]]:
     """One doit run in one checkout: its build lock (held until exit) and its graph."""
     lock = open_session(root, DOIT_CONFIG["dep_file"])
+    # registered first, so it runs last: after doit wrote its database and the digests are saved
+    atexit.register(lock.finish)
     return lock, doit_groups(root)
 
 
@@ -176,7 +192,7 @@ def task_cell() -> Iterator[dict[str, Any]]:
 def _check_action(root: Path) -> TaskFailed | None:
     from pipeline.freshness import check
 
-    problems = check(root, plan(root), _known_digests(root))
+    problems = check(root, plan(root), _known_digests(str(root)))
     if problems:
         return TaskFailed("\n".join(p.line() for p in problems))
     return None

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
+from pipeline.lock import LOCK_NAME, MARK
 from pipeline.session import is_temp_name
 from pipeline.strict_io import atomic_write
 from tests.conftest import REPO, run_doit, tree_bytes
@@ -106,13 +107,28 @@ def test_atomic_write_temporaries_are_recognised_as_temporary(tmp_path: Path) ->
     assert is_temp_name(Path(name).name)
 
 
-@pytest.mark.parametrize("content", [b"", b'{"urdf:abb_irb2400": {"robot', b"\xff\xfe", b"[]"])
-def test_unreadable_doit_db_is_removed_with_a_message(project: Path, content: bytes) -> None:
+@pytest.mark.parametrize(
+    ("content", "killed"),
+    [
+        (b"", False),
+        (b'{"urdf:abb_irb2400": {"robot', False),
+        (b"\xff\xfe", False),
+        (b"[]", False),
+        # torn just after an inner object: looks whole at both ends, so only a killed run's mark
+        # (left in the lock file) gets it parsed
+        (b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}', True),
+    ],
+)
+def test_unreadable_doit_db_is_removed_with_a_message(
+    project: Path, content: bytes, killed: bool
+) -> None:
     """A .doit.db torn by a kill mid-dump no longer stops every later run (doit exits 3)."""
     assert run_doit(project).returncode == 0
     before = tree_bytes(project / "build")
     mtimes = {p: p.stat().st_mtime_ns for p in (project / "build").rglob("*") if p.is_file()}
     (project / ".doit.db").write_bytes(content)
+    if killed:
+        (project / LOCK_NAME).write_text(MARK)
     result = run_doit(project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
@@ -120,16 +136,19 @@ def test_unreadable_doit_db_is_removed_with_a_message(project: Path, content: by
     assert tree_bytes(project / "build") == before
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
     assert isinstance(json.loads((project / ".doit.db").read_text(encoding="utf-8")), dict)
+    assert (project / LOCK_NAME).read_text() == ""  # this run finished: no mark left
 
 
 def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """What a killed run left is reported by check, and removed by the next run it warns."""
     before = tree_bytes(project / "build")
     meshes = project / "build" / "robots" / "abb_irb2400" / "meshes"
     (meshes / ".link_1.stl.k3j9x_a2.tmp").write_bytes(b"solid half")
     (project / "build" / "stamps" / ".robots.json.abcdefgh.tmp").write_bytes(b"{")
     (project / ".pipeline-cache.json.4242.tmp").write_bytes(b'{"version"')
+    (project / LOCK_NAME).write_text(MARK)  # what the killed run left in the lock file
     assert check_exit(project) == 1
     lines = capsys.readouterr().out.splitlines()
     assert (
@@ -144,22 +163,25 @@ def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
     assert check_exit(project) == 0
 
 
-def test_unbuilt_stamps_stay_doit_dependencies_and_dangling_links_do_not(project: Path) -> None:
-    """On an empty build/ every input is a file_dep (that orders the steps); a dangling link not."""
+def test_every_input_is_a_doit_dependency_and_a_dangling_link_is_refused_by_its_step(
+    project: Path,
+) -> None:
+    """doit would stop the whole run on a dangling file_dep; its step refuses it instead."""
     from pipeline.plan import plan
     from pipeline.tasks import doit_task
 
-    _fresh(project)
+    before = tree_bytes(project / "build")
     dangling = "robots/abb_irb2400/robot.urdf"
     (project / dangling).unlink()
     (project / dangling).symlink_to(project / "gone.urdf")
-    steps = plan(project)
-    unbuilt = [p for s in steps for p in s.inputs if p.startswith("build/")]
-    assert unbuilt and not any((project / p).exists() for p in unbuilt)
-    assert any(dangling in s.inputs for s in steps)
-    for step in steps:
-        kept = [path for path in step.inputs if path != dangling]
-        assert doit_task(project, step)["file_dep"] == kept, step.name
+    for step in plan(project):
+        assert doit_task(project, step)["file_dep"] == list(step.inputs), step.name
+    result = run_doit(project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and "does not exist" not in out
+    assert any(line.startswith(f"{dangling}:") for line in result.stdout.splitlines()), out
+    assert tree_bytes(project / "build") == before
 
 
 def _fresh(project: Path) -> None:
