@@ -57,13 +57,13 @@ def cmd_identity(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
-    from pipeline.digests import Digests
+    from pipeline.digests import COPY_BUDGET, Digests
     from pipeline.freshness import check
     from pipeline.plan import plan
 
     root = Path.cwd()
     steps = plan(root)
-    known = Digests(root)
+    known = Digests(root, keep_bytes=COPY_BUDGET)
     problems = check(root, steps, known)
     known.save()
     for problem in problems:

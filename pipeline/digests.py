@@ -1,6 +1,10 @@
 """File digests remembered by stat signature, as git's index does, so unchanged files are not
 re-read. The cache is local (git-ignored) and only ever a shortcut: a missing, unreadable or
 mismatching entry means the file is hashed again, and a fresh clone simply hashes everything.
+
+Most of build/ is copies (meshes in each description, each description in its cells). With
+`keep_bytes`, the bytes of files hashed in this process are kept up to that budget, so that an
+output recorded with the same digest is checked by comparing bytes instead of hashing it again.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ CACHE_VERSION = 1
 # A file modified this recently could change again within the clock's granularity without its
 # stat changing ("racily clean" in git's terms), so its digest is not remembered.
 RACY_SECONDS = 2.0
+# Bytes of hashed files a build or check keeps to compare copies against (see above).
+COPY_BUDGET = 128 << 20
 
 
 def sha256_file(path: Path | str) -> str:
@@ -30,37 +36,78 @@ def sha256_file(path: Path | str) -> str:
 class Digests:
     """SHA-256 of repo files, reusing remembered digests whose stat signature still matches."""
 
-    def __init__(self, root: Path, remember: bool = True) -> None:
+    def __init__(self, root: Path, remember: bool = True, keep_bytes: int = 0) -> None:
         self.root = root
         self.prefix = os.path.join(root, "")
         self.remember = remember
         self.entries: dict[str, list[int | str]] = {}
         self.fresh: dict[str, list[int | str]] = {}
         self.dirty = False
+        self.budget = keep_bytes
+        self.kept: dict[str, bytes] = {}  # digest -> the bytes hashed to it
         if remember:
             self.entries = _load(root / CACHE_NAME)
 
-    def of(self, rel: str) -> str:
-        """The hex digest of `root/rel`, or `missing` when it is not a readable file."""
+    def of(self, rel: str, info: os.stat_result | None = None) -> str:
+        """The hex digest of `root/rel`, or `missing` when it is not a readable file.
+
+        `info` is the file's stat when the caller has just taken it.
+        """
+        path = self.prefix + rel
+        try:
+            info = info or os.stat(path)
+        except OSError:
+            return "missing"
+        signature = _signature(info)
+        entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
+        if entry is not None and entry[:4] == signature:
+            return str(entry[4])
+        try:
+            if info.st_size <= self.budget:
+                digest = self._keep(_read(path, info.st_size))
+            else:
+                digest = sha256_file(path)
+        except OSError:
+            return "missing"
+        self._learn(rel, signature, digest)
+        return digest
+
+    def holds(self, rel: str, digest: str) -> bool:
+        """Whether `root/rel` holds the bytes whose SHA-256 is `digest`.
+
+        Compared with bytes kept from this process's hashing when it has them, else hashed.
+        """
         path = self.prefix + rel
         try:
             info = os.stat(path)
         except OSError:
-            return "missing"
-        signature: list[int | str] = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-        entry = self.entries.get(rel) or self.fresh.get(rel)
-        if entry is not None and entry[:4] == signature:
-            return str(entry[4])
+            return False
+        signature = _signature(info)
+        entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
+        known = entry is not None and entry[:4] == signature
+        kept = self.kept.get(digest)
+        if known or kept is None or len(kept) != info.st_size:
+            return self.of(rel, info) == digest
         try:
-            digest = sha256_file(path)
+            data = _read(path, info.st_size)
         except OSError:
-            return "missing"
-        if self.remember and time.time() - info.st_mtime_ns / 1e9 > RACY_SECONDS:
+            return False
+        self._learn(rel, signature, digest if data == kept else self._keep(data))
+        return data == kept
+
+    def _keep(self, data: bytes, digest: str | None = None) -> str:
+        digest = digest or hashlib.sha256(data).hexdigest()
+        if len(data) <= self.budget and digest not in self.kept:
+            self.kept[digest] = data
+            self.budget -= len(data)
+        return digest
+
+    def _learn(self, rel: str, signature: list[int | str], digest: str) -> None:
+        if self.remember and time.time() - int(signature[1]) / 1e9 > RACY_SECONDS:
             self.entries[rel] = [*signature, digest]
             self.dirty = True
         else:
             self.fresh[rel] = [*signature, digest]
-        return digest
 
     def save(self) -> None:
         """Write the remembered digests back, when anything new was learnt."""
@@ -74,6 +121,26 @@ class Digests:
             self.dirty = False
         except OSError:
             tmp.unlink(missing_ok=True)
+
+
+def _signature(info: os.stat_result) -> list[int | str]:
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _read(path: str, size: int) -> bytes:
+    """A file's bytes, through os.read: cheaper than a buffered file object for many files."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.read(fd, size + 1)
+        more = os.read(fd, 1 << 20) if data else b""
+        if not more:
+            return data
+        parts = [data, more]
+        while parts[-1]:  # a file that grew since its stat, or a short read
+            parts.append(os.read(fd, 1 << 20))
+    finally:
+        os.close(fd)
+    return b"".join(parts)
 
 
 def _load(path: Path) -> dict[str, list[int | str]]:

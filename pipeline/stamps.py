@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,8 @@ def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None
 def read_stamp(root: Path, step: str) -> Stamp | None:
     """The stamp of a step, or None when there is none or it is unreadable."""
     try:
-        data = json.loads((root / stamp_path(step)).read_bytes())
+        with open(os.path.join(root, stamp_path(step)), "rb") as handle:
+            data = json.loads(handle.read())
         return Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -82,7 +84,7 @@ def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]
 def changed_outputs(root: Path, stamp: Stamp, digests: Digests | None = None) -> list[str]:
     """Recorded outputs that are missing or no longer hold the recorded bytes."""
     known = digests or Digests(root, remember=False)
-    return [path for path, digest in sorted(stamp.outputs.items()) if known.of(path) != digest]
+    return [path for path, digest in sorted(stamp.outputs.items()) if not known.holds(path, digest)]
 
 
 def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:

@@ -7,6 +7,9 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
+import pipeline.digests as digests_module
 from pipeline.digests import CACHE_NAME, Digests
 
 
@@ -69,3 +72,49 @@ def test_remember_false_writes_nothing(tmp_path: Path) -> None:
     known.of("a.bin")
     known.save()
     assert not (tmp_path / CACHE_NAME).exists()
+
+
+def test_copies_are_checked_against_kept_bytes_without_hashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output recorded with a source's digest is compared with the source's bytes."""
+    mesh = b"solid link\n" * 1000
+    old(tmp_path / "src.stl", mesh)
+    old(tmp_path / "copy.stl", mesh)
+    old(tmp_path / "edited.stl", mesh[:-1] + b"X")  # same size, one byte off
+    known = Digests(tmp_path, keep_bytes=1 << 20)
+    digest = known.of("src.stl")
+    hashed: list[int] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real(data))
+    assert known.holds("copy.stl", digest)
+    assert hashed == []  # compared, not hashed
+    assert not known.holds("edited.stl", digest)
+    assert known.of("edited.stl") == real(mesh[:-1] + b"X").hexdigest()  # learnt when compared
+    assert not known.holds("gone.stl", digest)
+
+
+def test_without_kept_bytes_holds_hashes(tmp_path: Path) -> None:
+    old(tmp_path / "a.bin", b"abc")
+    known = Digests(tmp_path)
+    assert known.holds("a.bin", hashlib.sha256(b"abc").hexdigest())
+    assert not known.holds("a.bin", hashlib.sha256(b"abd").hexdigest())
+    assert known.kept == {}
+
+
+def test_a_touched_file_is_hashed_once_per_process_despite_its_old_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A racily clean file's fresh digest wins over the remembered entry it made stale."""
+    old(tmp_path / "a.bin", b"abc")
+    first = Digests(tmp_path)
+    first.of("a.bin")
+    first.save()
+    os.utime(tmp_path / "a.bin")  # touched now: racily clean, so not remembered
+    known = Digests(tmp_path)
+    calls: list[str] = []
+    real = digests_module.sha256_file
+    monkeypatch.setattr(digests_module, "sha256_file", lambda p: calls.append(str(p)) or real(p))
+    for _ in range(3):
+        assert known.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+    assert len(calls) == 1
