@@ -37,9 +37,18 @@ class Staleness:
 def _build_files(root: Path) -> set[str]:
     """Every file (or link) below build/, repo-relative."""
     out: set[str] = set()
-    for dirpath, _, filenames in os.walk(root / BUILD):
-        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        out.update(f"{rel}/{name}" for name in filenames)
+    skip = len(os.path.join(root, ""))
+    folders = [os.path.join(root, BUILD)]
+    while folders:  # scandir's entry types save the stat os.walk's bookkeeping adds per folder
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    else:
+                        out.add(entry.path[skip:].replace(os.sep, "/"))
+        except OSError:
+            continue
     return out
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.stamps import Step, stamp_path
+from pipeline.strict_io import JSON_LIMIT
 
 ROBOTS = "robots"
 CELLS = "cells"
@@ -139,23 +140,38 @@ def lazy(module: str, function: str, *args: Any) -> Any:
     return functools.partial(_call, module, function, args)
 
 
+# Planning runs for every robot and cell on every doit run, so the helpers below work on
+# strings (os.walk, os.path) rather than pathlib objects, which cost several times more.
+
+
 def _files_under(root: Path, folder: str) -> list[str]:
-    """Every file below `folder`, repo-relative, sorted (os.walk: this runs for every robot)."""
+    """Every file below `folder`, repo-relative, sorted."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root / folder):
+    skip = len(os.path.join(root, ""))
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, folder)):
         dirnames.sort()
-        rel = Path(dirpath).relative_to(root).as_posix()
+        rel = dirpath[skip:].replace(os.sep, "/")
         out.extend(f"{rel}/{name}" for name in filenames)
     return sorted(out)
 
 
+def _is_file(root: Path, rel: str) -> bool:
+    return os.path.isfile(os.path.join(root, rel))
+
+
+def _folders_holding(root: Path, top: str, name: str) -> list[str]:
+    """The folders directly under `top` that hold `name` (lexists: a dangling link counts)."""
+    base = os.path.join(root, top)
+    if not os.path.isdir(base):
+        return []
+    with os.scandir(base) as entries:
+        return sorted(e.name for e in entries if os.path.lexists(os.path.join(e.path, name)))
+
+
 def model_ids(root: Path) -> list[str]:
     """Every robot model with sources under robots/."""
-    base = root / ROBOTS
-    if not base.is_dir():
-        return []
     # lexists, not is_file: a robot.urdf that is a dangling link is refused, never skipped
-    return sorted(p.name for p in base.iterdir() if os.path.lexists(p / "robot.urdf"))
+    return _folders_holding(root, ROBOTS, "robot.urdf")
 
 
 def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
@@ -169,19 +185,15 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         (f"build/robots/{model_id}/robot.urdf",),
     )
     steps = {"urdf": urdf}
-    present = [f"{src}/{name}" for name in CONFIG_SOURCES if (root / src / name).is_file()]
+    present = [f"{src}/{name}" for name in CONFIG_SOURCES if _is_file(root, f"{src}/{name}")]
     steps["config"] = Step(
         f"config:{model_id}",
         "validate config.json and rtcore_definition.json; copy them into build/",
         (urdf.stamp, *present, code("config")),
         lazy("pipeline.description", "make_config_copies", model_id),
-        tuple(
-            f"build/robots/{model_id}/{name}"
-            for name in CONFIG_SOURCES
-            if (root / src / name).is_file()
-        ),
+        tuple(f"build/robots/{model_id}/{path.rsplit('/', 1)[1]}" for path in present),
     )
-    if (root / src / "srdf.py").is_file():
+    if _is_file(root, f"{src}/srdf.py"):
         steps["srdf"] = Step(
             f"srdf:{model_id}",
             "run gen_srdf() and write the checked SRDF",
@@ -191,7 +203,7 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
             lazy("pipeline.srdf.compile", "make_srdf", model_id),
             (f"build/robots/{model_id}/robot.srdf",),
         )
-    settings = [f"{src}/{SPHERES_SETTINGS}"] if (root / src / SPHERES_SETTINGS).is_file() else []
+    settings = [f"{src}/{SPHERES_SETTINGS}"] if _is_file(root, f"{src}/{SPHERES_SETTINGS}") else []
     steps["spheres"] = Step(
         f"spheres:{model_id}",
         "fit (or restamp) the collision spheres; prove they cover every collision surface",
@@ -231,18 +243,16 @@ def index_step(root: Path, models: list[str], manifests: list[Step]) -> Step:
 
 def cell_ids(root: Path) -> list[str]:
     """Every cell folder under cells/ that holds a machine.json."""
-    base = root / CELLS
-    if not base.is_dir():
-        return []
-    return sorted(p.name for p in base.iterdir() if os.path.lexists(p / "machine.json"))
+    return _folders_holding(root, CELLS, "machine.json")
 
 
 def _cell_model(root: Path, cell_id: str) -> str | None:
     """The model a cell names, read leniently: the cell step itself validates machine.json."""
     try:
-        doc = json.loads((root / CELLS / cell_id / "machine.json").read_bytes())
+        with open(os.path.join(root, CELLS, cell_id, "machine.json"), "rb") as handle:
+            doc = json.loads(handle.read(JSON_LIMIT + 1))
         model = doc["robot"]["model_id"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     return model if isinstance(model, str) else None
 
@@ -254,7 +264,7 @@ def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
     if model is not None and model in manifests:
         src = f"{ROBOTS}/{model}"
         inputs += [manifests[model].stamp, f"{src}/robot.urdf"]
-        inputs += [f"{src}/config.json"] if (root / src / "config.json").is_file() else []
+        inputs += [f"{src}/config.json"] if _is_file(root, f"{src}/config.json") else []
     out = f"build/cells/{cell_id}"
     return Step(
         f"cellbuild:{cell_id}",
