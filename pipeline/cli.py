@@ -63,7 +63,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     root = Path.cwd()
     steps = plan(root)
-    known = Digests(root, keep_bytes=COPY_BUDGET)
+    known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
     problems = check(root, steps, known)
     known.save()
     for problem in problems:

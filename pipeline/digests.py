@@ -36,8 +36,13 @@ def sha256_file(path: Path | str) -> str:
 class Digests:
     """SHA-256 of repo files, reusing remembered digests whose stat signature still matches."""
 
-    def __init__(self, root: Path, remember: bool = True, keep_bytes: int = 0) -> None:
+    def __init__(
+        self, root: Path, remember: bool = True, keep_bytes: int = 0, settled: bool = False
+    ) -> None:
+        """`settled`: no file changes while this object is used (a check), so a file's digest
+        is looked up once per process rather than once per step that reads it."""
         self.root = root
+        self.memo: dict[str, str] | None = {} if settled else None
         self.prefix = os.path.join(root, "")
         self.remember = remember
         self.entries: dict[str, list[int | str]] = {}
@@ -53,6 +58,14 @@ class Digests:
 
         `info` is the file's stat when the caller has just taken it.
         """
+        if self.memo is None:
+            return self._of(rel, info)
+        digest = self.memo.get(rel)
+        if digest is None:
+            digest = self.memo[rel] = self._of(rel, info)
+        return digest
+
+    def _of(self, rel: str, info: os.stat_result | None) -> str:
         path = self.prefix + rel
         try:
             info = info or os.stat(path)
@@ -132,11 +145,10 @@ def _read(path: str, size: int) -> bytes:
     fd = os.open(path, os.O_RDONLY)
     try:
         data = os.read(fd, size + 1)
-        more = os.read(fd, 1 << 20) if data else b""
-        if not more:
+        if len(data) <= size:  # a short read of a regular file is its end
             return data
-        parts = [data, more]
-        while parts[-1]:  # a file that grew since its stat, or a short read
+        parts = [data]
+        while parts[-1]:  # the file grew since its stat
             parts.append(os.read(fd, 1 << 20))
     finally:
         os.close(fd)

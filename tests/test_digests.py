@@ -118,3 +118,17 @@ def test_a_touched_file_is_hashed_once_per_process_despite_its_old_entry(
     for _ in range(3):
         assert known.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
     assert len(calls) == 1
+
+
+def test_settled_digests_stat_each_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check, where nothing changes, looks a file up once however many steps read it."""
+    old(tmp_path / "a.bin", b"abc")
+    known = Digests(tmp_path, settled=True)
+    stats: list[str] = []
+    real = os.stat
+    monkeypatch.setattr(digests_module.os, "stat", lambda p, *a, **k: stats.append(p) or real(p))
+    assert {known.of("a.bin") for _ in range(5)} == {hashlib.sha256(b"abc").hexdigest()}
+    assert len(stats) == 1
+    assert known.of("nope.bin") == known.of("nope.bin") == "missing"
