@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -280,3 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ContractError as exc:
         print(render(exc.findings, as_json=args.json), file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader (`| head`) stopped reading: not an error of ours, and no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

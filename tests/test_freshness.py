@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,3 +128,24 @@ def test_ci_script_fails_on_one_byte_stale_build(project: Path) -> None:
     )
     assert stale.returncode != 0
     assert "robots/abb_irb2400/meshes/link_4.stl changed" in stale.stdout + stale.stderr
+
+
+def test_check_output_cut_short_by_its_reader_gives_no_traceback(project: Path) -> None:
+    """`pipeline check | head -1` on a stale build: the reader leaves early, no traceback."""
+    shutil.rmtree(project / "build" / "robots")
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "check"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as `head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert first.startswith(b"missing: ") or first.startswith(b"stale: ")
+    assert "Traceback" not in err and "BrokenPipeError" not in err
