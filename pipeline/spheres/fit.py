@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pipeline.spheres.geometry import Array, LinkGeometry
-from pipeline.spheres.prove import prove
+from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
 FITTER_VERSION = "3"
@@ -235,13 +235,25 @@ def _shrink(surface: Array, centers: Array, radii: Array) -> Array:
 
 
 def grow_until_proven(geometry: LinkGeometry, centers: Array, radii: Array) -> Array:
-    """Grow radii where pieces are not proven covered, until the proof succeeds."""
+    """Grow radii where pieces are not proven covered, until the proof succeeds.
+
+    Radii only grow, so a piece proven once stays proven: after the first proof only the
+    pieces left unproven are checked again (the same pieces a full proof would end with).
+    """
     radii = radii.copy()
+    proof = prove(geometry, centers, radii, max_depth=GROW_DEPTH)
+    left, gaps = list(proof.unproven), proof.gaps
     for _ in range(8):
-        proof = prove(geometry, centers, radii, max_depth=GROW_DEPTH)
-        if proof.proven:
+        if not left:
             return radii
-        radii += _allot_growth(proof.gaps, radii)
+        radii += _allot_growth(gaps, radii)
+        still, still_gaps = [], [np.zeros((0, len(radii)))]
+        for pieces in left:
+            _, _, open_, open_gaps = prove_patches(pieces, centers, radii, max_depth=0)
+            if open_ is not None:
+                still.append(open_)
+                still_gaps.append(open_gaps)
+        left, gaps = still, np.concatenate(still_gaps)
     return radii
 
 

@@ -215,7 +215,9 @@ class LinkGeometry:
     def surface_points(self, size: float) -> Array:
         """Hull points of the surface refined to patches at most `size` across, deduplicated."""
         pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in self.patches])
-        return np.unique(pts, axis=0)
+        # sorted rows without repeats, as np.unique(axis=0) gives them, but several times faster
+        pts = pts[np.lexsort(pts.T[::-1])]
+        return pts[np.r_[True, (pts[1:] != pts[:-1]).any(axis=1)]]
 
 
 def load_link_geometry(link: Link, robot_folder: Path, display_folder: str) -> LinkGeometry:

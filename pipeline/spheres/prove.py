@@ -38,8 +38,13 @@ def _area(hull: Array) -> float:
 
 def piece_gaps(hull: Array, centers: Array, radii: Array) -> Array:
     """Per piece and sphere: how far the piece's worst hull point lies outside the sphere."""
-    diff = hull[:, :, None, :] - centers[None, None, :, :]
-    squared = np.einsum("pvkx,pvkx->pvk", diff, diff).max(axis=1)
+    # one hull point at a time and one axis at a time: no (pieces, points, spheres, 3) array
+    squared = np.zeros((len(hull), len(centers)))
+    for v in range(hull.shape[1]):
+        point = (hull[:, v, 0, None] - centers[None, :, 0]) ** 2
+        point += (hull[:, v, 1, None] - centers[None, :, 1]) ** 2
+        point += (hull[:, v, 2, None] - centers[None, :, 2]) ** 2
+        np.maximum(squared, point, out=squared)
     return np.sqrt(squared) - radii[None, :]
 
 
