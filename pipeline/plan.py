@@ -70,6 +70,7 @@ SPHERES_CODE = (
             "document",
             "fit",
             "geometry",
+            "polish",
             "prove",
             "provenance",
             "task",

@@ -1,4 +1,5 @@
-"""The conservative sphere fitter: seed, optimise a smooth excess, harden, grow until proven."""
+"""The conservative sphere fitter: seed, optimise a smooth excess, harden, polish, grow until
+proven."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.polish import polish
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "3"
+FITTER_VERSION = "4"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 
@@ -29,6 +31,8 @@ class FitParams:
     reach: float = 0.03
     sharpen: float = 0.02  # the soft union ends at this share of its starting width
     harden_divisions: int = 40
+    polish_step: float = 0.01  # first move of the hard polish, share of the bounds diagonal
+    polish_passes: int = 8
 
     def schedule(self) -> list[float]:
         """Penalty weights of the optimisation rounds, rising to enforce coverage."""
@@ -47,6 +51,8 @@ class FitParams:
             "seed": self.seed,
             "sharpen": self.sharpen,
             "harden_divisions": self.harden_divisions,
+            "polish_passes": self.polish_passes,
+            "polish_step": self.polish_step,
         }
 
 
@@ -174,8 +180,10 @@ class _Objective:
 
 
 def _distances(points: Array, centers: Array) -> Array:
-    diff = points[:, None, :] - centers[None, :, :]
-    return np.sqrt(np.einsum("pkx,pkx->pk", diff, diff))
+    squared = (points[:, 0, None] - centers[None, :, 0]) ** 2
+    squared += (points[:, 1, None] - centers[None, :, 1]) ** 2
+    squared += (points[:, 2, None] - centers[None, :, 2]) ** 2
+    return np.sqrt(squared)
 
 
 def _adam(
@@ -307,7 +315,15 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
         problem = replace(problem, surface=dense)
     centers, radii = _hard(problem, x)
     used = radii > 0
-    centers, radii = centers[used], radii[used]
+    centers, radii = polish(
+        problem.surface,
+        problem.outside,
+        centers[used],
+        radii[used],
+        params.polish_step * scale,
+        params.max_spheres,
+        params.polish_passes,
+    )
     centers = np.round(centers / QUANTUM) * QUANTUM
     radii = grow_until_proven(geometry, centers, radii)
     radii = np.ceil(radii / QUANTUM + 1) * QUANTUM

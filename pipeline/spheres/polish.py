@@ -1,0 +1,206 @@
+"""Hard polish of a covering: single-sphere moves and splits that lower the grid excess.
+
+Every sample stays covered: a sphere's radius is always the distance to the farthest sample
+that no other sphere covers, so a move only relocates what that sphere alone must hold. The
+cost is the number of outside grid points in the union, counted exactly, so a move is taken
+only when it lowers the true (gridded) excess of a covering, not of a soft surrogate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.spheres.geometry import Array
+
+_MOVES = np.concatenate([np.zeros((1, 3)), np.eye(3), -np.eye(3)])
+
+
+def _distances(centers: Array, points: Array) -> Array:
+    squared = (centers[:, 0, None] - points[None, :, 0]) ** 2
+    squared += (centers[:, 1, None] - points[None, :, 1]) ** 2
+    squared += (centers[:, 2, None] - points[None, :, 2]) ** 2
+    return np.sqrt(squared)
+
+
+class _Cover:
+    """Spheres with which samples and outside points each one holds, updated one at a time."""
+
+    def __init__(self, samples: Array, outside: Array, centers: Array, radii: Array) -> None:
+        self.samples, self.outside = samples, outside
+        self.centers, self.radii = centers.copy(), radii.copy()
+        self.to_outside = _distances(centers, outside)
+        self.covers = _distances(centers, samples) <= radii[:, None]
+        self.holds = self.to_outside <= radii[:, None]
+        self.sample_count = self.covers.sum(axis=0)
+        self.outside_count = self.holds.sum(axis=0)
+
+    def copy(self) -> _Cover:
+        """An independent copy."""
+        other = _Cover.__new__(_Cover)
+        other.samples, other.outside = self.samples, self.outside
+        for name in ("centers", "radii", "to_outside", "covers", "holds"):
+            setattr(other, name, getattr(self, name).copy())
+        other.sample_count = self.sample_count.copy()
+        other.outside_count = self.outside_count.copy()
+        return other
+
+    def cost(self) -> int:
+        """Outside grid points in the union."""
+        return int(np.count_nonzero(self.outside_count))
+
+    def alone(self, j: int) -> Array:
+        """The samples only sphere j covers."""
+        return self.samples[self.covers[j] & (self.sample_count == 1)]
+
+    def place(self, j: int, center: Array, radius: float) -> None:
+        """Move sphere j and set its radius, updating the counts."""
+        self.sample_count -= self.covers[j]
+        self.outside_count -= self.holds[j]
+        self.centers[j], self.radii[j] = center, radius
+        self.to_outside[j] = np.sqrt(((self.outside - center) ** 2).sum(axis=1))
+        # compared as distances: a radius that is the root of a largest squared distance
+        # then holds that sample exactly (its square might round below it)
+        self.covers[j] = np.sqrt(((self.samples - center) ** 2).sum(axis=1)) <= radius
+        self.holds[j] = self.to_outside[j] <= radius
+        if radius <= 0:
+            self.covers[j] = self.holds[j] = False
+        self.sample_count += self.covers[j]
+        self.outside_count += self.holds[j]
+
+    def add(self, center: Array, radius: float) -> None:
+        """Append a sphere."""
+        k = len(self.radii)
+        self.centers = np.vstack([self.centers, center])
+        self.radii = np.append(self.radii, 0.0)
+        self.to_outside = np.vstack([self.to_outside, np.zeros(len(self.outside))])
+        self.covers = np.vstack([self.covers, np.zeros(len(self.samples), dtype=bool)])
+        self.holds = np.vstack([self.holds, np.zeros(len(self.outside), dtype=bool)])
+        self.place(k, center, radius)
+
+    def used(self) -> _Cover:
+        """The same cover without spheres of radius 0."""
+        keep = self.radii > 0
+        if keep.all():
+            return self
+        return _Cover(self.samples, self.outside, self.centers[keep], self.radii[keep])
+
+
+class _Region:
+    """Where spheres may go: inside the starting spheres grown by a margin (the outside points
+    are only gathered there, so a sphere leaving it would look free)."""
+
+    def __init__(self, centers: Array, radii: Array, margin: float) -> None:
+        self.centers, self.radii = centers.copy(), radii + margin
+
+    def holds(self, centers: Array, radii: Array) -> Array:
+        """Per candidate sphere: whether it lies inside one of the region's spheres."""
+        gap = _distances(centers, self.centers) + radii[:, None]
+        return (gap <= self.radii[None, :]).any(axis=1)
+
+
+def _sweep(cover: _Cover, region: _Region, step: float) -> bool:
+    """Try the six axis moves of each sphere (and staying put, which may shrink it)."""
+    improved = False
+    for j in range(len(cover.radii)):
+        if cover.radii[j] <= 0:
+            continue
+        own = cover.alone(j)
+        now = int(np.count_nonzero(cover.holds[j] & (cover.outside_count == 1)))
+        free = (cover.outside_count == cover.holds[j]) & (
+            cover.to_outside[j] <= cover.radii[j] + step
+        )
+        points = cover.outside[free]
+        centers = cover.centers[j] + step * _MOVES
+        if len(own):
+            radii2 = ((own[None, :, :] - centers[:, None, :]) ** 2).sum(axis=2).max(axis=1)
+        else:
+            radii2 = np.zeros(len(centers))
+        inside = ((points[None, :, :] - centers[:, None, :]) ** 2).sum(axis=2) <= radii2[:, None]
+        counts = np.where(radii2 > 0, inside.sum(axis=1), 0)
+        radii = np.sqrt(radii2)
+        counts = np.where(region.holds(centers, radii), counts, np.iinfo(np.int64).max)
+        best = int(np.argmin(counts))
+        if counts[best] < now:
+            improved = True
+        elif not (counts[0] <= now and radii[0] < cover.radii[j]):
+            continue
+        else:
+            best = 0
+        cover.place(j, centers[best], float(radii[best]))
+    return improved
+
+
+def _descend(cover: _Cover, region: _Region, step: float, passes: int) -> None:
+    """Sweeps with a step halved whenever one brings nothing, down to an eighth."""
+    size = step
+    for _ in range(passes):
+        if not _sweep(cover, region, size):
+            size /= 2
+            if size < step / 8:
+                return
+
+
+def _enclosing(points: Array) -> tuple[Array, float]:
+    """An approximate smallest ball around the points (Badoiu-Clarkson)."""
+    center = points.mean(axis=0)
+    for i in range(1, 40):
+        far = points[((points - center) ** 2).sum(axis=1).argmax()]
+        center = center + (far - center) / (i + 1)
+    return center, float(np.sqrt(((points - center) ** 2).sum(axis=1).max()))
+
+
+def _split(cover: _Cover, j: int) -> bool:
+    """Replace sphere j by two around the halves (2-means) of the samples only it covers."""
+    own = cover.alone(j)
+    if len(own) < 4:
+        return False
+    mean = own.mean(axis=0)
+    axis = np.linalg.svd(own - mean, full_matrices=False)[2][0]
+    side = (own - mean) @ axis > 0
+    for _ in range(5):
+        if side.all() or not side.any():
+            return False
+        a, b = own[side].mean(axis=0), own[~side].mean(axis=0)
+        side = ((own - a) ** 2).sum(axis=1) < ((own - b) ** 2).sum(axis=1)
+    if side.all() or not side.any():
+        return False
+    cover.place(j, *_enclosing(own[side]))
+    cover.add(*_enclosing(own[~side]))
+    return True
+
+
+def polish(
+    samples: Array,
+    outside: Array,
+    centers: Array,
+    radii: Array,
+    step: float,
+    max_spheres: int,
+    passes: int = 8,
+    tries: int = 3,
+) -> tuple[Array, Array]:
+    """Move single spheres while the grid excess drops, then spend unused budget on splits.
+
+    `radii` must cover every sample; the result does too. A split replaces one of the `tries`
+    spheres holding the most outside points alone by two, and is kept only if, after a short
+    descent, the excess is lower.
+    """
+    region = _Region(centers, radii, 2 * step)
+    near = (_distances(centers, outside) <= region.radii[:, None]).any(axis=0)
+    cover = _Cover(samples, outside[near], centers, radii)
+    _descend(cover, region, step, passes)
+    cover = cover.used()
+    while len(cover.radii) < max_spheres:
+        alone = (cover.holds & (cover.outside_count == 1)).sum(axis=1)
+        best: _Cover | None = None
+        for j in np.argsort(-alone, kind="stable")[:tries]:
+            trial = cover.copy()
+            if not _split(trial, int(j)):
+                continue
+            _descend(trial, region, step / 2, passes // 2)
+            if trial.cost() < (best or cover).cost():
+                best = trial
+        if best is None:
+            break
+        cover = best.used()
+    return cover.centers, cover.radii
