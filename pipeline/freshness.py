@@ -57,22 +57,32 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
     known = known or Digests(root, remember=False)
     out: list[Staleness] = []
     claimed: set[str] = set()
+    # the first cause of each stale step, by its stamp: a step reading an upstream stamp that
+    # will be rewritten is stale too, though that stamp's bytes have not changed yet
+    causes: dict[str, str] = {}
     for step in steps:
         claimed.add(step.stamp)
         stamp = read_stamp(root, step.name)
         if stamp is None:
+            causes[step.stamp] = f"{step.name} has never been built"
             for target in step.targets or (step.stamp,):
-                out.append(Staleness("missing", target, f"{step.name} has never been built"))
+                out.append(Staleness("missing", target, causes[step.stamp]))
             continue
         claimed.update(stamp.outputs)
         changed = changed_inputs(stamp, hash_inputs(root, step.inputs, known))
-        if changed:
-            reason = f"{step.name}: {_describe(changed, stamp.inputs)}"
-            if step.name.startswith("spheres:"):
+        upstream = [causes[path] for path in step.inputs if path in causes]
+        if changed or upstream:
+            # downstream steps name the first cause, not the chain that carried it
+            cause = f"{step.name}: {_describe(changed, stamp.inputs)}" if changed else upstream[0]
+            causes[step.stamp] = cause
+            reason = cause if changed else f"{step.name}: after {cause}"
+            if changed and step.name.startswith("spheres:"):
                 from pipeline.spheres.task import describe_status
 
                 reason += describe_status(root, step.name.partition(":")[2])
-            out.extend(Staleness("stale", path, reason) for path in sorted(stamp.outputs))
+            # a step with no outputs of its own (code:<stage>) is reported by its stamp
+            stale = sorted(stamp.outputs) or [step.stamp]
+            out.extend(Staleness("stale", path, reason) for path in stale)
             continue
         for path in changed_outputs(root, stamp, known):
             kind = "missing" if not (root / path).exists() else "modified"

@@ -51,6 +51,27 @@ def test_one_byte_source_change_is_stale_with_its_cause(
     assert tree_bytes(project / "build") == before
 
 
+def test_code_change_makes_its_stage_and_everything_downstream_stale(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A changed spheres module: its code stamp, every spheres.json and what reads them."""
+    module = project / "pipeline" / "spheres" / "prove.py"
+    module.write_text(module.read_text() + "# changed\n")
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = "code:spheres: pipeline/spheres/prove.py changed"
+    assert f"stale: build/stamps/code/spheres.json ({cause})" in lines
+    for model in ("abb_irb2400", "lbr_iiwa_14_r820"):
+        assert f"stale: build/robots/{model}/spheres.json (spheres:{model}: after {cause})" in lines
+        assert any(f"build/robots/{model}/robot_description_manifest.json" in x for x in lines)
+    assert f"stale: build/index.json (index:robots: after {cause})" in lines
+    cell = "build/cells/weld_cell_a/cell.json"
+    assert f"stale: {cell} (cellbuild:weld_cell_a: after {cause})" in lines
+    # the robots' urdf and srdf steps do not read the spheres code
+    robot_level = [line for line in lines if line.startswith("stale: build/robots/")]
+    assert not any("robot.srdf" in line or "robot.urdf" in line for line in robot_level)
+
+
 def test_hand_edited_and_extra_build_files(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
