@@ -168,7 +168,7 @@ def main() -> None:
         rows.append(("full build", measure(work, doit)))
         time.sleep(2.5)  # let the last outputs age out of the digest cache's racy window
         rows.append(("no-op doit", median_of(work, doit, n)))
-        cache = work / ".pipeline-cache.json"
+        cache = work / ".pipeline-digests"
         rows.append(  # no digest cache, as in a fresh clone
             (
                 "pipeline check, cold digest cache",

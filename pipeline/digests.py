@@ -10,13 +10,14 @@ output recorded with the same digest is checked by comparing bytes instead of ha
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from pathlib import Path
 
-CACHE_NAME = ".pipeline-cache.json"
-CACHE_VERSION = 1
+CACHE_NAME = ".pipeline-digests"
+# The cache file: this header, then `path NUL signature NUL digest NUL` per file. Paths cannot
+# hold NUL, so one split reads it; it is loaded on every run that meets a changed timestamp.
+CACHE_HEADER = "pipeline digests 2\0"
 # A file modified this recently could change again within the clock's granularity without its
 # stat changing ("racily clean" in git's terms), so its digest is not remembered.
 RACY_SECONDS = 2.0
@@ -45,8 +46,8 @@ class Digests:
         self.memo: dict[str, str] | None = {} if settled else None
         self.prefix = os.path.join(root, "")
         self.remember = remember
-        self.entries: dict[str, list[int | str]] = {}
-        self.fresh: dict[str, list[int | str]] = {}
+        self.entries: dict[str, tuple[str, str]] = {}  # path -> (stat signature, digest)
+        self.fresh: dict[str, tuple[str, str]] = {}  # the same, for racily clean files
         self.dirty = False
         self.budget = keep_bytes
         self.kept: dict[str, bytes] = {}  # digest -> the bytes hashed to it
@@ -73,8 +74,8 @@ class Digests:
             return "missing"
         signature = _signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        if entry is not None and entry[:4] == signature:
-            return str(entry[4])
+        if entry is not None and entry[0] == signature:
+            return entry[1]
         try:
             if info.st_size <= self.budget:
                 digest = self._keep(_read(path, info.st_size))
@@ -82,7 +83,7 @@ class Digests:
                 digest = sha256_file(path)
         except OSError:
             return "missing"
-        self._learn(rel, signature, digest)
+        self._learn(rel, signature, digest, info.st_mtime_ns)
         return digest
 
     def holds(self, rel: str, digest: str) -> bool:
@@ -97,7 +98,7 @@ class Digests:
             return False
         signature = _signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        known = entry is not None and entry[:4] == signature
+        known = entry is not None and entry[0] == signature
         kept = self.kept.get(digest)
         if known or kept is None or len(kept) != info.st_size:
             return self.of(rel, info) == digest
@@ -105,7 +106,7 @@ class Digests:
             data = _read(path, info.st_size)
         except OSError:
             return False
-        self._learn(rel, signature, digest if data == kept else self._keep(data))
+        self._learn(rel, signature, digest if data == kept else self._keep(data), info.st_mtime_ns)
         return data == kept
 
     def _keep(self, data: bytes, digest: str | None = None) -> str:
@@ -115,12 +116,12 @@ class Digests:
             self.budget -= len(data)
         return digest
 
-    def _learn(self, rel: str, signature: list[int | str], digest: str) -> None:
-        if self.remember and time.time() - int(signature[1]) / 1e9 > RACY_SECONDS:
-            self.entries[rel] = [*signature, digest]
+    def _learn(self, rel: str, signature: str, digest: str, mtime_ns: int) -> None:
+        if self.remember and time.time() - mtime_ns / 1e9 > RACY_SECONDS:
+            self.entries[rel] = (signature, digest)
             self.dirty = True
         else:
-            self.fresh[rel] = [*signature, digest]
+            self.fresh[rel] = (signature, digest)
 
     def save(self) -> None:
         """Write the remembered digests back, when anything new was learnt."""
@@ -129,15 +130,18 @@ class Digests:
         path = self.root / CACHE_NAME
         tmp = path.with_name(f"{CACHE_NAME}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps({"version": CACHE_VERSION, "entries": self.entries}))
+            records = "".join(
+                f"{rel}\0{sig}\0{digest}\0" for rel, (sig, digest) in self.entries.items()
+            )
+            tmp.write_text(CACHE_HEADER + records, encoding="utf-8", errors="surrogateescape")
             os.replace(tmp, path)
             self.dirty = False
         except OSError:
             tmp.unlink(missing_ok=True)
 
 
-def _signature(info: os.stat_result) -> list[int | str]:
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+def _signature(info: os.stat_result) -> str:
+    return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
 
 
 def _read(path: str, size: int) -> bytes:
@@ -155,11 +159,15 @@ def _read(path: str, size: int) -> bytes:
     return b"".join(parts)
 
 
-def _load(path: Path) -> dict[str, list[int | str]]:
+def _load(path: Path) -> dict[str, tuple[str, str]]:
+    """The remembered entries; none when the file is missing, foreign or torn."""
     try:
-        data = json.loads(path.read_text())
-        if data.get("version") == CACHE_VERSION and isinstance(data.get("entries"), dict):
-            return {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 5}
-    except (OSError, ValueError, AttributeError):
-        pass
-    return {}
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return {}
+    if not text.startswith(CACHE_HEADER) or not text.endswith("\0"):
+        return {}
+    parts = text[len(CACHE_HEADER) : -1].split("\0")
+    if len(parts) % 3:
+        return {}
+    return dict(zip(parts[0::3], zip(parts[1::3], parts[2::3], strict=True), strict=True))

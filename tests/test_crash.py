@@ -147,7 +147,7 @@ def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
     meshes = project / "build" / "robots" / "abb_irb2400" / "meshes"
     (meshes / ".link_1.stl.k3j9x_a2.tmp").write_bytes(b"solid half")
     (project / "build" / "stamps" / ".robots.json.abcdefgh.tmp").write_bytes(b"{")
-    (project / ".pipeline-cache.json.4242.tmp").write_bytes(b'{"version"')
+    (project / ".pipeline-digests.4242.tmp").write_bytes(b"pipeline digests 2")
     (project / LOCK_NAME).write_text(MARK)  # what the killed run left in the lock file
     assert check_exit(project) == 1
     lines = capsys.readouterr().out.splitlines()
@@ -158,7 +158,7 @@ def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
     result = run_doit(project)
     assert result.returncode == 0
     assert "removed 3 temporary file(s)" in result.stderr
-    assert not (project / ".pipeline-cache.json.4242.tmp").exists()
+    assert not (project / ".pipeline-digests.4242.tmp").exists()
     assert tree_bytes(project / "build") == before
     assert check_exit(project) == 0
 

@@ -58,12 +58,32 @@ def test_racily_clean_files_are_not_remembered(tmp_path: Path) -> None:
     assert "new.bin" not in Digests(tmp_path).entries
 
 
-def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not a cache",  # foreign
+        '{"version": 1, "entries": {"a.bin": [1, 2, 3, 4, "ff"]}}',  # the old JSON cache
+        "pipeline digests 2\0a.bin\0",  # torn mid-record
+        "pipeline digests 2\0a.bin\01 2 3 4\0ff\0",  # a stale signature
+    ],
+)
+def test_foreign_torn_or_stale_cache_is_never_trusted(tmp_path: Path, content: str) -> None:
     old(tmp_path / "a.bin", b"abc")
-    (tmp_path / CACHE_NAME).write_text("{not json")
+    (tmp_path / CACHE_NAME).write_text(content)
     assert Digests(tmp_path).of("a.bin") == hashlib.sha256(b"abc").hexdigest()
-    (tmp_path / CACHE_NAME).write_text('{"version": 1, "entries": {"a.bin": [1, 2, 3, 4, "ff"]}}')
-    assert Digests(tmp_path).of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_cache_round_trips_odd_paths(tmp_path: Path) -> None:
+    """Spaces, tabs, newlines and non-UTF-8 bytes in a name survive the cache file."""
+    names = ["a b.bin", "tab\there.bin", "new\nline.bin", os.fsdecode(b"latin\xe9.bin")]
+    for name in names:
+        old(tmp_path / name, name.encode("utf-8", "surrogateescape"))
+    first = Digests(tmp_path)
+    digests = {name: first.of(name) for name in names}
+    first.save()
+    second = Digests(tmp_path)
+    assert set(second.entries) == set(names)
+    assert {name: second.of(name) for name in names} == digests
 
 
 def test_remember_false_writes_nothing(tmp_path: Path) -> None:
