@@ -166,6 +166,9 @@ def main() -> None:
         floor = median_of(work, [py, "-c", FLOOR, "robots", "cells", "pipeline"], n)
         rows.append(("hash floor (read + SHA-256 every input once)", floor))
         rows.append(("full build", measure(work, doit)))
+        # what a check of a fresh clone reads at least: the sources and all of build/
+        everything = [py, "-c", FLOOR, "robots", "cells", "pipeline", "build"]
+        rows.append(("reference: read + SHA-256 inputs and build/", median_of(work, everything, n)))
         time.sleep(2.5)  # let the last outputs age out of the digest cache's racy window
         rows.append(("no-op doit", median_of(work, doit, n)))
         cache = work / ".pipeline-digests"
