@@ -21,7 +21,8 @@ class BuildLock:
     """A held build lock; `interrupted` is whether the previous holder stopped without finishing."""
 
     def __init__(self, root: Path) -> None:
-        self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8")
+        # errors="replace": any bytes found there (junk included) read as a mark, never an error
+        self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8", errors="replace")
         try:
             fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -59,3 +59,11 @@ def test_a_holder_that_dies_leaves_its_mark_for_the_next(tmp_path: Path) -> None
         assert lock.interrupted
     with hold_build_lock(tmp_path) as after:
         assert not after.interrupted  # the holder that cleaned up finished
+
+
+def test_a_lock_file_holding_junk_is_taken_as_a_mark(tmp_path: Path) -> None:
+    # bytes that are not UTF-8 (a stray write, a disk error) must not stop every later build
+    (tmp_path / LOCK_NAME).write_bytes(b"\xff\xfe junk")
+    with hold_build_lock(tmp_path) as lock:
+        assert lock.interrupted
+    assert (tmp_path / LOCK_NAME).read_bytes() == b""
