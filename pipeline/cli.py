@@ -159,8 +159,8 @@ def cmd_cell(args: argparse.Namespace) -> int:
     """Validate one cell; unless --check, compile it (and what it needs) into build/cells/."""
     from pipeline.cell import cell_build_dir, load_cell
     from pipeline.digests import Digests
-    from pipeline.lock import hold_build_lock
     from pipeline.plan import needed, plan
+    from pipeline.session import open_session
     from pipeline.stamps import run_step
 
     root = Path.cwd()
@@ -170,7 +170,8 @@ def cmd_cell(args: argparse.Namespace) -> int:
         pinned = "pinned calibration" if cell.machine.pin else "no calibration (empty document)"
         print(f"cell: {cell_id} ok, model {cell.machine.model_id}, {pinned}")
         return 0
-    with hold_build_lock(root):
+    # the session doit opens: a killed build's leftovers are cleared before its mark is
+    with open_session(root):
         known = Digests(root)
         for step in needed(plan(root), f"cellbuild:{cell_id}"):
             run_step(root, step, known)

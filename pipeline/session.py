@@ -23,6 +23,7 @@ from pipeline.digests import CACHE_NAME
 from pipeline.lock import BuildLock, hold_build_lock
 
 BUILD = "build"
+DEP_FILE = ".doit.db"  # doit's state database (its dep_file)
 # strict_io.atomic_write's temporary names: "." + final name + "." + mkstemp's 8 characters + ".tmp"
 _TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
@@ -92,7 +93,7 @@ def repair_doit_db(root: Path, dep_file: str, thorough: bool = True) -> bool:
     return True
 
 
-def open_session(root: Path, dep_file: str) -> BuildLock:
+def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:
     """Take the build lock, then clear what a killed run left; the caller finishes the lock."""
     lock = hold_build_lock(root)
     # the digest cache is also saved by `pipeline check`, which takes no lock: always look there

@@ -16,7 +16,7 @@ from doit.reporter import ConsoleReporter
 from pipeline.digests import COPY_BUDGET, Digests
 from pipeline.lock import BuildLock
 from pipeline.plan import cell_ids, plan
-from pipeline.session import open_session
+from pipeline.session import DEP_FILE, open_session
 from pipeline.stamps import Step, run_step, stamp_path
 
 
@@ -88,7 +88,7 @@ DEFAULT_TASKS = ["code", "urdf", "config", "srdf", "spheres", "manifest", "index
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
-    "dep_file": ".doit.db",
+    "dep_file": DEP_FILE,
     "check_file_uptodate": ContentChecker,
     "reporter": FindingsReporter,
     "continue": True,

@@ -16,6 +16,7 @@ from pipeline.cell import make_cell, package_cell
 from pipeline.cli import main
 from pipeline.findings import ContractError
 from pipeline.identity import description_identity
+from pipeline.lock import LOCK_NAME, MARK
 from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
 from tests.conftest import run_doit
 
@@ -278,3 +279,20 @@ def test_every_finding_is_collected_before_refusing(
     assert main(["cell", "cells/weld_cell_a"]) == 2
     codes = [line.split(": ")[1] for line in capsys.readouterr().err.splitlines()]
     assert codes == ["cell_id_mismatch", "pin_mismatch", "limit_widens"]
+
+
+def test_cell_clears_what_a_killed_build_left(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pipeline cell` takes the build lock: it must not clear a killed build's mark unhandled.
+
+    Otherwise the next doit believes the last holder finished and never removes the temporary
+    files, while `pipeline check` keeps saying the next doit will.
+    """
+    temp = project / "build/robots/abb_irb2400/.robot.urdf.abcd1234.tmp"
+    temp.write_bytes(b"half a file")
+    (project / LOCK_NAME).write_text(MARK)  # as a doit killed while holding the lock leaves it
+    monkeypatch.chdir(project)
+    assert main(["cell", "cells/weld_cell_a"]) == 0
+    assert not temp.exists()
+    assert main(["check"]) == 0
