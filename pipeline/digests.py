@@ -72,7 +72,7 @@ class Digests:
             info = info or os.stat(path)
         except OSError:
             return "missing"
-        signature = _signature(info)
+        signature = stat_signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         if entry is not None and entry[0] == signature:
             return entry[1]
@@ -96,7 +96,7 @@ class Digests:
             info = os.stat(path)
         except OSError:
             return False
-        signature = _signature(info)
+        signature = stat_signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         known = entry is not None and entry[0] == signature
         kept = self.kept.get(digest)
@@ -140,7 +140,8 @@ class Digests:
             tmp.unlink(missing_ok=True)
 
 
-def _signature(info: os.stat_result) -> str:
+def stat_signature(info: os.stat_result) -> str:
+    """A file's stat signature: size, mtime, ctime and inode (ctime cannot be set back)."""
     return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
 
 

@@ -13,7 +13,7 @@ from doit.dependency import FileChangedChecker
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 
-from pipeline.digests import COPY_BUDGET, Digests
+from pipeline.digests import COPY_BUDGET, Digests, stat_signature
 from pipeline.lock import BuildLock
 from pipeline.plan import cell_ids, plan
 from pipeline.session import DEP_FILE, open_session
@@ -38,12 +38,12 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
 
 
 class ContentChecker(FileChangedChecker):  # type: ignore[misc]
-    """doit's md5 checker logic (timestamp, then size, then content) on the shared SHA-256 cache.
+    """doit's md5 checker logic (stat, then size, then content) on the shared SHA-256 cache.
 
     doit's own MD5Checker hashes a touched file once for every task that depends on it and never
     refreshes the state of tasks it skips, so one `touch` costs a re-hash on every later run.
     Here the content hash comes from the process-wide, stat-keyed digest cache the stamps use,
-    and a touched but unchanged file gets its saved timestamp refreshed.
+    and a touched but unchanged file gets its saved stat signature refreshed.
     """
 
     def info(self, path: str) -> Any:
@@ -62,25 +62,27 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
     def check_modified(self, file_path: str, file_stat: Any, state: Any) -> bool:
         """Whether a dependency changed since `state` was saved."""
         timestamp, size, digest = state
-        if file_stat.st_mtime == timestamp:
+        # the stat signature, not the mtime alone: a same-size edit whose mtime was put back
+        # (cp -p, rsync -t, tar) still changes the ctime, so it is not taken for the saved state
+        if stat_signature(file_stat) == timestamp:
             return False
         if file_stat.st_size != size:
             return True
         if _known_digests(os.getcwd()).of(file_path, file_stat) != digest:
             return True
         if isinstance(state, list):
-            # Same bytes, new timestamp. doit saves no state for a task it skips, so the next
+            # Same bytes, new stat. doit saves no state for a task it skips, so the next
             # run would prove this again; the json backend hands out the stored list and writes
-            # it back at exit, so refreshing the timestamp here puts later runs on the fast path.
-            state[0] = file_stat.st_mtime
+            # it back at exit, so refreshing the signature here puts later runs on the fast path.
+            state[0] = stat_signature(file_stat)
         return False
 
     def get_state(self, dep: str, current_state: Any) -> Any:
-        """The (timestamp, size, SHA-256) of a dependency after its task ran."""
+        """The (stat signature, size, SHA-256) of a dependency after its task ran."""
         info = os.stat(dep)
-        if current_state and current_state[0] == info.st_mtime:
+        if current_state and current_state[0] == stat_signature(info):
             return None
-        return info.st_mtime, info.st_size, _known_digests(os.getcwd()).of(dep, info)
+        return stat_signature(info), info.st_size, _known_digests(os.getcwd()).of(dep, info)
 
 
 # Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.

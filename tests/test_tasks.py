@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -132,3 +133,18 @@ def test_robot_without_config_files_is_a_no_op_on_the_second_run(project: Path) 
     assert first.returncode == 0, first.stdout
     second = run_doit(project)
     assert ran(second.stdout) == set()
+
+
+def test_same_size_change_with_mtime_restored_after_a_touch_is_rebuilt(project: Path) -> None:
+    """A touched-but-unchanged input gets its saved state refreshed; that must not let a later
+    same-size edit whose mtime was put back (cp -p, rsync -t, tar) pass as unchanged."""
+    assert run_doit(project).returncode == 0
+    urdf = project / "robots/abb_irb2400/robot.urdf"
+    os.utime(urdf)
+    assert ran(run_doit(project).stdout) == set()  # touched only: nothing runs
+    info = urdf.stat()
+    edited = urdf.read_bytes().replace(b"NOT RECOMMENDED", b"not recommended", 1)
+    assert len(edited) == info.st_size and edited != urdf.read_bytes()
+    urdf.write_bytes(edited)
+    os.utime(urdf, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert "urdf:abb_irb2400" in ran(run_doit(project).stdout)
