@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 
 from pipeline.spheres.geometry import Array
 from pipeline.spheres.polish import polish
@@ -68,4 +71,24 @@ def test_polish_is_deterministic() -> None:
     centers, radii = _loose_cover(samples, 3)
     first = polish(samples, outside, centers, radii, 0.004, max_spheres=5)
     second = polish(samples, outside, centers, radii, 0.004, max_spheres=5)
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+
+
+def test_polish_does_not_depend_on_the_sign_lapack_gives_a_singular_vector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A split's axis comes from an SVD, whose singular vectors have no defined sign: LAPACK
+    builds (OpenBLAS, MKL, Accelerate) may return either, and the fitted spheres must not
+    change bytes with the machine's linear algebra library."""
+    samples, outside = _bar_samples(), _outside()
+    centers, radii = _loose_cover(samples, 2)
+    first = polish(samples, outside, centers, radii, 0.004, max_spheres=6)
+    svd = np.linalg.svd
+
+    def flipped(a: Array, *args: Any, **kwargs: Any) -> Any:
+        u, s, vt = svd(a, *args, **kwargs)
+        return -u, s, -vt
+
+    monkeypatch.setattr(np.linalg, "svd", flipped)
+    second = polish(samples, outside, centers, radii, 0.004, max_spheres=6)
     assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])

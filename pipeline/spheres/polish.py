@@ -156,6 +156,9 @@ def _split(cover: _Cover, j: int) -> bool:
         return False
     mean = own.mean(axis=0)
     axis = np.linalg.svd(own - mean, full_matrices=False)[2][0]
+    # a singular vector's sign is the LAPACK build's choice: fix it, or which half keeps
+    # sphere j (and so the fitted bytes) would depend on the machine
+    axis = axis if axis[np.argmax(np.abs(axis))] > 0 else -axis
     side = (own - mean) @ axis > 0
     for _ in range(5):
         if side.all() or not side.any():
