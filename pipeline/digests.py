@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -72,6 +73,8 @@ class Digests:
             info = info or os.stat(path)
         except OSError:
             return "missing"
+        if not stat.S_ISREG(info.st_mode):  # opening a FIFO would wait for a writer forever
+            return "missing"
         signature = stat_signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         if entry is not None and entry[0] == signature:
@@ -95,6 +98,8 @@ class Digests:
         try:
             info = os.stat(path)
         except OSError:
+            return False
+        if not stat.S_ISREG(info.st_mode):
             return False
         signature = stat_signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer

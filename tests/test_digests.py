@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -152,3 +153,21 @@ def test_settled_digests_stat_each_file_once(
     assert {known.of("a.bin") for _ in range(5)} == {hashlib.sha256(b"abc").hexdigest()}
     assert len(stats) == 1
     assert known.of("nope.bin") == known.of("nope.bin") == "missing"
+
+
+@pytest.mark.parametrize("budget", [0, 1 << 20], ids=["hashed", "kept"])
+def test_a_fifo_in_place_of_a_file_is_missing_without_blocking(tmp_path: Path, budget: int) -> None:
+    """Opening a FIFO for reading waits for a writer: `pipeline check` hung on one in build/."""
+    old(tmp_path / "a.bin", b"")  # an empty file hashed first: kept bytes of the FIFO's size
+    os.mkfifo(tmp_path / "b.bin")
+    known = Digests(tmp_path, remember=False, keep_bytes=budget)
+    empty = known.of("a.bin")
+    answers: list[object] = []
+
+    def ask() -> None:
+        answers.extend([known.of("b.bin"), known.holds("b.bin", empty)])
+
+    worker = threading.Thread(target=ask, daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # a guard against hanging the suite, not a speed assertion
+    assert answers == ["missing", False]
