@@ -9,6 +9,7 @@ same way). A no-op build then costs no walk over build/.
 from __future__ import annotations
 
 import fcntl
+import os
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -32,6 +33,10 @@ class BuildLock:
                 flush=True,
             )
             fcntl.flock(self.handle, fcntl.LOCK_EX)
+        # A forked child (doit -n's workers, the spheres process pool) shares this lock, and when
+        # the build is killed it waits forever for its dead parent: it must not keep the checkout
+        # locked. Closing the child's copy leaves the parent's lock (and the mark) as they are.
+        os.register_at_fork(after_in_child=self.handle.close)
         self.handle.seek(0)
         self.interrupted = self.handle.read() != ""
         if not self.interrupted:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -67,3 +69,38 @@ def test_a_lock_file_holding_junk_is_taken_as_a_mark(tmp_path: Path) -> None:
     with hold_build_lock(tmp_path) as lock:
         assert lock.interrupted
     assert (tmp_path / LOCK_NAME).read_bytes() == b""
+
+
+FORKS_THEN_DIES = """
+import os, sys, time
+from pathlib import Path
+from pipeline.lock import hold_build_lock
+lock = hold_build_lock(Path(sys.argv[1]))
+child = os.fork()  # as doit -n 2 and the spheres process pool do
+if child == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1), os.dup2(null, 2)  # let the test read the parent's output to its end
+    time.sleep(120)  # an orphaned worker: doit's and the pool's wait forever for a dead parent
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)  # the build itself is killed
+"""
+
+
+def test_a_killed_builds_forked_workers_do_not_keep_the_lock(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.run(
+        [sys.executable, "-c", FORKS_THEN_DIES, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    orphan = int(run.stdout)
+    try:
+        with (tmp_path / LOCK_NAME).open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError when kept
+    finally:
+        os.kill(orphan, signal.SIGKILL)
+    with hold_build_lock(tmp_path) as lock:
+        assert lock.interrupted  # the killed build's mark is still there for the cleanup
