@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
+import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -106,14 +108,42 @@ def _known_digests(root: str) -> Digests:
     return known
 
 
-def _action(root: Path, step: Step) -> ContractFailure | None:
+def _action(root: Path, step: Step) -> ContractFailure | dict[str, str]:
     from pipeline.findings import ContractError, render
 
     try:
         run_step(root, step, _known_digests(str(root)))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
-    return None
+    return {"outputs": _outputs_seen(str(root), step.name)}
+
+
+def _outputs_seen(root: str, step: str) -> str:
+    """One digest of the stat signatures of a step's stamp and of every output it records."""
+    prefix = os.path.join(root, "")
+    stamp = prefix + stamp_path(step)
+    try:
+        seen = [stat_signature(os.stat(stamp))]
+        with open(stamp, "rb") as handle:
+            outputs = sorted(json.loads(handle.read())["outputs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "no stamp"
+    for path in outputs:
+        try:
+            seen.append(stat_signature(os.stat(prefix + path)))
+        except OSError:
+            seen.append("missing")
+    return hashlib.sha256("\n".join(seen).encode()).hexdigest()
+
+
+def _outputs_unchanged(task: Any, values: Mapping[str, Any]) -> bool:
+    """doit's uptodate: false when an output was edited, replaced or removed since the step ran.
+
+    doit itself only checks that targets exist, and its database is a cache that must not hide
+    a hand-edited output from the build: the step then runs, finds its inputs current and puts
+    back the bytes its stamp records. Signatures hold ctime and inode, which no edit keeps.
+    """
+    return bool(values.get("outputs") == _outputs_seen(os.getcwd(), task.name))
 
 
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
@@ -123,6 +153,7 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
         "name": name,
         "actions": [(_action, [root, step])],
         "file_dep": list(step.inputs),
+        "uptodate": [_outputs_unchanged],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
     }
