@@ -55,6 +55,7 @@ def _build_files(root: Path) -> set[str]:
 def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> list[Staleness]:
     """Every stale, missing, modified or extra file of build/, with what made it so."""
     known = known or Digests(root, remember=False)
+    steps = list(steps)
     out: list[Staleness] = []
     claimed: set[str] = set()
     # the first cause of each stale step, by its stamp: a step reading an upstream stamp that
@@ -87,17 +88,26 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         for path in changed_outputs(root, stamp, known):
             kind = "missing" if not (root / path).exists() else "modified"
             out.append(Staleness(kind, path, f"differs from what {step.name} made"))
-    for path in sorted(_build_files(root) - claimed):
-        out.append(Staleness("extra", path, _extra_reason(path)))
+    extra = _build_files(root) - claimed
+    removed: set[str] = set()
+    if extra:
+        from pipeline.prune import orphan_outputs, orphan_stamps
+
+        orphans = orphan_stamps(root, steps)
+        removed = {*orphans, *orphan_outputs(root, orphans, steps)}
+    for path in sorted(extra):
+        out.append(Staleness("extra", path, _extra_reason(path, path in removed)))
     return out
 
 
-def _extra_reason(path: str) -> str:
+def _extra_reason(path: str, orphaned: bool) -> str:
     if is_temp_name(path.rsplit("/", 1)[-1]):
         return "temporary file of an interrupted build; the next `doit` removes it"
-    if path.startswith(STAMP_ROOT):
-        return "stamp of a step the sources no longer have"
-    return "no step makes it"
+    if orphaned and path.startswith(STAMP_ROOT):
+        return "stamp of a step the sources no longer have; the next `doit` removes it"
+    if orphaned:
+        return "made for a robot or cell the sources no longer have; the next `doit` removes it"
+    return "no step makes it; delete it"
 
 
 def _describe(changed: list[str], recorded: dict[str, str]) -> str:

@@ -88,7 +88,17 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
 
 
 # Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.
-DEFAULT_TASKS = ["code", "urdf", "config", "srdf", "spheres", "manifest", "index", "cellbuild"]
+DEFAULT_TASKS = [
+    "prune",
+    "code",
+    "urdf",
+    "config",
+    "srdf",
+    "spheres",
+    "manifest",
+    "index",
+    "cellbuild",
+]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": "json",
@@ -159,21 +169,22 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
     }
 
 
-def doit_groups(root: Path) -> Mapping[str, list[dict[str, Any]]]:
+def doit_groups(root: Path, steps: list[Step] | None = None) -> Mapping[str, list[dict[str, Any]]]:
     """The doit tasks of the plan, grouped by stage."""
     groups: dict[str, list[dict[str, Any]]] = {}
-    for step in plan(root):
+    for step in plan(root) if steps is None else steps:
         groups.setdefault(step.name.partition(":")[0], []).append(doit_task(root, step))
     return groups
 
 
 @functools.cache
-def _session(root: Path) -> tuple[BuildLock, Mapping[str, list[dict[str, Any]]]]:
-    """One doit run in one checkout: its build lock (held until exit) and its graph."""
+def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[str, Any]]]]:
+    """One doit run in one checkout: its build lock (held until exit), its steps and graph."""
     lock = open_session(root, DOIT_CONFIG["dep_file"])
     # registered first, so it runs last: after doit wrote its database and the digests are saved
     atexit.register(lock.finish)
-    return lock, doit_groups(root)
+    steps = plan(root)
+    return lock, steps, doit_groups(root, steps)
 
 
 def doit_config() -> dict[str, Any]:
@@ -187,7 +198,7 @@ def doit_config() -> dict[str, Any]:
 
 
 def _group(stage: str) -> Iterator[dict[str, Any]]:
-    yield from _session(Path.cwd())[1].get(stage, [])
+    yield from _session(Path.cwd())[2].get(stage, [])
 
 
 def task_cellbuild() -> Iterator[dict[str, Any]]:
@@ -234,6 +245,26 @@ def _check_action(root: Path) -> TaskFailed | None:
 def task_check() -> dict[str, Any]:
     """Fail when build/ is not exactly what the sources produce (writes nothing)."""
     return {"actions": [(_check_action, [Path.cwd()])], "uptodate": [False], "verbosity": 2}
+
+
+def _prune(root: Path, steps: list[Step]) -> None:
+    from pipeline.prune import remove_orphans
+
+    removed = remove_orphans(root, steps)
+    print(f"removed {len(removed)} file(s) of robots or cells the sources no longer have")
+
+
+def task_prune() -> dict[str, Any]:
+    """Remove the compiled files of robots and cells the sources no longer have."""
+    from pipeline.prune import orphan_stamps
+
+    root = Path.cwd()
+    steps = _session(root)[1]
+    return {
+        "actions": [(_prune, [root, steps])],
+        "uptodate": [not orphan_stamps(root, steps)],
+        "verbosity": 2,
+    }
 
 
 def task_code() -> Iterator[dict[str, Any]]:

@@ -82,24 +82,58 @@ def test_hand_edited_and_extra_build_files(
     code, lines = check(project, capsys)
     assert code == 1
     assert sorted(lines) == [
-        "extra: build/robots/abb_irb2400/notes.txt (no step makes it)",
+        "extra: build/robots/abb_irb2400/notes.txt (no step makes it; delete it)",
         "missing: build/index.json (differs from what index:robots made)",
         "modified: build/robots/abb_irb2400/robot.urdf (differs from what urdf:abb_irb2400 made)",
     ]
 
 
-def test_removed_robot_leaves_extra_files(
+def test_removed_robot_and_cell_are_named_by_check_and_removed_by_doit(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import shutil
-
+    """build/ is entirely generated: what a removed robot (and its cell) compiled goes too."""
     shutil.rmtree(project / "robots" / "lbr_iiwa_14_r820")
+    shutil.rmtree(project / "cells" / "iiwa_bench")
+    (project / "build" / "robots" / "abb_irb2400" / "notes.txt").write_text("mine")
     code, lines = check(project, capsys)
     assert code == 1
+    removes = "the next `doit` removes it"
     assert (
-        "extra: build/stamps/urdf/lbr_iiwa_14_r820.json "
-        "(stamp of a step the sources no longer have)" in lines
+        f"extra: build/stamps/urdf/lbr_iiwa_14_r820.json "
+        f"(stamp of a step the sources no longer have; {removes})" in lines
     )
+    assert (
+        "extra: build/robots/lbr_iiwa_14_r820/meshes/link_3.stl "
+        f"(made for a robot or cell the sources no longer have; {removes})" in lines
+    )
+    assert any(line.startswith("extra: build/cells/iiwa_bench/cell.json (made") for line in lines)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not (project / "build" / "robots" / "lbr_iiwa_14_r820").exists()
+    assert not (project / "build" / "cells" / "iiwa_bench").exists()
+    assert not list((project / "build" / "stamps").rglob("*lbr_iiwa_14_r820*"))
+    assert (project / "build" / "robots" / "abb_irb2400" / "notes.txt").read_text() == "mine"
+    code, lines = check(project, capsys)
+    assert lines == ["extra: build/robots/abb_irb2400/notes.txt (no step makes it; delete it)"]
+    assert "removed" not in run_doit(project).stdout  # nothing left to remove
+
+
+def test_a_stamp_never_names_a_file_outside_build_for_removal(project: Path) -> None:
+    """A hand-written orphan stamp listing sources is not obeyed."""
+    stamp = project / "build" / "stamps" / "urdf" / "gone_robot.json"
+    outputs = {
+        "robots/abb_irb2400/robot.urdf": "x",
+        "build/../robots/abb_irb2400/srdf.py": "x",
+        "build/robots/gone_robot/robot.urdf": "x",
+    }
+    stamp.write_text(json.dumps({"step": "urdf:gone_robot", "inputs": {}, "outputs": outputs}))
+    (project / "build" / "robots" / "gone_robot").mkdir()
+    (project / "build" / "robots" / "gone_robot" / "robot.urdf").write_text("<robot/>")
+    assert run_doit(project).returncode == 0
+    assert (project / "robots" / "abb_irb2400" / "robot.urdf").is_file()
+    assert (project / "robots" / "abb_irb2400" / "srdf.py").is_file()
+    assert not (project / "build" / "robots" / "gone_robot").exists()
+    assert not stamp.exists()
 
 
 def test_doit_check_task_fails_on_stale_build(project: Path) -> None:

@@ -38,7 +38,7 @@ MANIFEST = f"{BUILT}/robot_description_manifest.json"
 VOLATILE = {".doit.db", ".doit.lock", ".pipeline-digests"}
 
 FINDING = re.compile(r"^(?P<file>[\w./@+-]+?)(?::(?P<place>.+?))?: (?P<code>[a-z][a-z0-9_]*): \S")
-TASK_LINE = re.compile(r"^(\.|--|!!)  \S+$")
+TASK_LINE = re.compile(r"^(\.  |-- |!! )\S+$")  # ran, up to date, ignored
 
 Break = Callable[[Path, Path], None]
 
