@@ -125,25 +125,26 @@ def _action(root: Path, step: Step) -> ContractFailure | dict[str, str]:
         run_step(root, step, _known_digests(str(root)))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
-    return {"outputs": _outputs_seen(str(root), step.name)}
-
-
-def _outputs_seen(root: str, step: str) -> str:
-    """One digest of the stat signatures of a step's stamp and of every output it records."""
     prefix = os.path.join(root, "")
-    stamp = prefix + stamp_path(step)
     try:
-        seen = [stat_signature(os.stat(stamp))]
-        with open(stamp, "rb") as handle:
-            outputs = sorted(json.loads(handle.read())["outputs"])
+        with open(prefix + step.stamp, "rb") as handle:
+            recorded = json.loads(handle.read())["outputs"]
     except (OSError, ValueError, KeyError, TypeError):
-        return "no stamp"
-    for path in outputs:
+        return {}
+    paths = "\n".join([step.stamp, *sorted(recorded)])
+    return {"outputs": paths, "seen": _outputs_seen(prefix, paths)}
+
+
+def _outputs_seen(prefix: str, paths: str) -> str:
+    """One digest of the inode and ctime of each path: no edit, rename or removal keeps both."""
+    seen = []
+    for path in paths.split("\n"):
         try:
-            seen.append(stat_signature(os.stat(prefix + path)))
+            info = os.stat(prefix + path)
+            seen.append(f"{info.st_ino}.{info.st_ctime_ns}")
         except OSError:
             seen.append("missing")
-    return hashlib.sha256("\n".join(seen).encode()).hexdigest()
+    return hashlib.sha256(" ".join(seen).encode()).hexdigest()
 
 
 def _outputs_unchanged(task: Any, values: Mapping[str, Any]) -> bool:
@@ -151,9 +152,12 @@ def _outputs_unchanged(task: Any, values: Mapping[str, Any]) -> bool:
 
     doit itself only checks that targets exist, and its database is a cache that must not hide
     a hand-edited output from the build: the step then runs, finds its inputs current and puts
-    back the bytes its stamp records. Signatures hold ctime and inode, which no edit keeps.
+    back the bytes its stamp records.
     """
-    return bool(values.get("outputs") == _outputs_seen(os.getcwd(), task.name))
+    paths = values.get("outputs")
+    if not isinstance(paths, str):
+        return False
+    return bool(values.get("seen") == _outputs_seen(os.path.join(os.getcwd(), ""), paths))
 
 
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
