@@ -15,6 +15,8 @@ import stat
 import time
 from pathlib import Path
 
+from pipeline.records import read_records, write_records
+
 CACHE_NAME = ".pipeline-digests"
 # The cache file: this header, then `path NUL signature NUL digest NUL` per file. Paths cannot
 # hold NUL, so one split reads it; it is loaded on every run that meets a changed timestamp.
@@ -132,17 +134,9 @@ class Digests:
         """Write the remembered digests back, when anything new was learnt."""
         if not (self.remember and self.dirty):
             return
-        path = self.root / CACHE_NAME
-        tmp = path.with_name(f"{CACHE_NAME}.{os.getpid()}.tmp")
-        try:
-            records = "".join(
-                f"{rel}\0{sig}\0{digest}\0" for rel, (sig, digest) in self.entries.items()
-            )
-            tmp.write_text(CACHE_HEADER + records, encoding="utf-8", errors="surrogateescape")
-            os.replace(tmp, path)
+        entries = ((rel, sig, digest) for rel, (sig, digest) in self.entries.items())
+        if write_records(self.root / CACHE_NAME, CACHE_HEADER, entries):
             self.dirty = False
-        except OSError:
-            tmp.unlink(missing_ok=True)
 
 
 def stat_signature(info: os.stat_result) -> str:
@@ -167,13 +161,4 @@ def _read(path: str, size: int) -> bytes:
 
 def _load(path: Path) -> dict[str, tuple[str, str]]:
     """The remembered entries; none when the file is missing, foreign or torn."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
-    except OSError:
-        return {}
-    if not text.startswith(CACHE_HEADER) or not text.endswith("\0"):
-        return {}
-    parts = text[len(CACHE_HEADER) : -1].split("\0")
-    if len(parts) % 3:
-        return {}
-    return dict(zip(parts[0::3], zip(parts[1::3], parts[2::3], strict=True), strict=True))
+    return {rel: (sig, digest) for rel, sig, digest in read_records(path, CACHE_HEADER, 3)}

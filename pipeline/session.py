@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pipeline.digests import CACHE_NAME
 from pipeline.lock import BuildLock, hold_build_lock
+from pipeline.outputs import RECORD_NAME
 
 BUILD = "build"
 DEP_FILE = ".doit.db"  # doit's state database (its dep_file)
@@ -38,8 +39,13 @@ def _say(message: str) -> None:
 
 
 def leftover_temps(root: Path, in_build: bool = True) -> list[Path]:
-    """Temporary files an interrupted write left: the digest cache's, and (`in_build`) build/'s."""
-    found = [p for p in root.glob(f"{CACHE_NAME}.*.tmp") if not p.is_dir()]
+    """Temporary files an interrupted write left: the local caches', and (`in_build`) build/'s."""
+    found = [
+        p
+        for name in (CACHE_NAME, RECORD_NAME)
+        for p in root.glob(f"{name}.*.tmp")
+        if not p.is_dir()
+    ]
     for dirpath, _, filenames in os.walk(root / BUILD) if in_build else ():
         found += [Path(dirpath, name) for name in filenames if is_temp_name(name)]
     return sorted(found)

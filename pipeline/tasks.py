@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,6 +15,7 @@ from doit.reporter import ConsoleReporter
 
 from pipeline.digests import COPY_BUDGET, Digests, stat_signature
 from pipeline.lock import BuildLock
+from pipeline.outputs import OutputRecord
 from pipeline.plan import cell_ids, plan
 from pipeline.session import DEP_FILE, open_session
 from pipeline.stamps import Step, run_step, stamp_path
@@ -118,56 +117,37 @@ def _known_digests(root: str) -> Digests:
     return known
 
 
-def _action(root: Path, step: Step) -> ContractFailure | dict[str, str]:
+@functools.cache
+def _output_record(root: str) -> OutputRecord:
+    """This process's record of what each step left in build/, written back when doit exits."""
+    record = OutputRecord(Path(root))
+    atexit.register(record.save)
+    return record
+
+
+def _action(root: Path, step: Step) -> ContractFailure | None:
     from pipeline.findings import ContractError, render
 
     try:
         run_step(root, step, _known_digests(str(root)))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
-    prefix = os.path.join(root, "")
-    try:
-        with open(prefix + step.stamp, "rb") as handle:
-            recorded = json.loads(handle.read())["outputs"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    paths = "\n".join([step.stamp, *sorted(recorded)])
-    return {"outputs": paths, "seen": _outputs_seen(prefix, paths)}
-
-
-def _outputs_seen(prefix: str, paths: str) -> str:
-    """One digest of the inode and ctime of each path: no edit, rename or removal keeps both."""
-    seen = []
-    for path in paths.split("\n"):
-        try:
-            info = os.stat(prefix + path)
-            seen.append(f"{info.st_ino}.{info.st_ctime_ns}")
-        except OSError:
-            seen.append("missing")
-    return hashlib.sha256(" ".join(seen).encode()).hexdigest()
-
-
-def _outputs_unchanged(task: Any, values: Mapping[str, Any]) -> bool:
-    """doit's uptodate: false when an output was edited, replaced or removed since the step ran.
-
-    doit itself only checks that targets exist, and its database is a cache that must not hide
-    a hand-edited output from the build: the step then runs, finds its inputs current and puts
-    back the bytes its stamp records.
-    """
-    paths = values.get("outputs")
-    if not isinstance(paths, str):
-        return False
-    return bool(values.get("seen") == _outputs_seen(os.path.join(os.getcwd(), ""), paths))
+    _output_record(str(root)).note(step.name, step.stamp)
+    return None
 
 
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
-    """The doit task dict of a step: its inputs as file_dep, its stamp among the targets."""
+    """The doit task dict of a step: its inputs as file_dep, its stamp among the targets.
+
+    doit only checks that targets exist: a step whose outputs were edited, replaced or deleted
+    since it ran (or that has no record of them) is not up to date, whatever doit's database says.
+    """
     _, _, name = step.name.partition(":")
     return {
         "name": name,
         "actions": [(_action, [root, step])],
         "file_dep": list(step.inputs),
-        "uptodate": [_outputs_unchanged],
+        "uptodate": [_output_record(str(root)).unchanged(step.name)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
     }

@@ -1,0 +1,76 @@
+"""What each step left in build/, by inode and ctime, so a build notices hand-edited outputs.
+
+doit only checks that a task's targets exist, and its database is a cache that must not hide an
+edited, replaced or deleted output from the build. After a step runs, the paths of its stamp and
+of every output the stamp records are remembered with one digest of their inodes and ctimes (no
+edit, rename or removal keeps both). A step whose outputs no longer match is run: it finds its
+inputs current and writes back the bytes its stamp records. The record is local (git-ignored),
+like the digest cache; without it (a fresh clone) every step runs once and checks its outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from pipeline.records import read_records, write_records
+
+RECORD_NAME = ".pipeline-outputs"
+RECORD_HEADER = "pipeline outputs 1\0"
+
+
+def seen(prefix: str, paths: list[str]) -> str:
+    """One digest of the inode and ctime of each path (`prefix` + path)."""
+    marks = []
+    for path in paths:
+        try:
+            info = os.stat(prefix + path)
+            marks.append(f"{info.st_ino}.{info.st_ctime_ns}")
+        except OSError:
+            marks.append("missing")
+    return hashlib.sha256(" ".join(marks).encode()).hexdigest()
+
+
+class OutputRecord:
+    """The remembered outputs of each step: step name -> (digest, paths)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.prefix = os.path.join(root, "")
+        self.steps = _load(root / RECORD_NAME)
+        self.dirty = False
+
+    def unchanged(self, step: str) -> bool:
+        """Whether the step's stamp and outputs are as the step left them."""
+        entry = self.steps.get(step)
+        return entry is not None and entry[0] == seen(self.prefix, entry[1])
+
+    def note(self, step: str, stamp: str) -> None:
+        """Remember what a step just left: its stamp and the outputs the stamp records."""
+        try:
+            with open(self.prefix + stamp, "rb") as handle:
+                recorded = json.loads(handle.read())["outputs"]
+            paths = [stamp, *sorted(recorded)]
+        except (OSError, ValueError, KeyError, TypeError):
+            self.steps.pop(step, None)
+        else:
+            self.steps[step] = (seen(self.prefix, paths), paths)
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write the record back when anything was noted."""
+        if not self.dirty:
+            return
+        records = (
+            (step, digest, "\n".join(paths)) for step, (digest, paths) in sorted(self.steps.items())
+        )
+        if write_records(self.root / RECORD_NAME, RECORD_HEADER, records):
+            self.dirty = False
+
+
+def _load(path: Path) -> dict[str, tuple[str, list[str]]]:
+    """The record; empty when it is missing, foreign or torn."""
+    records = read_records(path, RECORD_HEADER, 3)
+    return {step: (digest, paths.split("\n")) for step, digest, paths in records}

@@ -1,0 +1,94 @@
+"""The record of what each step left in build/: what makes doit put back a hand-edited output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.outputs import RECORD_NAME, OutputRecord
+
+
+def built(root: Path) -> str:
+    """A step's stamp and two outputs, as run_step leaves them; the stamp's path."""
+    (root / "build" / "stamps").mkdir(parents=True)
+    for name in ("a.stl", "b.json"):
+        (root / "build" / name).write_text(name)
+    stamp = "build/stamps/step.json"
+    outputs = {"build/a.stl": "x", "build/b.json": "y"}
+    (root / stamp).write_text(json.dumps({"step": "s:x", "inputs": {}, "outputs": outputs}))
+    return stamp
+
+
+def noted(root: Path) -> OutputRecord:
+    record = OutputRecord(root)
+    record.note("s:x", built(root))
+    record.save()
+    past_a_clock_tick(root / "build" / "a.stl")
+    return OutputRecord(root)
+
+
+def past_a_clock_tick(reference: Path) -> None:
+    """Wait until a new write gets a later ctime than `reference` (the kernel's clock is coarse),
+    as any edit by a person or a later tool would."""
+    probe = reference.with_name("probe")
+    for _ in range(10_000):
+        probe.write_text("")
+        if probe.stat().st_ctime_ns > reference.stat().st_ctime_ns:
+            break
+    probe.unlink()
+
+
+def test_a_step_left_as_it_was_is_unchanged_across_processes(tmp_path: Path) -> None:
+    record = noted(tmp_path)
+    assert record.unchanged("s:x")
+    assert not record.unchanged("s:never_ran")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "append in place",
+        "same size, same mtime",
+        "replace by rename",
+        "delete",
+        "edit the stamp",
+    ],
+)
+def test_any_edit_of_an_output_or_the_stamp_is_noticed(tmp_path: Path, change: str) -> None:
+    record = noted(tmp_path)
+    target = tmp_path / "build" / "a.stl"
+    info = target.stat()
+    if change == "append in place":
+        with target.open("a") as handle:
+            handle.write("!")
+    elif change == "same size, same mtime":
+        target.write_text("A.stl")
+        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif change == "replace by rename":
+        (tmp_path / "build" / "new").write_text("a.stl")
+        os.replace(tmp_path / "build" / "new", target)
+    elif change == "delete":
+        target.unlink()
+    else:
+        stamp = tmp_path / "build" / "stamps" / "step.json"
+        stamp.write_text(stamp.read_text() + " ")
+    assert not record.unchanged("s:x")
+
+
+@pytest.mark.parametrize(
+    "content", ["", "junk", "pipeline outputs 1\0s:x\0", "pipeline outputs 0\0s:x\0d\0p\0"]
+)
+def test_a_missing_foreign_or_torn_record_trusts_nothing(tmp_path: Path, content: str) -> None:
+    noted(tmp_path)
+    (tmp_path / RECORD_NAME).write_text(content)
+    assert not OutputRecord(tmp_path).unchanged("s:x")
+
+
+def test_a_step_whose_stamp_cannot_be_read_is_forgotten(tmp_path: Path) -> None:
+    record = noted(tmp_path)
+    (tmp_path / "build" / "stamps" / "step.json").write_text("{torn")
+    record.note("s:x", "build/stamps/step.json")
+    assert not record.unchanged("s:x")
