@@ -249,8 +249,11 @@ def cell_ids(root: Path) -> list[str]:
 
 def _cell_model(root: Path, cell_id: str) -> str | None:
     """The model a cell names, read leniently: the cell step itself validates machine.json."""
+    path = os.path.join(root, CELLS, cell_id, "machine.json")
+    if not os.path.isfile(path):
+        return None  # a FIFO would block planning; the cell step refuses what is not a file
     try:
-        with open(os.path.join(root, CELLS, cell_id, "machine.json"), "rb") as handle:
+        with open(path, "rb") as handle:
             doc = json.loads(handle.read(JSON_LIMIT + 1))
         model = doc["robot"]["model_id"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):

@@ -18,7 +18,7 @@ from pipeline.findings import ContractError
 from pipeline.identity import description_identity
 from pipeline.lock import LOCK_NAME, MARK
 from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
-from tests.conftest import run_doit
+from tests.conftest import run_doit, tree_bytes
 
 CAL = "machine_planning_calibration.json"
 
@@ -296,3 +296,18 @@ def test_cell_clears_what_a_killed_build_left(
     assert main(["cell", "cells/weld_cell_a"]) == 0
     assert not temp.exists()
     assert main(["check"]) == 0
+
+
+def test_a_fifo_as_machine_json_is_refused_without_blocking(project: Path) -> None:
+    """Planning reads each machine.json for its model; a FIFO there must not hang the build."""
+    machine = project / "cells" / "weld_cell_a" / "machine.json"
+    before = tree_bytes(project / "build")
+    machine.unlink()
+    os.mkfifo(machine)
+    result = run_doit(project)  # would block forever on open() before the fix
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert any(
+        line.startswith("cells/weld_cell_a/machine.json") for line in result.stdout.splitlines()
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    assert tree_bytes(project / "build") == before
