@@ -30,6 +30,14 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
 
     desc = "console, with bad input printed as finding lines"
 
+    def add_success(self, task: Any) -> None:
+        """Report as doit does; remember what a build step left (here, in the parent process,
+        since with `doit -n` the step itself runs in a worker)."""
+        super().add_success(task)
+        stamp = (task.meta or {}).get("stamp")
+        if stamp is not None:
+            _output_record(os.getcwd()).note(task.name, stamp)
+
     def add_failure(self, task: Any, fail: Any) -> None:
         """Print refused input as finding lines, skip its knock-on failures, others as doit does."""
         if isinstance(fail, ContractFailure):
@@ -132,7 +140,6 @@ def _action(root: Path, step: Step) -> ContractFailure | None:
         run_step(root, step, _known_digests(str(root)))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
-    _output_record(str(root)).note(step.name, step.stamp)
     return None
 
 
@@ -150,6 +157,7 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
         "uptodate": [_output_record(str(root)).unchanged(step.name)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
+        "meta": {"stamp": step.stamp},
     }
 
 

@@ -163,3 +163,13 @@ def test_hand_edited_or_deleted_outputs_are_put_back_by_the_next_run(project: Pa
     assert ran(result.stdout) == {"srdf:abb_irb2400", "cellbuild:weld_cell_a"}
     assert tree_bytes(project / "build") == before
     assert ran(run_doit(project).stdout) == set()
+
+
+def test_parallel_runs_remember_what_their_workers_left(project: Path) -> None:
+    """With `doit -n 2` the steps run in worker processes; a second run still does nothing."""
+    first = run_doit(project, "-n", "2")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert ran(first.stdout)  # a fresh checkout: every step checks its outputs once
+    second = run_doit(project, "-n", "2")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert ran(second.stdout) == set()
