@@ -59,11 +59,16 @@ def remove_orphans(root: Path, steps: Iterable[Step]) -> list[str]:
     """Delete the outputs and stamps of steps the plan no longer has; the paths removed."""
     steps = list(steps)
     orphans = orphan_stamps(root, steps)
-    removed = [*orphan_outputs(root, orphans, steps), *orphans]
-    for path in removed:
+    build = os.path.realpath(os.path.join(root, "build"))
+    removed = []
+    for path in [*orphan_outputs(root, orphans, steps), *orphans]:
         full = os.path.join(root, path)
+        parent = os.path.realpath(os.path.dirname(full))
+        if parent != build and not parent.startswith(build + os.sep):
+            continue  # a linked folder leads out of build/: nothing there is ours to delete
         if os.path.islink(full) or os.path.isfile(full):
             os.unlink(full)
+            removed.append(path)
         folder = os.path.dirname(full)
         while folder != os.path.join(root, "build") and _is_empty(folder):
             os.rmdir(folder)

@@ -136,6 +136,20 @@ def test_a_stamp_never_names_a_file_outside_build_for_removal(project: Path) -> 
     assert not stamp.exists()
 
 
+def test_pruning_never_follows_a_linked_folder_out_of_build(project: Path, tmp_path: Path) -> None:
+    """An orphan stamp naming a file behind a folder link: the file outside stays."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not yours")
+    (project / "build" / "robots" / "gone_robot").symlink_to(outside, target_is_directory=True)
+    stamp = project / "build" / "stamps" / "urdf" / "gone_robot.json"
+    outputs = {"build/robots/gone_robot/keep.txt": "x"}
+    stamp.write_text(json.dumps({"step": "urdf:gone_robot", "inputs": {}, "outputs": outputs}))
+    assert run_doit(project).returncode == 0
+    assert (outside / "keep.txt").read_text() == "not yours"
+    assert not stamp.exists()
+
+
 def test_doit_check_task_fails_on_stale_build(project: Path) -> None:
     assert run_doit(project, "check").returncode == 0
     flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_2_whole.stl")
