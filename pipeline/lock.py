@@ -1,9 +1,11 @@
 """The checkout's build lock: two builds in one checkout take turns.
 
 The lock file also says whether the last holder finished: a holder writes a mark into it and
-clears the mark when it lets go. A mark found on taking the lock means the previous holder was
+replaces the mark when it lets go. A mark found on taking the lock means the previous holder was
 killed, so only then is it worth looking for what it left half-done (git's index.lock works the
-same way). A no-op build then costs no walk over build/.
+same way). A no-op build then costs no walk over build/. A finishing holder also records the stat
+signature of a file it watches (doit's database), so the next holder can tell whether anything
+touched that file in between.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
+from pipeline.digests import stat_signature
+
 LOCK_NAME = ".doit.lock"
 MARK = "a build holds or held this lock without finishing\n"
+FINISHED = "finished "
 
 
 class BuildLock:
     """A held build lock; `interrupted` is whether the previous holder stopped without finishing."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, watch: str | None = None) -> None:
+        self.root = root
+        self.watch = watch
         # errors="replace": any bytes found there (junk included) read as a mark, never an error
         self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8", errors="replace")
         try:
@@ -38,16 +45,29 @@ class BuildLock:
         # locked. Closing the child's copy leaves the parent's lock (and the mark) as they are.
         os.register_at_fork(after_in_child=self.handle.close)
         self.handle.seek(0)
-        self.interrupted = self.handle.read() != ""
+        found = self.handle.read()
+        self.interrupted = found != "" and not found.startswith(FINISHED)
+        # the watched file's signature when the last holder finished ("" when not recorded)
+        self.left = found[len(FINISHED) :].strip() if found.startswith(FINISHED) else ""
         if not self.interrupted:
+            self.handle.truncate(0)
             self.handle.write(MARK)
             self.handle.flush()
 
+    def watched(self) -> str:
+        """The stat signature of the watched file now (`-` when there is none)."""
+        try:
+            return stat_signature(os.stat(self.root / (self.watch or "")))
+        except OSError:
+            return "-"
+
     def finish(self) -> None:
-        """Clear the mark (this holder finished) and let the next holder in."""
+        """Replace the mark (this holder finished) and let the next holder in."""
         if self.handle.closed:
             return
         self.handle.truncate(0)
+        if self.watch is not None:
+            self.handle.write(f"{FINISHED}{self.watched()}\n")
         self.handle.close()
 
     def __enter__(self) -> BuildLock:

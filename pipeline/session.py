@@ -7,8 +7,8 @@ writing it leaves it unreadable; it is only a cache (build/stamps/ decide what i
 unreadable one is removed with a message instead of stopping every later run.
 
 Only a killed run leaves temporary files or a torn database, and the lock says whether the last
-run was killed: only then are build/ searched and the database parsed. Otherwise the database
-gets a look at its two ends, which catches a truncated or foreign file at no cost.
+run was killed: only then is build/ searched. The database is parsed only then, or when its stat
+signature is not the one the last finished run recorded (something else wrote it since).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from pipeline.digests import CACHE_NAME
-from pipeline.lock import BuildLock, hold_build_lock
+from pipeline.lock import BuildLock
 from pipeline.outputs import RECORD_NAME
 
 BUILD = "build"
@@ -68,27 +68,12 @@ def _parses(path: Path) -> bool:
         return False
 
 
-def _looks_whole(path: Path) -> bool:
-    """Whether a JSON object file starts with `{` and ends with `}` (reads only its two ends)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1)
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 64))
-            tail = handle.read().rstrip()
-    except OSError:
-        return False
-    return head == b"{" and tail.endswith(b"}")
-
-
-def repair_doit_db(root: Path, dep_file: str, thorough: bool = True) -> bool:
-    """Remove doit's JSON database when it cannot be read; True when it was removed.
-
-    `thorough` parses it; otherwise only its two ends are looked at (after a finished run).
-    """
+def repair_doit_db(root: Path, dep_file: str) -> bool:
+    """Remove doit's JSON database when it cannot be read; True when it was removed."""
     path = root / dep_file
     if not path.exists():
         return False
-    if (_parses if thorough else _looks_whole)(path):
+    if _parses(path):
         return False
     path.unlink(missing_ok=True)
     _say(
@@ -101,8 +86,9 @@ def repair_doit_db(root: Path, dep_file: str, thorough: bool = True) -> bool:
 
 def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:
     """Take the build lock, then clear what a killed run left; the caller finishes the lock."""
-    lock = hold_build_lock(root)
+    lock = BuildLock(root, watch=dep_file)
     # the digest cache is also saved by `pipeline check`, which takes no lock: always look there
     remove_leftover_temps(root, in_build=lock.interrupted)
-    repair_doit_db(root, dep_file, thorough=lock.interrupted)
+    if lock.interrupted or lock.left != lock.watched():
+        repair_doit_db(root, dep_file)  # a killed run, or the file changed since doit wrote it
     return lock

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.lock import LOCK_NAME, MARK, hold_build_lock
+from pipeline.lock import FINISHED, LOCK_NAME, MARK, BuildLock, hold_build_lock
 
 WAITER = """
 import sys
@@ -104,3 +104,16 @@ def test_a_killed_builds_forked_workers_do_not_keep_the_lock(tmp_path: Path) -> 
         os.kill(orphan, signal.SIGKILL)
     with hold_build_lock(tmp_path) as lock:
         assert lock.interrupted  # the killed build's mark is still there for the cleanup
+
+
+def test_a_finished_holder_records_the_watched_files_signature(tmp_path: Path) -> None:
+    """The next holder can tell whether anything wrote the watched file (doit's database)."""
+    (tmp_path / ".doit.db").write_text("{}")
+    with BuildLock(tmp_path, watch=".doit.db"):
+        pass
+    assert (tmp_path / LOCK_NAME).read_text().startswith(FINISHED)
+    with BuildLock(tmp_path, watch=".doit.db") as lock:
+        assert not lock.interrupted
+        assert lock.left == lock.watched()
+        (tmp_path / ".doit.db").write_text("{ }")  # written by something else
+        assert lock.left != lock.watched()
