@@ -50,9 +50,14 @@ def project(repo: Path) -> Path:
 
 def run_doit(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run doit in a scratch checkout, as a user would."""
+    return run_python(project, "-m", "doit", *args)
+
+
+def run_python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter with `args` in a scratch checkout, its code first on the path."""
     env = {**os.environ, "PYTHONPATH": str(project)}
     return subprocess.run(
-        [sys.executable, "-m", "doit", *args],
+        [sys.executable, *args],
         cwd=project,
         env=env,
         capture_output=True,

@@ -15,7 +15,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from pipeline.cli import main
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.session import is_temp_name
 from pipeline.strict_io import atomic_write
-from tests.conftest import REPO, run_doit, tree_bytes
+from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 SHIM = Path(__file__).with_name("killshim.py")
 SEED = 8
@@ -37,16 +36,7 @@ CHAINED_KILLS = 24
 
 def run_shim(project: Path, target: int, log: Path) -> subprocess.CompletedProcess[str]:
     """Run doit under the kill shim, dying at write event `target` (never when < 0)."""
-    env = {**os.environ, "PYTHONPATH": str(project)}
-    return subprocess.run(
-        [sys.executable, str(SHIM), str(target), str(log)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_python(project, str(SHIM), str(target), str(log))
 
 
 def events(log: Path) -> list[tuple[int, str, str]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, SOURCE_LIMIT, XML_LIMIT
-from tests.conftest import run_doit, tree_bytes
+from tests.conftest import run_doit, run_python, tree_bytes
 
 ABB = "robots/abb_irb2400"
 LBR = "robots/lbr_iiwa_14_r820"
@@ -873,16 +872,7 @@ def run(project: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[
     """Run a catalogue command in the scratch checkout."""
     if command[0] == "doit":
         return run_doit(project, *command[1:])
-    env = {**os.environ, "PYTHONPATH": str(project)}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *command[1:]],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_python(project, "-m", "pipeline", *command[1:])
 
 
 def assert_refused(project: Path, outside: Path, case: Case) -> None:
