@@ -1,10 +1,13 @@
 """File digests remembered by stat signature, as git's index does, so unchanged files are not
 re-read. The cache is local (git-ignored) and only ever a shortcut: a missing, unreadable or
-mismatching entry means the file is hashed again, and a fresh clone simply hashes everything.
+mismatching entry means the file is hashed again.
 
 Most of build/ is copies (meshes in each description, each description in its cells). With
 `keep_bytes`, the bytes of files hashed in this process are kept up to that budget, so that an
 output recorded with the same digest is checked by comparing bytes instead of hashing it again.
+A checkout without a cache yet (a fresh clone) reads each distinct blob of build/ once, taking
+from git's index which files are unchanged since checkout and which hold the same blob
+(pipeline/gitindex.py); sources are always read.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import stat
 import time
 from pathlib import Path
 
+from pipeline.gitindex import Checkout, read_checkout
 from pipeline.records import read_records, write_records
 
 CACHE_NAME = ".pipeline-digests"
@@ -26,14 +30,24 @@ CACHE_HEADER = "pipeline digests 2\0"
 RACY_SECONDS = 2.0
 # Bytes of hashed files a build or check keeps to compare copies against (see above).
 COPY_BUDGET = 128 << 20
+# Files up to this size are read whole (and may be kept); larger ones are hashed in blocks.
+READ_WHOLE = 64 << 20
 
 
 def sha256_file(path: Path | str) -> str:
     """Hex SHA-256 of a file's bytes."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return _hash_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def _hash_fd(fd: int) -> str:
+    """Hex SHA-256 of what remains to be read from an open file, read in blocks."""
     hasher = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hasher.update(block)
+    for block in iter(lambda: os.read(fd, 1 << 20), b""):
+        hasher.update(block)
     return hasher.hexdigest()
 
 
@@ -54,8 +68,12 @@ class Digests:
         self.dirty = False
         self.budget = keep_bytes
         self.kept: dict[str, bytes] = {}  # digest -> the bytes hashed to it
+        self.checkout: Checkout | None = None  # git's index, read when first needed
+        self.blobs: dict[tuple[bytes, int], str] = {}  # (git blob, size) -> digest, read here
         if remember:
             self.entries = _load(root / CACHE_NAME)
+        # only a checkout without a digest cache yet (a fresh clone) asks git's index
+        self.fresh_clone = remember and not self.entries
 
     def of(self, rel: str, info: os.stat_result | None = None) -> str:
         """The hex digest of `root/rel`, or `missing` when it is not a readable file.
@@ -94,27 +112,47 @@ class Digests:
     def holds(self, rel: str, digest: str) -> bool:
         """Whether `root/rel` holds the bytes whose SHA-256 is `digest`.
 
-        Compared with bytes kept from this process's hashing when it has them, else hashed.
+        A file whose remembered digest still matches its stat is not read. Nor, on a fresh clone,
+        is a file that git's index says is unchanged since checkout and holds a blob already read
+        here (build/ is mostly copies). A file whose digest was kept from this process's hashing
+        is compared byte for byte; any other is hashed.
         """
         path = self.prefix + rel
+        entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         try:
             info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):  # opening a FIFO would wait for a writer forever
+                return False
+            signature = stat_signature(info)
+            if entry is not None and signature == entry[0]:
+                return entry[1] == digest
+            blob = self._checkout().blob(rel, info)
+            found = self.blobs.get((blob, info.st_size)) if blob else None
+            if found is None:
+                found = self._read_digest(path, info, digest)
+                if blob:
+                    self.blobs[blob, info.st_size] = found
         except OSError:
             return False
-        if not stat.S_ISREG(info.st_mode):
-            return False
-        signature = stat_signature(info)
-        entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        known = entry is not None and entry[0] == signature
-        kept = self.kept.get(digest)
-        if known or kept is None or len(kept) != info.st_size:
-            return self.of(rel, info) == digest
+        self._learn(rel, signature, found, info.st_mtime_ns)
+        return found == digest
+
+    def _read_digest(self, path: str, info: os.stat_result, expected: str) -> str:
+        """The digest of a file: `expected` when it holds the kept bytes of that digest."""
+        fd = os.open(path, os.O_RDONLY)
         try:
-            data = _read(path, info.st_size)
-        except OSError:
-            return False
-        self._learn(rel, signature, digest if data == kept else self._keep(data), info.st_mtime_ns)
-        return data == kept
+            if info.st_size > READ_WHOLE:
+                return _hash_fd(fd)
+            data = _read_fd(fd, info.st_size)
+        finally:
+            os.close(fd)
+        return expected if self.kept.get(expected) == data else self._keep(data)
+
+    def _checkout(self) -> Checkout:
+        if self.checkout is None:
+            found = read_checkout(self.root, "build/") if self.fresh_clone else None
+            self.checkout = found or Checkout({}, 0)
+        return self.checkout
 
     def _keep(self, data: bytes, digest: str | None = None) -> str:
         digest = digest or hashlib.sha256(data).hexdigest()
@@ -148,14 +186,19 @@ def _read(path: str, size: int) -> bytes:
     """A file's bytes, through os.read: cheaper than a buffered file object for many files."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        data = os.read(fd, size + 1)
-        if len(data) <= size:  # a short read of a regular file is its end
-            return data
-        parts = [data]
-        while parts[-1]:  # the file grew since its stat
-            parts.append(os.read(fd, 1 << 20))
+        return _read_fd(fd, size)
     finally:
         os.close(fd)
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    """The bytes of an open file expected to hold `size` bytes."""
+    data = os.read(fd, size + 1)
+    if len(data) <= size:  # a short read of a regular file is its end
+        return data
+    parts = [data]
+    while parts[-1]:  # the file grew since its stat
+        parts.append(os.read(fd, 1 << 20))
     return b"".join(parts)
 
 

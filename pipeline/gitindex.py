@@ -1,0 +1,177 @@
+"""What git's index knows about a checkout's files: per path, the stat data git recorded when it
+last wrote the file (or looked at it) and the id of the blob it holds.
+
+On a fresh clone the digest cache is empty, but git's index already says which files are
+unchanged since checkout and which of them hold the same blob. build/ is mostly copies (each
+cell holds its description), so a check reads each distinct blob of build/ once instead of every
+copy. Only what can be trusted is returned: index versions 2 and 3 of a SHA-1 or SHA-256
+repository, no split index, entries at stage 0 without assume-valid, skip-worktree or
+intent-to-add flags, regular files, and never an entry whose file git could have seen change
+within the index's own timestamp (git's "racily clean" case). Anything else reads as unknown, and
+the caller reads the file as it would without git.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+_HEADER = struct.Struct(">4sII")
+_ENTRY = struct.Struct(">10I")  # ctime s, ns; mtime s, ns; dev; ino; mode; uid; gid; size
+_FLAG_ASSUME_VALID = 0x8000
+_FLAG_EXTENDED = 0x4000
+_FLAG_STAGE = 0x3000
+_EXTENDED_UNTRUSTED = 0x6000  # skip-worktree, intent-to-add
+_GIT_ENV = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_WORD = 1 << 32
+
+StatKey = tuple[int, int, int, int, int]  # ctime ns, mtime ns, inode, size, file type
+Entries = dict[str, tuple[StatKey, bytes]]  # repo-relative path -> (stat key, blob id)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """Per repo-relative path under one folder: (stat key, blob id) from git's index."""
+
+    entries: Entries
+    index_mtime_ns: int
+
+    def blob(self, rel: str, info: os.stat_result) -> bytes | None:
+        """The blob `rel` holds, when its stat `info` shows it unchanged since git recorded it."""
+        entry = self.entries.get(rel)
+        if entry is None or info.st_mtime_ns >= self.index_mtime_ns:
+            return None  # not tracked, or changed too close to the index's write to tell
+        key, blob = entry
+        return blob if key == stat_key(info) else None
+
+
+def stat_key(info: os.stat_result) -> StatKey:
+    """What of a stat git's index holds and a rewrite always changes (32-bit fields)."""
+    return (
+        info.st_ctime_ns % (_WORD * 10**9),
+        info.st_mtime_ns % (_WORD * 10**9),
+        info.st_ino % _WORD,
+        info.st_size % _WORD,
+        stat.S_IFMT(info.st_mode),
+    )
+
+
+def read_checkout(root: Path, under: str) -> Checkout | None:
+    """git's index entries below `root/under` (repo-relative to `root`), or None without one."""
+    if any(name in os.environ for name in _GIT_ENV):
+        return None  # git is pointed elsewhere than the folder layout says
+    found = _git_dir(root)
+    if found is None:
+        return None
+    git_dir, top = found
+    try:
+        prefix = root.resolve().relative_to(top).as_posix()
+        with open(git_dir / "index", "rb") as handle:
+            info = os.fstat(handle.fileno())
+            data = handle.read()
+    except (OSError, ValueError):
+        return None
+    prefix = "" if prefix == "." else prefix + "/"
+    entries = _parse(data, _oid_size(git_dir), prefix, prefix + under)
+    return None if entries is None else Checkout(entries, info.st_mtime_ns)
+
+
+def _git_dir(root: Path) -> tuple[Path, Path] | None:
+    """The git directory of the work tree holding `root`, and that work tree's top folder."""
+    try:
+        top = root.resolve()
+    except OSError:
+        return None
+    for folder in (top, *top.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot, folder
+        if dot.is_file():  # a linked work tree or a submodule: "gitdir: <path>"
+            try:
+                text = dot.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not text.startswith("gitdir: "):
+                return None
+            return (folder / text[len("gitdir: ") :]).resolve(), folder
+    return None
+
+
+def _oid_size(git_dir: Path) -> int:
+    """20 bytes for a SHA-1 repository, 32 for a SHA-256 one (its config says so)."""
+    common = git_dir
+    try:
+        pointer = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        common = (git_dir / pointer).resolve()
+    except OSError:
+        pass
+    try:
+        config = (common / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 20
+    words = config.replace(" ", "").replace("\t", "").lower()
+    return 32 if "objectformat=sha256" in words else 20
+
+
+def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | None:
+    """Trusted entries whose path starts with `wanted`, keyed without `prefix`."""
+    if len(data) < _HEADER.size:
+        return None
+    signature, version, count = _HEADER.unpack_from(data)
+    if signature != b"DIRC" or version not in (2, 3):
+        return None  # version 4 compresses paths; reading it is not worth its rarity
+    wanted_bytes = wanted.encode("utf-8", "surrogateescape")
+    out: Entries = {}
+    entry = struct.Struct(f">10I{oid_size}sH").unpack_from  # stat data, blob id, flags
+    fixed = _ENTRY.size + oid_size + 2
+    pos, end = _HEADER.size, len(data) - oid_size  # the trailing checksum
+    untrusted = _FLAG_ASSUME_VALID | _FLAG_STAGE
+    for _ in range(count):
+        if pos + fixed > end:
+            return None
+        *fields, oid, flags = entry(data, pos)
+        name_at = pos + fixed
+        extended = 0
+        if flags & _FLAG_EXTENDED:
+            extended = int.from_bytes(data[name_at : name_at + 2], "big")
+            name_at += 2
+        length = flags & 0xFFF
+        name_end = name_at + length if length < 0xFFF else data.find(b"\0", name_at, end)
+        if name_end < 0 or name_end >= end or data[name_end] != 0:
+            return None
+        # entries are padded with 1-8 NULs to a multiple of 8 bytes from the entry's start
+        pos += (name_end - pos + 8) & ~7
+        if (
+            flags & untrusted
+            or extended & _EXTENDED_UNTRUSTED
+            or not stat.S_ISREG(fields[6])
+            or not data.startswith(wanted_bytes, name_at, name_end)
+        ):
+            continue
+        key = (
+            fields[0] * 10**9 + fields[1],
+            fields[2] * 10**9 + fields[3],
+            fields[5],
+            fields[9],
+            stat.S_IFREG,
+        )
+        out[data[name_at + len(prefix) : name_end].decode("utf-8", "surrogateescape")] = (key, oid)
+    return _checked_extensions(data, pos, end, out)
+
+
+def _checked_extensions(
+    data: bytes,
+    pos: int,
+    end: int,
+    entries: Entries,
+) -> Entries | None:
+    """The entries, unless an extension says the index file is not the whole index."""
+    while pos + 8 <= end:
+        name, size = struct.unpack_from(">4sI", data, pos)
+        if name == b"link":  # a split index: entries live in a shared file too
+            return None
+        pos += 8 + size
+    return entries if pos == end else None

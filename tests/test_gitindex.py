@@ -1,0 +1,243 @@
+"""git's index as a fresh clone's digest shortcut: trusted only where git's own checks would be."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import pipeline.digests as digests_module
+from pipeline.digests import Digests
+from pipeline.gitindex import read_checkout
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+
+MESH = b"solid link\n" + bytes(range(256)) * 64
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git quietly in `cwd`; its standard output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def committed(tmp_path: Path, files: dict[str, bytes], *init: str) -> Path:
+    """A repository holding `files`, committed, then cloned as CI clones it."""
+    origin = tmp_path / "origin"
+    for rel, data in files.items():
+        (origin / rel).parent.mkdir(parents=True, exist_ok=True)
+        (origin / rel).write_bytes(data)
+    git(tmp_path, "init", "-q", *init, str(origin))
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "build")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "clone"))
+    clone = tmp_path / "clone"
+    time.sleep(0.05)  # files written in the index's own clock tick are racily clean
+    git(clone, "update-index", "--really-refresh")
+    return clone
+
+
+def ls_files(repo: Path) -> dict[str, str]:
+    """git's own view of the index: path -> blob id."""
+    out = {}
+    for line in git(repo, "ls-files", "-s").splitlines():
+        meta, path = line.split("\t", 1)
+        out[path] = meta.split()[1]
+    return out
+
+
+FILES_KEY = "build/robots/r/meshes/a.stl"
+FILES = {
+    "build/robots/r/meshes/a.stl": MESH,
+    "build/cells/c/description/meshes/a.stl": MESH,
+    "build/robots/r/robot.urdf": b"<robot name='r'/>\n",
+    "robots/r/meshes/a.stl": MESH,
+}
+
+
+def test_entries_match_git_ls_files(tmp_path: Path) -> None:
+    clone = committed(tmp_path, FILES)
+    checkout = read_checkout(clone, "build/")
+    assert checkout is not None
+    expected = {p: blob for p, blob in ls_files(clone).items() if p.startswith("build/")}
+    assert {p: blob.hex() for p, (_, blob) in checkout.entries.items()} == expected
+    for rel in expected:
+        assert checkout.blob(rel, os.stat(clone / rel)) == bytes.fromhex(expected[rel])
+
+
+def test_sha256_repository(tmp_path: Path) -> None:
+    clone = committed(tmp_path, FILES, "--object-format=sha256")
+    checkout = read_checkout(clone, "build/")
+    assert checkout is not None
+    blobs = {p: blob.hex() for p, (_, blob) in checkout.entries.items()}
+    assert blobs == {p: b for p, b in ls_files(clone).items() if p.startswith("build/")}
+    assert all(len(b) == 64 for b in blobs.values())
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_not_trusted(tmp_path: Path) -> None:
+    clone = committed(tmp_path, FILES)
+    path = clone / "build/cells/c/description/meshes/a.stl"
+    before = os.stat(path)
+    path.write_bytes(MESH[:-1] + b"X")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    checkout = read_checkout(clone, "build/")
+    assert checkout is not None
+    assert checkout.blob("build/cells/c/description/meshes/a.stl", os.stat(path)) is None
+    assert checkout.blob(FILES_KEY, os.stat(clone / FILES_KEY)) is not None
+
+
+def test_a_file_as_new_as_the_index_is_racily_clean(tmp_path: Path) -> None:
+    clone = committed(tmp_path, FILES)
+    checkout = read_checkout(clone, "build/")
+    assert checkout is not None
+    info = os.stat(clone / FILES_KEY)
+    racy = type(checkout)(checkout.entries, info.st_mtime_ns)
+    assert racy.blob(FILES_KEY, info) is None
+
+
+@pytest.mark.parametrize(
+    "flag", ["--assume-unchanged", "--skip-worktree"], ids=["assume_valid", "skip_worktree"]
+)
+def test_flagged_entries_are_not_trusted(tmp_path: Path, flag: str) -> None:
+    clone = committed(tmp_path, FILES)
+    git(clone, "update-index", flag, FILES_KEY)
+    checkout = read_checkout(clone, "build/")
+    assert checkout is not None
+    assert FILES_KEY not in checkout.entries
+    assert "build/robots/r/robot.urdf" in checkout.entries  # version 3 entries still parse
+
+
+@pytest.mark.parametrize(
+    "args", [["--index-version", "4"], ["--split-index"]], ids=["version_4", "split_index"]
+)
+def test_index_layouts_not_read_give_no_shortcut(tmp_path: Path, args: list[str]) -> None:
+    clone = committed(tmp_path, FILES)
+    git(clone, "update-index", *args)
+    assert read_checkout(clone, "build/") is None
+
+
+def test_torn_or_foreign_index_gives_no_shortcut(tmp_path: Path) -> None:
+    clone = committed(tmp_path, FILES)
+    index = clone / ".git" / "index"
+    data = index.read_bytes()
+    index.write_bytes(data[: len(data) // 2])
+    assert read_checkout(clone, "build/") is None
+    index.write_bytes(b"junk" + data[4:])
+    assert read_checkout(clone, "build/") is None
+
+
+def test_no_repository_or_git_pointed_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "plain" / "build").mkdir(parents=True)
+    assert read_checkout(tmp_path / "plain", "build/") is None
+    clone = committed(tmp_path, FILES)
+    monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "elsewhere"))
+    assert read_checkout(clone, "build/") is None
+
+
+def test_project_in_a_subfolder_and_in_a_linked_worktree(tmp_path: Path) -> None:
+    nested = {f"compiler/{rel}": data for rel, data in FILES.items()}
+    clone = committed(tmp_path, nested)
+    checkout = read_checkout(clone / "compiler", "build/")
+    assert checkout is not None
+    assert FILES_KEY in checkout.entries
+    git(clone, "worktree", "add", "-q", str(tmp_path / "linked"))
+    linked = read_checkout(tmp_path / "linked" / "compiler", "build/")
+    assert linked is not None
+    assert set(linked.entries) == set(checkout.entries)
+
+
+def test_a_fresh_clone_reads_each_blob_of_build_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy in the cell is not read: git says it holds the blob the description's copy holds."""
+    clone = committed(tmp_path, FILES)
+    reads: list[int] = []
+    real = digests_module._read_fd
+    monkeypatch.setattr(digests_module, "_read_fd", lambda fd, n: reads.append(n) or real(fd, n))
+    os.utime(clone / "robots/r/meshes/a.stl", (1e9, 1e9))  # a source old enough to remember
+    known = Digests(clone, keep_bytes=1 << 20)
+    digest = hashlib.sha256(MESH).hexdigest()
+    assert known.of("robots/r/meshes/a.stl") == digest  # inputs are hashed first, as in a check
+    assert known.entries  # and remembered: the cache is no longer empty
+    reads.clear()
+    assert known.holds("build/robots/r/meshes/a.stl", digest)
+    assert known.holds("build/cells/c/description/meshes/a.stl", digest)
+    assert reads == [len(MESH)]
+    # learnt like a read file (too new to be remembered across runs, as any just-written file)
+    assert known.fresh["build/cells/c/description/meshes/a.stl"][1] == digest
+
+
+def test_a_fresh_clone_still_sees_an_edited_copy(tmp_path: Path) -> None:
+    clone = committed(tmp_path, FILES)
+    path = clone / "build/cells/c/description/meshes/a.stl"
+    before = os.stat(path)
+    path.write_bytes(MESH[:-1] + b"X")  # same size, one byte off, mtime put back
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    known = Digests(clone)
+    digest = hashlib.sha256(MESH).hexdigest()
+    assert known.holds("build/robots/r/meshes/a.stl", digest)
+    assert not known.holds("build/cells/c/description/meshes/a.stl", digest)
+
+
+def test_with_a_digest_cache_git_is_not_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clone = committed(tmp_path, FILES)
+    first = Digests(clone)
+    first.of("robots/r/meshes/a.stl")
+    os.utime(clone / "robots/r/meshes/a.stl", (1e9, 1e9))  # old enough to be remembered
+    first = Digests(clone)
+    first.of("robots/r/meshes/a.stl")
+    first.save()
+    asked: list[Path] = []
+    monkeypatch.setattr(digests_module, "read_checkout", lambda root, under: asked.append(root))
+    known = Digests(clone)
+    assert known.holds(FILES_KEY, hashlib.sha256(MESH).hexdigest())
+    assert asked == []
+
+
+def test_check_of_a_fresh_clone_finds_an_edited_copy(
+    project: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """CI's case: `pipeline check` on a clone says current, and still sees a one-byte edit."""
+    from pipeline.cli import main
+
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "build")
+    clone = tmp_path_factory.mktemp("ci") / "clone"
+    git(project, "clone", "-q", str(project), str(clone))
+    time.sleep(0.05)
+    git(clone, "update-index", "--really-refresh")
+    monkeypatch.chdir(clone)
+    assert main(["check"]) == 0
+    (clone / ".pipeline-digests").unlink(missing_ok=True)
+    copy = clone / "build/cells/iiwa_bench/description/meshes/link_3.stl"
+    data = bytearray(copy.read_bytes())
+    data[100] ^= 1
+    before = os.stat(copy)
+    copy.write_bytes(bytes(data))
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert "modified: build/cells/iiwa_bench/description/meshes/link_3.stl" in out
+    assert out.count("\n") == 1
