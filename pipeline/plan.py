@@ -6,6 +6,7 @@ import functools
 import importlib
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -250,11 +251,17 @@ def cell_ids(root: Path) -> list[str]:
 def _cell_model(root: Path, cell_id: str) -> str | None:
     """The model a cell names, read leniently: the cell step itself validates machine.json."""
     path = os.path.join(root, CELLS, cell_id, "machine.json")
-    if not os.path.isfile(path):
-        return None  # a FIFO would block planning; the cell step refuses what is not a file
     try:
-        with open(path, "rb") as handle:
-            doc = json.loads(handle.read(JSON_LIMIT + 1))
+        # non-blocking, and only a regular file is read: a FIFO would block planning
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None  # the cell step refuses what is not a file
+            # sized by the file: a read sized by the limit would allocate the limit each time
+            doc = json.loads(os.read(fd, min(info.st_size, JSON_LIMIT) + 1))
+        finally:
+            os.close(fd)
         model = doc["robot"]["model_id"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
