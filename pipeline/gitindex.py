@@ -67,16 +67,17 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
     if found is None:
         return None
     git_dir, top = found
+    index = _read_file(git_dir / "index")
     try:
         prefix = root.resolve().relative_to(top).as_posix()
-        with open(git_dir / "index", "rb") as handle:
-            info = os.fstat(handle.fileno())
-            data = handle.read()
     except (OSError, ValueError):
         return None
+    if index is None:
+        return None
+    data, mtime_ns = index
     prefix = "" if prefix == "." else prefix + "/"
     entries = _parse(data, _oid_size(git_dir), prefix, prefix + under)
-    return None if entries is None else Checkout(entries, info.st_mtime_ns)
+    return None if entries is None else Checkout(entries, mtime_ns)
 
 
 def _git_dir(root: Path) -> tuple[Path, Path] | None:
@@ -89,11 +90,9 @@ def _git_dir(root: Path) -> tuple[Path, Path] | None:
         dot = folder / ".git"
         if dot.is_dir():
             return dot, folder
-        if dot.is_file():  # a linked work tree or a submodule: "gitdir: <path>"
-            try:
-                text = dot.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return None
+        if os.path.lexists(dot):  # a linked work tree or a submodule: "gitdir: <path>"
+            pointer = _read_file(dot)
+            text = "" if pointer is None else pointer[0].decode("utf-8", "replace").strip()
             if not text.startswith("gitdir: "):
                 return None
             return (folder / text[len("gitdir: ") :]).resolve(), folder
@@ -103,17 +102,33 @@ def _git_dir(root: Path) -> tuple[Path, Path] | None:
 def _oid_size(git_dir: Path) -> int:
     """20 bytes for a SHA-1 repository, 32 for a SHA-256 one (its config says so)."""
     common = git_dir
+    pointer = _read_file(git_dir / "commondir")  # a linked work tree shares its config
+    if pointer is not None:
+        common = git_dir / pointer[0].decode("utf-8", "replace").strip()
+    config = _read_file(common / "config")
+    words = b"" if config is None else config[0].replace(b" ", b"").replace(b"\t", b"").lower()
+    # a wrong guess only makes the index unreadable (its layout no longer adds up): no shortcut
+    return 32 if b"objectformat=sha256" in words else 20
+
+
+def _read_file(path: Path, limit: int = 1 << 30) -> tuple[bytes, int] | None:
+    """A regular file's bytes and mtime; None for anything else (a FIFO is never waited on)."""
     try:
-        pointer = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-        common = (git_dir / pointer).resolve()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        pass
+        return None
     try:
-        config = (common / "config").read_text(encoding="utf-8", errors="replace")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 24):
+            chunks.append(chunk)
+        return b"".join(chunks), info.st_mtime_ns
     except OSError:
-        return 20
-    words = config.replace(" ", "").replace("\t", "").lower()
-    return 32 if "objectformat=sha256" in words else 20
+        return None
+    finally:
+        os.close(fd)
 
 
 def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | None:

@@ -137,6 +137,17 @@ def test_torn_or_foreign_index_gives_no_shortcut(tmp_path: Path) -> None:
     assert read_checkout(clone, "build/") is None
     index.write_bytes(b"junk" + data[4:])
     assert read_checkout(clone, "build/") is None
+    index.unlink()
+    os.mkfifo(index)  # never waited on
+    assert read_checkout(clone, "build/") is None
+
+
+def test_a_git_file_of_junk_gives_no_shortcut(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    (tmp_path / ".git").write_bytes(b"\xff\xfe not a pointer")
+    assert read_checkout(tmp_path, "build/") is None
+    (tmp_path / ".git").write_bytes(b"gitdir: nowhere")
+    assert read_checkout(tmp_path, "build/") is None
 
 
 def test_no_repository_or_git_pointed_elsewhere(
