@@ -130,7 +130,8 @@ class Digests:
             found = self.blobs.get((blob, info.st_size)) if blob else None
             if found is None:
                 found = self._read_digest(path, info, digest)
-                if blob:
+                # the blob's digest is what was read only if the file did not change meanwhile
+                if blob and stat_signature(os.stat(path)) == signature:
                     self.blobs[blob, info.st_size] = found
         except OSError:
             return False

@@ -252,3 +252,21 @@ def test_check_of_a_fresh_clone_finds_an_edited_copy(
     out = capsys.readouterr().out
     assert "modified: build/cells/iiwa_bench/description/meshes/link_3.stl" in out
     assert out.count("\n") == 1
+
+
+def test_a_file_changed_while_read_teaches_no_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What was read stands for the blob only if the file's stat did not move meanwhile."""
+    clone = committed(tmp_path, FILES)
+    real = Digests._read_digest
+
+    def read_then_rewrite(self: Digests, path: str, info: os.stat_result, expected: str) -> str:
+        found = real(self, path, info, expected)
+        Path(path).write_bytes(Path(path).read_bytes())  # same bytes, new ctime
+        return found
+
+    monkeypatch.setattr(Digests, "_read_digest", read_then_rewrite)
+    known = Digests(clone)
+    assert known.holds(FILES_KEY, hashlib.sha256(MESH).hexdigest())
+    assert known.blobs == {}
