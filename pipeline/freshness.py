@@ -58,6 +58,7 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
     steps = list(steps)
     out: list[Staleness] = []
     claimed: set[str] = set()
+    stampless: list[Step] = []
     # the first cause of each stale step, by its stamp: a step reading an upstream stamp that
     # will be rewritten is stale too, though that stamp's bytes have not changed yet
     causes: dict[str, str] = {}
@@ -65,9 +66,14 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         claimed.add(step.stamp)
         stamp = read_stamp(root, step.name)
         if stamp is None:
-            causes[step.stamp] = f"{step.name} has never been built"
+            built = [t for t in step.targets if os.path.lexists(root / t)]
+            state = "has no readable stamp" if built else "has never been built"
+            causes[step.stamp] = f"{step.name} {state}"
+            stampless.append(step)
             for target in step.targets or (step.stamp,):
-                out.append(Staleness("missing", target, causes[step.stamp]))
+                claimed.add(target)
+                kind = "stale" if target in built else "missing"
+                out.append(Staleness(kind, target, causes[step.stamp]))
             continue
         claimed.update(stamp.outputs)
         changed = changed_inputs(stamp, hash_inputs(root, step.inputs, known))
@@ -96,13 +102,21 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         orphans = orphan_stamps(root, steps)
         removed = {*orphans, *orphan_outputs(root, orphans, steps)}
     for path in sorted(extra):
-        out.append(Staleness("extra", path, _extra_reason(path, path in removed)))
+        maker = next((s.name for s in stampless if _may_make(s, path)), None)
+        out.append(Staleness("extra", path, _extra_reason(path, path in removed, maker)))
     return out
 
 
-def _extra_reason(path: str, orphaned: bool) -> str:
+def _may_make(step: Step, path: str) -> bool:
+    """Whether `path` lies in a folder where `step` writes its targets."""
+    return any(path.startswith(target.rsplit("/", 1)[0] + "/") for target in step.targets)
+
+
+def _extra_reason(path: str, orphaned: bool, maker: str | None = None) -> str:
     if is_temp_name(path.rsplit("/", 1)[-1]):
         return "temporary file of an interrupted build; the next `doit` removes it"
+    if maker is not None:
+        return f"no stamp records it; {maker}, which has no stamp, may make it: run `doit`"
     if orphaned and path.startswith(STAMP_ROOT):
         return "stamp of a step the sources no longer have; the next `doit` removes it"
     if orphaned:

@@ -88,6 +88,38 @@ def test_hand_edited_and_extra_build_files(
     ]
 
 
+def test_a_deleted_stamp_names_its_step_for_the_files_it_made(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without its stamp, a step's outputs are not called extra files to delete."""
+    (project / "build" / "stamps" / "urdf" / "abb_irb2400.json").unlink()
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = "urdf:abb_irb2400 has no readable stamp"
+    assert f"stale: build/robots/abb_irb2400/robot.urdf ({cause})" in lines
+    mesh = "build/robots/abb_irb2400/meshes/link_3.stl"
+    maker = "urdf:abb_irb2400, which has no stamp, may make it: run `doit`"
+    assert f"extra: {mesh} (no stamp records it; {maker})" in lines
+    assert not any("delete it" in line for line in lines)
+    assert any(line.startswith("stale: build/index.json (index:robots: after") for line in lines)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert check(project, capsys) == (0, ["build/ is current: 20 steps"])
+
+
+def test_a_build_never_made_is_missing_not_stale(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.rmtree(project / "build")
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert (
+        "missing: build/robots/abb_irb2400/robot.urdf (urdf:abb_irb2400 has never been built)"
+        in lines
+    )
+    assert all(line.startswith(("missing: ", "stale: ")) for line in lines)
+
+
 def test_removed_robot_and_cell_are_named_by_check_and_removed_by_doit(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
