@@ -9,6 +9,13 @@ repository, no split index, entries at stage 0 without assume-valid, skip-worktr
 intent-to-add flags, regular files, and never an entry whose file git could have seen change
 within the index's own timestamp (git's "racily clean" case). Anything else reads as unknown, and
 the caller reads the file as it would without git.
+
+An entry whose stat matches says only that the file, converted as git converts on `git add`, is
+its blob: with attributes (eol, `ident`, `working-tree-encoding`, filters) two copies of one blob
+can be checked out as different bytes of one size, and with eol conversion two different files
+of one size can be cleaned into one blob. So the index is read only when nothing git reads could
+ask for a conversion: no `.gitattributes` in the index, no `info/attributes`, no global or system
+attributes file, and no git config file naming `autocrlf`, `attributesFile` or an include.
 """
 
 from __future__ import annotations
@@ -25,7 +32,21 @@ _FLAG_ASSUME_VALID = 0x8000
 _FLAG_EXTENDED = 0x4000
 _FLAG_STAGE = 0x3000
 _EXTENDED_UNTRUSTED = 0x6000  # skip-worktree, intent-to-add
-_GIT_ENV = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_GIT_ENV = (
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_ATTR_SOURCE",
+)
+# config keys that can make git convert files between blob and work tree (an include may too)
+_CONVERTING_KEYS = (b"autocrlf", b"attributesfile", b"include")
+_ATTRIBUTES = ".gitattributes"
 _WORD = 1 << 32
 
 StatKey = tuple[int, int, int, int, int]  # ctime ns, mtime ns, inode, size, file type
@@ -67,6 +88,8 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
     if found is None:
         return None
     git_dir, top = found
+    if _may_convert(git_dir, _common_dir(git_dir)):
+        return None
     index = _read_file(git_dir / "index")
     try:
         prefix = root.resolve().relative_to(top).as_posix()
@@ -99,13 +122,50 @@ def _git_dir(root: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def _common_dir(git_dir: Path) -> Path:
+    """The git directory holding config and info/ (a linked work tree shares its main one's)."""
+    pointer = _read_file(git_dir / "commondir")
+    if pointer is None:
+        return git_dir
+    return git_dir / pointer[0].decode("utf-8", "replace").strip()
+
+
+def _may_convert(git_dir: Path, common: Path) -> bool:
+    """Whether an attributes file or a config file other than the index could convert files."""
+    try:
+        home = Path.home()
+    except RuntimeError:  # no home folder to look in: its config cannot be ruled out
+        return True
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    attributes = (
+        common / "info" / "attributes",
+        git_dir / "info" / "attributes",
+        config_home / "git" / "attributes",
+        Path("/etc/gitattributes"),
+    )
+    if any(os.path.lexists(path) for path in attributes):
+        return True
+    configs = (
+        common / "config",
+        git_dir / "config.worktree",
+        home / ".gitconfig",
+        config_home / "git" / "config",
+        Path("/etc/gitconfig"),
+    )
+    return any(_mentions(path, _CONVERTING_KEYS) for path in configs)
+
+
+def _mentions(path: Path, words: tuple[bytes, ...]) -> bool:
+    """Whether a file exists and names one of `words` (or cannot be read to tell)."""
+    if not os.path.lexists(path):
+        return False
+    found = _read_file(path, 1 << 20)
+    return found is None or any(word in found[0].lower() for word in words)
+
+
 def _oid_size(git_dir: Path) -> int:
     """20 bytes for a SHA-1 repository, 32 for a SHA-256 one (its config says so)."""
-    common = git_dir
-    pointer = _read_file(git_dir / "commondir")  # a linked work tree shares its config
-    if pointer is not None:
-        common = git_dir / pointer[0].decode("utf-8", "replace").strip()
-    config = _read_file(common / "config")
+    config = _read_file(_common_dir(git_dir) / "config")
     words = b"" if config is None else config[0].replace(b" ", b"").replace(b"\t", b"").lower()
     # a wrong guess only makes the index unreadable (its layout no longer adds up): no shortcut
     return 32 if b"objectformat=sha256" in words else 20
@@ -139,6 +199,7 @@ def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | No
     if signature != b"DIRC" or version not in (2, 3):
         return None  # version 4 compresses paths; reading it is not worth its rarity
     wanted_bytes = wanted.encode("utf-8", "surrogateescape")
+    prefix_bytes = prefix.encode("utf-8", "surrogateescape")
     out: Entries = {}
     entry = struct.Struct(f">10I{oid_size}sH").unpack_from  # stat data, blob id, flags
     fixed = _ENTRY.size + oid_size + 2
@@ -157,13 +218,16 @@ def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | No
         name_end = name_at + length if length < 0xFFF else data.find(b"\0", name_at, end)
         if name_end < 0 or name_end >= end or data[name_end] != 0:
             return None
+        name = data[name_at:name_end]
+        if name == _ATTRIBUTES.encode() or name.endswith(b"/" + _ATTRIBUTES.encode()):
+            return None  # attributes may check out one blob differently at two paths
         # entries are padded with 1-8 NULs to a multiple of 8 bytes from the entry's start
         pos += (name_end - pos + 8) & ~7
         if (
             flags & untrusted
             or extended & _EXTENDED_UNTRUSTED
             or not stat.S_ISREG(fields[6])
-            or not data.startswith(wanted_bytes, name_at, name_end)
+            or not name.startswith(wanted_bytes)
         ):
             continue
         key = (
@@ -173,7 +237,7 @@ def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | No
             fields[9],
             stat.S_IFREG,
         )
-        out[data[name_at + len(prefix) : name_end].decode("utf-8", "surrogateescape")] = (key, oid)
+        out[name[len(prefix_bytes) :].decode("utf-8", "surrogateescape")] = (key, oid)
     return _checked_extensions(data, pos, end, out)
 
 

@@ -270,3 +270,92 @@ def test_a_file_changed_while_read_teaches_no_blob(
     known = Digests(clone)
     assert known.holds(FILES_KEY, hashlib.sha256(MESH).hexdigest())
     assert known.blobs == {}
+
+
+URDF = "build/robots/r/robot.urdf"
+URDF_COPY = "build/cells/c/description/robot.urdf"
+COPIES = {URDF: b"<robot name='r'/>\n", URDF_COPY: b"<robot name='r'/>\n"}
+
+
+@pytest.fixture
+def no_user_git_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home and config home, so only what a case writes there can count."""
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    return home
+
+
+def test_one_blob_checked_out_as_other_bytes_of_its_size_is_read(
+    tmp_path: Path, no_user_git_config: Path
+) -> None:
+    """A committed .gitattributes re-encodes one copy (EBCDIC keeps an ASCII file's size)."""
+    clone = committed(tmp_path, COPIES)
+    origin = tmp_path / "origin"
+    (origin / ".gitattributes").write_text(f"/{URDF_COPY} working-tree-encoding=IBM037\n")
+    git(origin, "add", ".gitattributes")
+    git(origin, "commit", "-qm", "attributes")
+    git(clone, "pull", "-q")
+    git(clone, "checkout", "-q", "HEAD~1", "--", URDF_COPY)  # no conversion: a plain copy
+    git(clone, "checkout", "-q", "HEAD", "--", URDF_COPY)  # written again, converted
+    time.sleep(0.05)
+    git(clone, "update-index", "--really-refresh")
+    assert ls_files(clone)[URDF] == ls_files(clone)[URDF_COPY]
+    assert (clone / URDF_COPY).read_bytes() != COPIES[URDF_COPY]
+    assert (clone / URDF_COPY).stat().st_size == len(COPIES[URDF_COPY])
+    known = Digests(clone)
+    digest = hashlib.sha256(COPIES[URDF]).hexdigest()
+    assert known.holds(URDF, digest)
+    assert not known.holds(URDF_COPY, digest)
+
+
+def test_two_files_cleaned_into_one_blob_are_read(tmp_path: Path, no_user_git_config: Path) -> None:
+    """With autocrlf, `git add` records a file's stat when its CRLF-to-LF form is the blob."""
+    clone = committed(tmp_path, {"build/a.txt": b"a\nb\n", "build/b.txt": b"a\nb\n"})
+    git(clone, "config", "core.autocrlf", "input")
+    (clone / "build/a.txt").write_bytes(b"a\r\nb\n")
+    (clone / "build/b.txt").write_bytes(b"a\nb\r\n")  # same size, other bytes, same blob
+    git(clone, "add", "build")
+    time.sleep(0.05)
+    git(clone, "update-index", "--really-refresh")
+    assert ls_files(clone)["build/a.txt"] == ls_files(clone)["build/b.txt"]
+    known = Digests(clone)
+    digest = hashlib.sha256(b"a\r\nb\n").hexdigest()
+    assert known.holds("build/a.txt", digest)
+    assert not known.holds("build/b.txt", digest)
+
+
+CONVERSION_SOURCES = [
+    pytest.param(".gitattributes", b"*.stl -text\n", id="gitattributes_at_top"),
+    pytest.param("robots/.gitattributes", b"* ident\n", id="gitattributes_elsewhere"),
+    pytest.param(".git/info/attributes", b"* eol=crlf\n", id="info_attributes"),
+    pytest.param("~/.config/git/attributes", b"* ident\n", id="global_attributes"),
+    pytest.param(".git/config", b"[core]\n\tautoCRLF = input\n", id="repo_autocrlf"),
+    pytest.param("~/.gitconfig", b"[core]\n autocrlf = true\n", id="user_autocrlf"),
+    pytest.param("~/.gitconfig", b"[core]\n attributesFile = ~/a\n", id="user_attributes_file"),
+    pytest.param("~/.config/git/config", b"[include]\n path = ~/x\n", id="user_include"),
+]
+
+
+@pytest.mark.parametrize(("where", "text"), CONVERSION_SOURCES)
+def test_anything_that_may_convert_files_gives_no_shortcut(
+    tmp_path: Path, no_user_git_config: Path, where: str, text: bytes
+) -> None:
+    clone = committed(tmp_path, FILES)
+    assert read_checkout(clone, "build/") is not None
+    path = no_user_git_config / where[2:] if where.startswith("~/") else clone / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as out:
+        out.write(text)
+    if where.endswith(".gitattributes"):
+        git(clone, "add", where)  # the index holds it: git reads it on every checkout
+    assert read_checkout(clone, "build/") is None
+
+
+def test_git_config_given_by_environment_gives_no_shortcut(
+    tmp_path: Path, no_user_git_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clone = committed(tmp_path, FILES)
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.autocrlf'='true'")
+    assert read_checkout(clone, "build/") is None
