@@ -20,6 +20,16 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the g
 MESH = b"solid link\n" + bytes(range(256)) * 64
 
 
+@pytest.fixture(autouse=True)
+def no_user_git_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home and config home: the user's own git config cannot turn the shortcut off."""
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    return home
+
+
 def git(cwd: Path, *args: str) -> str:
     """Run git quietly in `cwd`; its standard output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -275,16 +285,6 @@ def test_a_file_changed_while_read_teaches_no_blob(
 URDF = "build/robots/r/robot.urdf"
 URDF_COPY = "build/cells/c/description/robot.urdf"
 COPIES = {URDF: b"<robot name='r'/>\n", URDF_COPY: b"<robot name='r'/>\n"}
-
-
-@pytest.fixture
-def no_user_git_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty home and config home, so only what a case writes there can count."""
-    home = tmp_path / "home"
-    (home / ".config").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    return home
 
 
 def test_one_blob_checked_out_as_other_bytes_of_its_size_is_read(
