@@ -2,10 +2,13 @@
 
 Synthesises K robots (copies of the shipped examples under new model ids) and C cells (copies
 of the shipped cells, pointed at those robots, pins recomputed) in a scratch checkout, then
-measures in one run: a full build, a no-op, `pipeline check`, a touch of every source, one
-generator change and one calibration change, beside the floor: a Python process that reads and
-SHA-256-hashes every input once. Each figure is wall time and the peak RSS of that process; the
-cheap ones are the median of --repeat runs, because the machine may be shared.
+measures in one run: a full build, a no-op, `pipeline check` (also in a git clone of the built
+checkout, as CI runs it), a touch of every source, one generator change and one calibration
+change, beside the floor: a Python process that reads and SHA-256-hashes every input once. Each
+figure is wall time and the peak RSS of that process; the cheap ones are the median of --repeat
+runs, because the machine may be shared. "x floor" divides by the floor measured once at the
+start; "x paired" is the median, over the --repeat runs, of each run divided by a floor run just
+before it, so that a drift of the machine's speed within the run moves both alike.
 
     python benchmarks/scale.py --robots 100 --cells 500
 """
@@ -98,7 +101,11 @@ def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str
     return model_ids, cell_ids
 
 
-def measure(work: Path, args: list[str]) -> tuple[float, float, int, str, float]:
+Run = tuple[float, float, int, str, float]  # wall s, peak MB, tasks run, output, CPU s
+Row = tuple[str, Run, float | None]  # name, run, median ratio to the floor run just before
+
+
+def measure(work: Path, args: list[str]) -> Run:
     """Run one command; wall seconds, peak RSS in MB, tasks executed, its output, CPU seconds."""
     env = {**os.environ, "PYTHONPATH": str(work)}
     # a user's checkout keeps Python's bytecode caches; without them each run compiles pipeline/
@@ -118,7 +125,7 @@ def measure(work: Path, args: list[str]) -> tuple[float, float, int, str, float]
 
 def median_of(
     work: Path, args: list[str], repeat: int, before: Callable[[], None] | None = None
-) -> tuple[float, float, int, str, float]:
+) -> Run:
     """The run with the median wall time of `repeat` runs (each after `before`, if given)."""
     runs = []
     for _ in range(repeat):
@@ -126,6 +133,25 @@ def median_of(
             before()
         runs.append(measure(work, args))
     return sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+
+
+def paired(
+    name: str, work: Path, args: list[str], repeat: int, before: Callable[[], None] | None = None
+) -> Row:
+    """A row measured as median_of does, each run just after a floor run in the same folder.
+
+    The machine's speed drifts within a run; the median of the per-pair ratios compares each
+    run with the floor of the same moment.
+    """
+    runs, ratios = [], []
+    for _ in range(repeat):
+        floor = measure(work, [sys.executable, "-c", FLOOR, "robots", "cells", "pipeline"])
+        if before is not None:
+            before()
+        runs.append(measure(work, args))
+        ratios.append(runs[-1][0] / floor[0])
+    run = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+    return name, run, sorted(ratios)[len(ratios) // 2]
 
 
 def touch_sources(work: Path) -> None:
@@ -147,9 +173,7 @@ def git(args: list[str], cwd: Path) -> None:
     )
 
 
-def fresh_clone(
-    work: Path, doit: list[str], check: list[str], n: int
-) -> list[tuple[str, tuple[float, float, int, str, float]]]:
+def fresh_clone(work: Path, doit: list[str], check: list[str], n: int) -> list[Row]:
     """Commit the built checkout, clone it as CI does, and measure check and doit there."""
     if shutil.which("git") is None:
         return []
@@ -160,13 +184,16 @@ def fresh_clone(
     try:
         git(["clone", "-q", str(work), str(clone)], work)
         cache = clone / ".pipeline-digests"
-        rows = [
-            (
+        rows: list[Row] = [
+            paired(
                 "fresh git clone: pipeline check (no digest cache)",
-                median_of(clone, check, n, lambda: cache.unlink(missing_ok=True)),
+                clone,
+                check,
+                n,
+                lambda: cache.unlink(missing_ok=True),
             ),
-            ("fresh git clone: first doit", measure(clone, doit)),
-            ("fresh git clone: second doit", measure(clone, doit)),
+            ("fresh git clone: first doit", measure(clone, doit), None),
+            paired("fresh git clone: no-op doit (second and later)", clone, doit, n),
         ]
         status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True)
         if status.stdout:
@@ -191,42 +218,51 @@ def main() -> None:
         n = opts.repeat
         lay_out(work)
         measure(work, doit)  # doit's own state, as on a developer's checkout
-        shipped = [
+        shipped: list[Row] = [
             (
                 "shipped repo: bare interpreter (python -c pass)",
                 median_of(work, [py, "-c", "pass"], n),
+                None,
             ),
-            ("shipped repo: fixed cost, doit list", median_of(work, [*doit, "list"], n)),
-            ("shipped repo: no-op doit", median_of(work, doit, n)),
+            ("shipped repo: fixed cost, doit list", median_of(work, [*doit, "list"], n), None),
+            ("shipped repo: no-op doit", median_of(work, doit, n), None),
             (
                 "shipped repo: fixed cost, pipeline --help",
                 median_of(work, [py, "-m", "pipeline", "--help"], n),
+                None,
             ),
         ]
         model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
-        rows = []
+        rows: list[Row] = []
         floor = median_of(work, [py, "-c", FLOOR, "robots", "cells", "pipeline"], n)
-        rows.append(("hash floor (read + SHA-256 every input once)", floor))
-        rows.append(("full build", measure(work, doit)))
+        rows.append(("hash floor (read + SHA-256 every input once)", floor, None))
+        rows.append(("full build", measure(work, doit), None))
         # what a check of a fresh clone reads at least: the sources and all of build/
         everything = [py, "-c", FLOOR, "robots", "cells", "pipeline", "build"]
-        rows.append(("reference: read + SHA-256 inputs and build/", median_of(work, everything, n)))
+        rows.append(
+            ("reference: read + SHA-256 inputs and build/", median_of(work, everything, n), None)
+        )
         time.sleep(2.5)  # let the last outputs age out of the digest cache's racy window
-        rows.append(("no-op doit", median_of(work, doit, n)))
+        rows.append(paired("no-op doit", work, doit, n))
         cache = work / ".pipeline-digests"
-        rows.append(  # no digest cache, as in a fresh clone
-            (
+        built = cache.read_bytes()  # the digest cache as the build left it
+        rows.append(  # no digest cache, in a folder that is not a git checkout
+            paired(
                 "pipeline check, cold digest cache",
-                median_of(work, check, n, lambda: cache.unlink(missing_ok=True)),
+                work,
+                check,
+                n,
+                lambda: cache.unlink(missing_ok=True),
             )
         )
-        rows.append(("pipeline check, warm digest cache", median_of(work, check, n)))
+        cache.write_bytes(built)  # a check writes nothing, so the cache is the build's
+        rows.append(paired("pipeline check, warm digest cache", work, check, n))
         rows += fresh_clone(work, doit, check, n)
-        rows.append(("fixed cost: doit list", median_of(work, [*doit, "list"], n)))
+        rows.append(paired("fixed cost: doit list", work, [*doit, "list"], n))
         pipeline_help = [py, "-m", "pipeline", "--help"]
-        rows.append(("fixed cost: pipeline --help", median_of(work, pipeline_help, n)))
+        rows.append(paired("fixed cost: pipeline --help", work, pipeline_help, n))
         rows.append(
-            ("touch every source, then doit", median_of(work, doit, n, lambda: touch_sources(work)))
+            paired("touch every source, then doit", work, doit, n, lambda: touch_sources(work))
         )
         served = [
             json.loads((work / "cells" / c / "machine.json").read_text())["robot"]["model_id"]
@@ -240,6 +276,7 @@ def main() -> None:
                 (
                     f"one generator changed ({model}, {served.count(model)} cells)",
                     measure(work, doit),
+                    None,
                 )
             )
         pinned = [
@@ -253,7 +290,7 @@ def main() -> None:
             calibration = cell / machine["robot"]["machine_planning_calibration"]["path"]
             calibration.write_text(calibration.read_text().replace("}", " }", 1))
             repin(cell)
-            rows.append((f"one calibration changed ({pinned[0]})", measure(work, doit)))
+            rows.append((f"one calibration changed ({pinned[0]})", measure(work, doit), None))
         rows += shipped
         floor_s = floor[0]
         robots = len(list((work / "robots").iterdir()))
@@ -263,14 +300,15 @@ def main() -> None:
             f"python {sys.version.split()[0]}"
         )
         print(
-            f"| {'operation':<48} | {'seconds':>8} | {'x floor':>7} | {'CPU s':>7} | "
-            f"{'peak MB':>7} | {'tasks run':>9} |"
+            f"| {'operation':<48} | {'seconds':>8} | {'x floor':>7} | {'x paired':>8} | "
+            f"{'CPU s':>7} | {'peak MB':>7} | {'tasks run':>9} |"
         )
-        print(f"|{'-' * 50}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 11}|")
-        for name, (seconds, peak, ran, _, cpu) in rows:
+        print(f"|{'-' * 50}|{'-' * 10}|{'-' * 9}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 11}|")
+        for name, (seconds, peak, ran, _, cpu), ratio in rows:
+            pair = f"{ratio:8.2f}" if ratio is not None else f"{'-':>8}"
             print(
-                f"| {name:<48} | {seconds:8.3f} | {seconds / floor_s:7.2f} | {cpu:7.3f} | "
-                f"{peak:7.1f} | {ran:9d} |"
+                f"| {name:<48} | {seconds:8.3f} | {seconds / floor_s:7.2f} | {pair} | "
+                f"{cpu:7.3f} | {peak:7.1f} | {ran:9d} |"
             )
     finally:
         if opts.keep:
