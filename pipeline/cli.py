@@ -64,9 +64,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     root = Path.cwd()
     steps = plan(root)
-    # the digest cache is read, never written: a check writes nothing
     known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
     problems = check(root, steps, known)
+    known.save()
     for problem in problems:
         print(problem.line())
     if problems:

@@ -235,7 +235,7 @@ def _check_action(root: Path) -> TaskFailed | None:
 
 
 def task_check() -> dict[str, Any]:
-    """Fail when build/ is not exactly what the sources produce (writes nothing in build/)."""
+    """Fail when build/ is not exactly what the sources produce (writes nothing)."""
     return {"actions": [(_check_action, [Path.cwd()])], "uptodate": [False], "verbosity": 2}
 
 

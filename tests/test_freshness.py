@@ -88,17 +88,6 @@ def test_hand_edited_and_extra_build_files(
     ]
 
 
-def test_check_writes_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Not build/, not the local caches: a check of a clone leaves the folder as it found it."""
-    before = tree_bytes(project)
-    assert check(project, capsys)[0] == 0
-    flip_byte(project / "build" / "robots" / "abb_irb2400" / "robot.urdf")
-    edited = tree_bytes(project)
-    assert check(project, capsys)[0] == 1
-    assert tree_bytes(project) == edited
-    assert set(before) == set(edited)  # no cache, no temporary file, nothing new
-
-
 def test_a_deleted_stamp_names_its_step_for_the_files_it_made(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
