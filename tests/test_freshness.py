@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.digests import stat_signature
+from pipeline.digests import CACHE_NAME, stat_signature
 from tests.conftest import run_doit, tree_bytes
 
 
@@ -86,6 +86,23 @@ def test_hand_edited_and_extra_build_files(
         "missing: build/index.json (differs from what index:robots made)",
         "modified: build/robots/abb_irb2400/robot.urdf (differs from what urdf:abb_irb2400 made)",
     ]
+
+
+def test_check_writes_nothing_but_the_digest_cache(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not build/, not the sources: only the local cache that makes the next check cheap."""
+
+    def files() -> dict[str, bytes]:
+        return {k: v for k, v in tree_bytes(project).items() if k != CACHE_NAME}
+
+    before = files()
+    assert check(project, capsys)[0] == 0
+    flip_byte(project / "build" / "robots" / "abb_irb2400" / "robot.urdf")
+    edited = files()
+    assert check(project, capsys)[0] == 1
+    assert files() == edited
+    assert set(before) == set(edited)  # no temporary file, nothing new
 
 
 def test_a_deleted_stamp_names_its_step_for_the_files_it_made(
