@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _HEADER = struct.Struct(">4sII")
-_ENTRY = struct.Struct(">10I")  # ctime s, ns; mtime s, ns; dev; ino; mode; uid; gid; size
 _FLAG_ASSUME_VALID = 0x8000
 _FLAG_EXTENDED = 0x4000
 _FLAG_STAGE = 0x3000
@@ -88,7 +87,8 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
     if found is None:
         return None
     git_dir, top = found
-    if _may_convert(git_dir, _common_dir(git_dir)):
+    common = _common_dir(git_dir)
+    if _may_convert(git_dir, common):
         return None
     index = _read_file(git_dir / "index")
     try:
@@ -99,7 +99,7 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
         return None
     data, mtime_ns = index
     prefix = "" if prefix == "." else prefix + "/"
-    entries = _parse(data, _oid_size(git_dir), prefix, prefix + under)
+    entries = _parse(data, _oid_size(common), prefix, prefix + under)
     return None if entries is None else Checkout(entries, mtime_ns)
 
 
@@ -163,9 +163,9 @@ def _mentions(path: Path, words: tuple[bytes, ...]) -> bool:
     return found is None or any(word in found[0].lower() for word in words)
 
 
-def _oid_size(git_dir: Path) -> int:
+def _oid_size(common: Path) -> int:
     """20 bytes for a SHA-1 repository, 32 for a SHA-256 one (its config says so)."""
-    config = _read_file(_common_dir(git_dir) / "config")
+    config = _read_file(common / "config")
     words = b"" if config is None else config[0].replace(b" ", b"").replace(b"\t", b"").lower()
     # a wrong guess only makes the index unreadable (its layout no longer adds up): no shortcut
     return 32 if b"objectformat=sha256" in words else 20
@@ -201,8 +201,9 @@ def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | No
     wanted_bytes = wanted.encode("utf-8", "surrogateescape")
     prefix_bytes = prefix.encode("utf-8", "surrogateescape")
     out: Entries = {}
-    entry = struct.Struct(f">10I{oid_size}sH").unpack_from  # stat data, blob id, flags
-    fixed = _ENTRY.size + oid_size + 2
+    # ctime s, ns; mtime s, ns; dev; ino; mode; uid; gid; size; blob id; flags
+    layout = struct.Struct(f">10I{oid_size}sH")
+    entry, fixed = layout.unpack_from, layout.size
     pos, end = _HEADER.size, len(data) - oid_size  # the trailing checksum
     untrusted = _FLAG_ASSUME_VALID | _FLAG_STAGE
     for _ in range(count):
