@@ -26,6 +26,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.strict_io import read_regular
+
 _HEADER = struct.Struct(">4sII")
 _FLAG_ASSUME_VALID = 0x8000
 _FLAG_EXTENDED = 0x4000
@@ -173,22 +175,8 @@ def _oid_size(common: Path) -> int:
 
 def _read_file(path: Path, limit: int = 1 << 30) -> tuple[bytes, int] | None:
     """A regular file's bytes and mtime; None for anything else (a FIFO is never waited on)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 24):
-            chunks.append(chunk)
-        return b"".join(chunks), info.st_mtime_ns
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    found = read_regular(path, limit)
+    return None if found is None else (found[0], found[1].st_mtime_ns)
 
 
 def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | None:

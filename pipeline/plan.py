@@ -6,13 +6,12 @@ import functools
 import importlib
 import json
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pipeline.stamps import Step, stamp_path
-from pipeline.strict_io import JSON_LIMIT
+from pipeline.strict_io import JSON_LIMIT, read_regular
 
 ROBOTS = "robots"
 CELLS = "cells"
@@ -250,20 +249,11 @@ def cell_ids(root: Path) -> list[str]:
 
 def _cell_model(root: Path, cell_id: str) -> str | None:
     """The model a cell names, read leniently: the cell step itself validates machine.json."""
-    path = os.path.join(root, CELLS, cell_id, "machine.json")
+    # only a regular file is read: a FIFO would block planning; the cell step refuses it
+    found = read_regular(os.path.join(root, CELLS, cell_id, "machine.json"), JSON_LIMIT)
     try:
-        # non-blocking, and only a regular file is read: a FIFO would block planning
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return None  # the cell step refuses what is not a file
-            # sized by the file: a read sized by the limit would allocate the limit each time
-            doc = json.loads(os.read(fd, min(info.st_size, JSON_LIMIT) + 1))
-        finally:
-            os.close(fd)
-        model = doc["robot"]["model_id"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        model = json.loads(found[0])["robot"]["model_id"] if found else None
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return model if isinstance(model, str) else None
 

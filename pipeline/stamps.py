@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digests import Digests
-from pipeline.strict_io import atomic_write, dump_json
+from pipeline.strict_io import JSON_LIMIT, atomic_write, dump_json, read_regular
 
 STAMP_ROOT = "build/stamps"
 Make = Callable[[Path], Mapping[str, bytes]]
@@ -65,11 +65,13 @@ def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None
 
 def read_stamp(root: Path, step: str) -> Stamp | None:
     """The stamp of a step, or None when there is none or it is unreadable."""
+    found = read_regular(os.path.join(root, stamp_path(step)), JSON_LIMIT)
+    if found is None:
+        return None
     try:
-        with open(os.path.join(root, stamp_path(step)), "rb") as handle:
-            data = json.loads(handle.read())
+        data = json.loads(found[0])
         return Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

@@ -39,6 +39,33 @@ def _unreadable(display: str, exc: OSError) -> ContractError:
     )
 
 
+def read_regular(path: str | Path, limit: int) -> tuple[bytes, os.stat_result] | None:
+    """A regular file's bytes and stat, or None for anything else, unreadable or over `limit`.
+
+    Opened before its stat is taken, without waiting for a writer: a FIFO is refused, not
+    waited on. Read sized by the file, not by the limit (which a read would allocate).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        data = os.read(fd, info.st_size + 1)
+        while info.st_size < len(data) <= limit:  # the file grew since its stat
+            more = os.read(fd, 1 << 20)
+            if not more:
+                break
+            data += more
+        return (data, info) if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def read_bytes(path: Path, display: str, limit: int) -> bytes:
     """Read a regular file (no symlink) of at most `limit` bytes."""
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,14 @@ def tree(tmp_path: Path) -> Path:
 def test_stamp_path() -> None:
     assert stamp_path("urdf:abb") == "build/stamps/urdf/abb.json"
     assert stamp_path("index:robots") == "build/stamps/index/robots.json"
+
+
+def test_a_fifo_in_place_of_a_stamp_is_no_stamp(tree: Path) -> None:
+    """A stamp that is not a regular file is unreadable, and reading it never waits for a writer."""
+    stamp = tree / stamp_path("t:x")
+    stamp.parent.mkdir(parents=True)
+    os.mkfifo(stamp)
+    assert read_stamp(tree, "t:x") is None
 
 
 def test_runs_once_then_skips(tree: Path) -> None:

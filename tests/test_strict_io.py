@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.strict_io import atomic_write, dump_json, parse_json, parse_xml, read_bytes
+from pipeline.strict_io import (
+    atomic_write,
+    dump_json,
+    parse_json,
+    parse_xml,
+    read_bytes,
+    read_regular,
+)
 
 
 def codes(exc: pytest.ExceptionInfo[ContractError]) -> list[tuple[str, str]]:
@@ -112,3 +121,26 @@ def test_atomic_write_replaces_and_skips_equal(tmp_path: Path) -> None:
     assert atomic_write(target, b"two")
     assert target.read_bytes() == b"two"
     assert [p.name for p in target.parent.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize(
+    ("make", "limit", "expected"),
+    [
+        (lambda p: p.write_bytes(b"abc"), 3, b"abc"),
+        (lambda p: p.write_bytes(b""), 0, b""),
+        (lambda p: p.write_bytes(b"abcd"), 3, None),  # over the limit
+        (lambda p: None, 3, None),  # missing
+        (lambda p: p.mkdir(), 3, None),
+        (lambda p: os.mkfifo(p), 3, None),  # refused at once, not waited on
+    ],
+    ids=["file", "empty", "over-limit", "missing", "folder", "fifo"],
+)
+def test_read_regular_reads_only_regular_files_within_the_limit(
+    tmp_path: Path, make: Callable[[Path], object], limit: int, expected: bytes | None
+) -> None:
+    path = tmp_path / "x"
+    make(path)
+    found = read_regular(path, limit)
+    assert (None if found is None else found[0]) == expected
+    if found is not None:
+        assert found[1].st_size == len(found[0])
