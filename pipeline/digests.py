@@ -32,15 +32,7 @@ RACY_SECONDS = 2.0
 COPY_BUDGET = 128 << 20
 # Files up to this size are read whole (and may be kept); larger ones are hashed in blocks.
 READ_WHOLE = 64 << 20
-
-
-def sha256_file(path: Path | str) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return _hash_fd(fd)
-    finally:
-        os.close(fd)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _hash_fd(fd: int) -> str:
@@ -89,25 +81,15 @@ class Digests:
 
     def _of(self, rel: str, info: os.stat_result | None) -> str:
         path = self.prefix + rel
-        try:
-            info = info or os.stat(path)
-        except OSError:
-            return "missing"
-        if not stat.S_ISREG(info.st_mode):  # opening a FIFO would wait for a writer forever
-            return "missing"
-        signature = stat_signature(info)
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        if entry is not None and entry[0] == signature:
-            return entry[1]
-        try:
-            if info.st_size <= self.budget:
-                digest = self._keep(_read(path, info.st_size))
-            else:
-                digest = sha256_file(path)
-        except OSError:
-            return "missing"
-        self._learn(rel, signature, digest, info.st_mtime_ns)
-        return digest
+        if entry is not None:
+            try:
+                info = info or os.stat(path)
+            except OSError:
+                return "missing"
+            if entry[0] == stat_signature(info):
+                return entry[1]
+        return self._read(rel, path) or "missing"
 
     def holds(self, rel: str, digest: str) -> bool:
         """Whether `root/rel` holds the bytes whose SHA-256 is `digest`.
@@ -119,35 +101,53 @@ class Digests:
         """
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
+        checkout = self._checkout()
+        if entry is None and not checkout.entries:
+            return self._read(rel, path, digest) == digest  # nothing to look up: read it
         try:
             info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):  # opening a FIFO would wait for a writer forever
-                return False
-            signature = stat_signature(info)
-            if entry is not None and signature == entry[0]:
-                return entry[1] == digest
-            blob = self._checkout().blob(rel, info)
-            found = self.blobs.get((blob, info.st_size)) if blob else None
-            if found is None:
-                found = self._read_digest(path, info, digest)
-                # the blob's digest is what was read only if the file did not change meanwhile
-                if blob and stat_signature(os.stat(path)) == signature:
-                    self.blobs[blob, info.st_size] = found
         except OSError:
             return False
-        self._learn(rel, signature, found, info.st_mtime_ns)
+        signature = stat_signature(info)
+        if entry is not None and signature == entry[0]:
+            return entry[1] == digest
+        blob = checkout.blob(rel, info)
+        found = self.blobs.get((blob, info.st_size)) if blob else None
+        if found is not None:
+            self._learn(rel, signature, found, info.st_mtime_ns)
+            return found == digest
+        found = self._read(rel, path, digest)
+        # the blob's digest is what was read only if the file did not change meanwhile
+        if blob and found and _signature_now(path) == signature:
+            self.blobs[blob, info.st_size] = found
         return found == digest
 
-    def _read_digest(self, path: str, info: os.stat_result, expected: str) -> str:
-        """The digest of a file: `expected` when it holds the kept bytes of that digest."""
-        fd = os.open(path, os.O_RDONLY)
+    def _read(self, rel: str, path: str, expected: str = "") -> str | None:
+        """Read and remember the digest of a file; None when it is not a readable file.
+
+        A file holding the kept bytes of `expected` is compared with them instead of hashed.
+        Opened before its stat is taken (fstat), which saves a path lookup per file; a FIFO is
+        opened without waiting for a writer and then refused.
+        """
         try:
+            fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
             if info.st_size > READ_WHOLE:
-                return _hash_fd(fd)
-            data = _read_fd(fd, info.st_size)
+                digest = _hash_fd(fd)
+            else:
+                data = _read_fd(fd, info.st_size)
+                digest = expected if self.kept.get(expected) == data else self._keep(data)
+        except OSError:
+            return None
         finally:
             os.close(fd)
-        return expected if self.kept.get(expected) == data else self._keep(data)
+        self._learn(rel, stat_signature(info), digest, info.st_mtime_ns)
+        return digest
 
     def _checkout(self) -> Checkout:
         if self.checkout is None:
@@ -183,13 +183,12 @@ def stat_signature(info: os.stat_result) -> str:
     return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
 
 
-def _read(path: str, size: int) -> bytes:
-    """A file's bytes, through os.read: cheaper than a buffered file object for many files."""
-    fd = os.open(path, os.O_RDONLY)
+def _signature_now(path: str) -> str | None:
+    """The stat signature of a path now; None when it is gone."""
     try:
-        return _read_fd(fd, size)
-    finally:
-        os.close(fd)
+        return stat_signature(os.stat(path))
+    except OSError:
+        return None
 
 
 def _read_fd(fd: int, size: int) -> bytes:

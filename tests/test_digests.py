@@ -134,8 +134,13 @@ def test_a_touched_file_is_hashed_once_per_process_despite_its_old_entry(
     os.utime(tmp_path / "a.bin")  # touched now: racily clean, so not remembered
     known = Digests(tmp_path)
     calls: list[str] = []
-    real = digests_module.sha256_file
-    monkeypatch.setattr(digests_module, "sha256_file", lambda p: calls.append(str(p)) or real(p))
+    real = Digests._read
+
+    def counted(self: Digests, rel: str, path: str, expected: str = "") -> str | None:
+        calls.append(rel)
+        return real(self, rel, path, expected)
+
+    monkeypatch.setattr(Digests, "_read", counted)
     for _ in range(3):
         assert known.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
     assert len(calls) == 1
@@ -147,11 +152,13 @@ def test_settled_digests_stat_each_file_once(
     """A check, where nothing changes, looks a file up once however many steps read it."""
     old(tmp_path / "a.bin", b"abc")
     known = Digests(tmp_path, settled=True)
-    stats: list[str] = []
-    real = os.stat
-    monkeypatch.setattr(digests_module.os, "stat", lambda p, *a, **k: stats.append(p) or real(p))
+    looks: list[str] = []
+    for name in ("stat", "open"):
+        real = getattr(os, name)
+        counted = lambda p, *a, real=real, **k: looks.append(p) or real(p, *a, **k)  # noqa: E731
+        monkeypatch.setattr(digests_module.os, name, counted)
     assert {known.of("a.bin") for _ in range(5)} == {hashlib.sha256(b"abc").hexdigest()}
-    assert len(stats) == 1
+    assert len(looks) == 1
     assert known.of("nope.bin") == known.of("nope.bin") == "missing"
 
 

@@ -269,14 +269,14 @@ def test_a_file_changed_while_read_teaches_no_blob(
 ) -> None:
     """What was read stands for the blob only if the file's stat did not move meanwhile."""
     clone = committed(tmp_path, FILES)
-    real = Digests._read_digest
+    real = Digests._read
 
-    def read_then_rewrite(self: Digests, path: str, info: os.stat_result, expected: str) -> str:
-        found = real(self, path, info, expected)
+    def read_then_rewrite(self: Digests, rel: str, path: str, expected: str = "") -> str | None:
+        found = real(self, rel, path, expected)
         Path(path).write_bytes(Path(path).read_bytes())  # same bytes, new ctime
         return found
 
-    monkeypatch.setattr(Digests, "_read_digest", read_then_rewrite)
+    monkeypatch.setattr(Digests, "_read", read_then_rewrite)
     known = Digests(clone)
     assert known.holds(FILES_KEY, hashlib.sha256(MESH).hexdigest())
     assert known.blobs == {}
