@@ -135,10 +135,6 @@ XML_CASES = [
         "_add(robot, 'disable_collisions', link1='link_1', link2='base_link', reason='Never')",
     ),
     (
-        "missing_collision_reason",
-        "_add(robot, 'disable_collisions', link1='link_1', link2='link_6')",
-    ),
-    (
         "unknown_link",
         "m = _add(robot, 'collision_margins', default_margin=0.02)\n"
         "_add(m, 'pair_margin', link1='link_1', link2='x', margin=0.1)",
@@ -395,6 +391,19 @@ def test_srdf_rosie_home_at_zero_passes(
         b'<group_state name="home" group="manipulator">'
         in (repo / ROSIE / "srdf.srdf").read_bytes()
     )
+
+
+def test_missing_collision_reason_is_allowed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pair without `reason` (optional for Tesseract and MoveIt) is accepted and kept so."""
+    source = repo / SOURCE
+    body = "_add(robot, 'disable_collisions', link1='link_1', link2='link_6')"
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{SOURCE}=out/robot.srdf")
+    assert (status, findings) == (0, [])
+    srdf = (repo / "out/robot.srdf").read_text()
+    assert '<disable_collisions link1="link_1" link2="link_6"/>' in srdf
 
 
 TARGET_CASES = [

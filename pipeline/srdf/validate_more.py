@@ -109,14 +109,8 @@ def check_collisions(
                 f"{where} repeats a pair (in either order)",
                 "keep one entry per pair",
             )
+        # `reason` is optional: Tesseract and MoveIt read a pair without one (e.g. the UR5 SRDF).
         seen.add(key)
-        if not pair.reason:
-            c.add(
-                "missing_collision_reason",
-                pair.place,
-                f"{where} gives no reason",
-                'add reason="Adjacent", "Never", "Default" or another reason',
-            )
     for index, block in enumerate(margins):
         if index > 0:
             c.add(
