@@ -77,10 +77,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Check each robot's sources (URDF, config.json, rtcore_definition.json); one ok line each."""
+    """Check each robot's sources (URDF, meshes, config.json, rtcore_definition.json); ok lines."""
     from pipeline.config import load_config
+    from pipeline.description import read_urdf_sources
     from pipeline.rtcore import load_rtcore
-    from pipeline.urdf import load_robot
 
     root = Path.cwd()
     robots = Path("robots")
@@ -89,7 +89,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for model_id in models:
         folder = root / robots / model_id
         try:
-            robot = load_robot(folder, root)
+            # The URDF and the bytes of every mesh it names, checked as the build checks them.
+            robot = read_urdf_sources(root, model_id)[0]
         except ContractError as exc:
             findings.extend(exc.findings)
             continue

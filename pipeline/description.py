@@ -17,7 +17,7 @@ from pipeline.manifest import (
 from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
-from pipeline.urdf import load_robot
+from pipeline.urdf import Robot, load_robot
 from pipeline.urdf.mesh_bytes import mesh_findings
 
 INDEX_PATH = "build/index.json"
@@ -35,6 +35,11 @@ def build_dir(model_id: str) -> str:
 
 def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
     """Validate the URDF and the meshes it names, then copy them byte for byte."""
+    return read_urdf_sources(root, model_id)[1]
+
+
+def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes]]:
+    """The valid URDF model and the bytes of it and its meshes, by their build paths."""
     src = root / source_dir(model_id)
     robot = load_robot(src, root)
     out = {
@@ -49,7 +54,7 @@ def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
         findings += mesh_findings(data, display)
         out[f"{build_dir(model_id)}/{mesh}"] = data
     raise_if_errors(findings)
-    return out
+    return robot, out
 
 
 def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:

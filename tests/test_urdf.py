@@ -166,3 +166,30 @@ def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
     assert (slide.type, slide.mimic.joint, slide.mimic.multiplier) == ("prismatic", "joint_6", 0.01)
     base = robot.link("base_link")
     assert base is not None and isinstance(base.collisions[0].geometry, Mesh)
+
+
+@pytest.mark.parametrize(
+    ("mesh", "data"),
+    [("link_1.stl", b""), ("link_1.dae", b'<robot name="abb_irb2400"/>\n')],
+    ids=["mesh_not_a_mesh-empty-stl", "mesh_not_a_mesh-dae-not-collada"],
+)
+def test_validate_checks_mesh_bytes_mesh_not_a_mesh(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mesh: str,
+    data: bytes,
+) -> None:
+    """`pipeline validate` refuses a broken mesh as the build does, not only `doit`."""
+    from pipeline.cli import main
+
+    (repo / ABB / "meshes" / mesh).write_bytes(data)
+    monkeypatch.chdir(repo)
+    status = main(["validate", "abb_irb2400"])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "abb_irb2400 ok" not in captured.out
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{ABB}/meshes/{mesh}:")
+    assert ": mesh_not_a_mesh: " in lines[0]
