@@ -17,7 +17,7 @@ from pipeline.manifest import (
 from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
-from pipeline.urdf import Robot, load_robot
+from pipeline.urdf import Mesh, Robot, load_robot
 from pipeline.urdf.mesh_bytes import mesh_findings
 
 INDEX_PATH = "build/index.json"
@@ -54,7 +54,29 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
         findings += mesh_findings(data, display)
         out[f"{build_dir(model_id)}/{mesh}"] = data
     raise_if_errors(findings)
+    raise_if_errors(collision_mesh_findings(robot, src, source_dir(model_id)))
     return robot, out
+
+
+def collision_mesh_findings(robot: Robot, folder: Path, display_folder: str) -> list[Finding]:
+    """Each collision mesh read as the spheres step reads it, so that none fails only there."""
+    # Checked before anything is copied: a mesh refused by the spheres step after this step
+    # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
+    from pipeline.spheres.geometry import load_mesh_triangles
+
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    for link in robot.links:
+        for collision in link.collisions:
+            mesh = collision.geometry
+            if not isinstance(mesh, Mesh) or mesh.path in seen:
+                continue
+            seen.add(mesh.path)
+            try:
+                load_mesh_triangles(folder, mesh, display_folder)
+            except ContractError as exc:
+                findings += exc.findings
+    return findings
 
 
 def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:

@@ -465,6 +465,30 @@ CATALOGUE = [
         transform(f"{ABB}/meshes/link_1.dae", lambda d: d[: len(d) // 2]),
         "dae-truncated",
     ),
+    # Regression: meshes trimesh cannot read passed the urdf step, which copied them into build/
+    # before the spheres step refused them (build/ half-updated on a failed doit).
+    doit(
+        "mesh_empty",
+        f"{ABB}/meshes/link_1.obj",
+        both(
+            write(f"{ABB}/meshes/link_1.obj", b"this is not an obj\n"),
+            mesh_uri("package://abb_irb2400/meshes/link_1.obj"),
+        ),
+        "obj-garbage",
+    ),
+    doit(
+        "mesh_unreadable",
+        f"{ABB}/meshes/link_1_collision.dae",
+        both(
+            write(
+                f"{ABB}/meshes/link_1_collision.dae",
+                b'<?xml version="1.0"?>\n<COLLADA xmlns="http://www.collada.org/2005/11/'
+                b'COLLADASchema" version="1.4.1"/>\n',
+            ),
+            mesh_uri("package://abb_irb2400/meshes/link_1_collision.dae"),
+        ),
+        "dae-no-geometry",
+    ),
     # ---- strict JSON input: config.json and rtcore_definition.json ----
     doit("invalid_json", CONFIG, write(CONFIG, b""), "config-empty-file"),
     doit("invalid_json", CONFIG, transform(CONFIG, lambda d: d[: len(d) // 2]), "config-truncated"),
