@@ -69,6 +69,11 @@ CASES = [
         "invalid_geometry",
         [('<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>', '<box size="0.1 0 0.1"/>')],
     ),
+    # Regression: a zero scale flattened the mesh and the fitter failed with a traceback.
+    (
+        "invalid_geometry",
+        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1 0 1"/>')],
+    ),
     ("not_a_urdf", [("<robot xmlns:xacro", "<sdf xmlns:xacro"), ("</robot>", "</sdf>")]),
 ]
 

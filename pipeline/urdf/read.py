@@ -129,6 +129,15 @@ class _Reader:
             filename = shape.get("filename", "")
             scale = self.floats(shape, "scale", 3, (1.0, 1.0, 1.0))
             path = self.mesh_path(shape, filename)
+            if scale is not None and 0.0 in scale:
+                # A zero axis flattens the mesh to no volume; a negative one mirrors it (allowed).
+                self.add(
+                    "invalid_geometry",
+                    source_line(shape),
+                    f'<mesh scale="{shape.get("scale")}"> has a 0 component',
+                    "give every axis a non-zero scale (1 keeps the mesh as it is)",
+                )
+                return None
             return None if path is None else Mesh(filename, path, _vec3(scale))
         if shape.tag == "box":
             size = self.floats(shape, "size", 3, None)
