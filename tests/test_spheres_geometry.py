@@ -13,7 +13,7 @@ from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.fit import FitParams, fit_link
 from pipeline.spheres.geometry import load_link_geometry, rpy_matrix
 from pipeline.spheres.prove import prove
-from pipeline.spheres.winding import is_closed, ray_winding, winding_number
+from pipeline.spheres.winding import closing_fan, mesh_winding, ray_winding, winding_number
 from pipeline.urdf import load_robot
 from tests.conftest import REPO
 
@@ -113,14 +113,50 @@ def test_link_with_several_collision_elements_covers_all_of_them(tmp_path: Path)
 def test_open_mesh_uses_the_generalised_winding_number(tmp_path: Path) -> None:
     geometry = _link(REPO / "robots" / IIWA, "link_4")
     closed = geometry.solids[0].triangles
-    assert is_closed(closed)
+    assert len(closing_fan(closed)) == 0
     opened = closed[3:]  # a few triangles missing: not watertight any more
-    assert not is_closed(opened)
+    assert len(closing_fan(opened)) > 0
     points = np.random.default_rng(1).uniform(*geometry.bounds(), size=(3000, 3))
     exact = np.abs(ray_winding(closed, points)) >= 0.5
     robust = np.abs(winding_number(opened, points)) >= 0.5
     assert (exact == (np.abs(winding_number(closed, points)) >= 0.5)).all()
     assert (exact != robust).mean() < 0.02
+
+
+def _flipped(triangles: np.ndarray, index: int) -> np.ndarray:
+    out = triangles.copy()
+    out[index] = out[index, ::-1]
+    return out
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda t: t[3:], id="holes"),
+        pytest.param(lambda t: _flipped(t, 7), id="one_face_flipped"),
+        pytest.param(lambda t: np.concatenate([t[3:], t[10:12]]), id="holes_and_doubled_faces"),
+        pytest.param(lambda t: t[:40], id="a_small_open_sheet"),
+        pytest.param(lambda t: np.concatenate([t, t[:5] + 0.3]), id="closed_plus_stray_faces"),
+    ],
+)
+def test_mesh_winding_of_a_damaged_mesh_is_its_generalised_winding_number(damage) -> None:  # type: ignore[no-untyped-def]
+    # the fast number (the mesh closed by a fan, less the fan) is the slow sum of solid angles
+    geometry = _link(REPO / "robots" / IIWA, "link_4")
+    triangles = damage(geometry.solids[0].triangles)
+    lo, hi = triangles.reshape(-1, 3).min(axis=0), triangles.reshape(-1, 3).max(axis=0)
+    points = np.random.default_rng(2).uniform(lo - 0.05, hi + 0.05, size=(3000, 3))
+    slow = winding_number(triangles, points)
+    fast = mesh_winding(triangles, points)
+    assert np.abs(fast - slow).max() < 1e-9
+
+
+def test_non_manifold_closed_surface_needs_no_fan() -> None:
+    # two copies of a closed surface: every edge used twice each way, still a closed surface
+    geometry = _link(REPO / "robots" / IIWA, "link_4")
+    twice = np.concatenate([geometry.solids[0].triangles] * 2)
+    assert len(closing_fan(twice)) == 0
+    points = np.random.default_rng(3).uniform(*geometry.bounds(), size=(2000, 3))
+    assert np.allclose(mesh_winding(twice, points), winding_number(twice, points), atol=1e-9)
 
 
 def test_mesh_scale_and_origin_are_applied(tmp_path: Path) -> None:
@@ -170,3 +206,4 @@ def test_mesh_with_a_hole_is_fitted_and_proven(tmp_path: Path) -> None:
     assert prove(geometry, centers, radii).proven
     ratio, _ = excess_ratio(geometry, centers, radii, 20000)
     assert 0 < ratio < 10
+

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 import trimesh
 
 from pipeline.findings import ContractError, Finding
-from pipeline.spheres.winding import is_closed, ray_winding, winding_number
+from pipeline.spheres.winding import closing_fan, mesh_winding
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
 
@@ -163,7 +163,12 @@ class Solid:
     frame: Frame
     size: Array  # box: half extents; cylinder: (radius, half length); sphere: (radius,)
     triangles: Array  # mesh: triangles (N, 3, 3) in the link frame
-    closed: bool = False  # mesh: closed and consistently oriented (fast exact inside test)
+    fan: Array = field(default_factory=lambda: np.zeros((0, 3, 3)))  # mesh: closes its holes
+
+    @property
+    def closed(self) -> bool:
+        """A mesh whose every edge is used as often in one direction as in the other."""
+        return len(self.fan) == 0
 
     def bounds(self) -> Array:
         """Axis-aligned bounds (2, 3) in the link frame."""
@@ -181,8 +186,7 @@ class Solid:
     def inside(self, points: Array) -> Array:
         """Boolean mask of the points inside this solid."""
         if self.kind == "mesh":
-            wind = ray_winding if self.closed else winding_number
-            return np.abs(wind(self.triangles, points)) >= 0.5
+            return np.abs(mesh_winding(self.triangles, points, self.fan)) >= 0.5
         local = self.frame.local(points)
         if self.kind == "box":
             return np.all(np.abs(local) <= self.size, axis=1)
@@ -242,7 +246,8 @@ def _element(collision: Collision, folder: Path, display: str) -> tuple[list[Pat
     none = np.zeros((0, 3, 3))
     if isinstance(g, Mesh):
         tri = frame.apply(load_mesh_triangles(folder, g, display))
-        return [Patches("flat", tri, frame)], Solid("mesh", frame, np.zeros(0), tri, is_closed(tri))
+        solid = Solid("mesh", frame, np.zeros(0), tri, closing_fan(tri))
+        return [Patches("flat", tri, frame)], solid
     if isinstance(g, Box):
         half = np.array(g.size, dtype=float) / 2
         box = trimesh.creation.box(extents=np.array(g.size, dtype=float))

@@ -11,10 +11,16 @@ def winding_number(triangles: Array, points: Array, chunk: int = 2_000_000) -> A
     """Generalised winding number of a triangle soup at each point (robust when not closed)."""
     out = np.zeros(len(points))
     index = np.flatnonzero(_in_bounds(triangles, points))
+    out[index] = _solid_angles(triangles, points[index], chunk)
+    return out
+
+
+def _solid_angles(triangles: Array, points: Array, chunk: int = 2_000_000) -> Array:
+    """Sum of the triangles' signed solid angles seen from each point, over 4 pi."""
+    out = np.zeros(len(points))
     step = max(1, chunk // max(1, len(triangles)))
-    for start in range(0, len(index), step):
-        sel = index[start : start + step]
-        d = triangles[None, :, :, :] - points[sel, None, None, :]
+    for start in range(0, len(points), step):
+        d = triangles[None, :, :, :] - points[start : start + step, None, None, :]
         a, b, c = d[:, :, 0], d[:, :, 1], d[:, :, 2]
         la, lb, lc = (np.sqrt(np.einsum("ptk,ptk->pt", v, v)) for v in (a, b, c))
         det = np.einsum("ptk,ptk->pt", a, np.cross(b, c))
@@ -24,26 +30,59 @@ def winding_number(triangles: Array, points: Array, chunk: int = 2_000_000) -> A
             + np.einsum("ptk,ptk->pt", b, c) * la
             + np.einsum("ptk,ptk->pt", c, a) * lb
         )
-        out[sel] = np.arctan2(det, dot).sum(axis=1) / (2 * np.pi)
+        out[start : start + step] = np.arctan2(det, dot).sum(axis=1) / (2 * np.pi)
+    return out
+
+
+def closing_fan(triangles: Array) -> Array:
+    """Triangles (F, 3, 3) that close the surface: one per boundary edge, to a common apex.
+
+    The boundary is what does not cancel: each edge's uses in one direction less its uses in
+    the other. A closed, consistently oriented surface (manifold or not) has none.
+    """
+    _, ids = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+    ids = ids.reshape(-1, 3)
+    verts = triangles.reshape(-1, 3)
+    first = np.empty(int(ids.max()) + 1, dtype=np.intp)
+    first[ids.ravel()[::-1]] = np.arange(ids.size)[::-1]
+    edges = np.concatenate([ids[:, [0, 1]], ids[:, [1, 2]], ids[:, [2, 0]]])
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    sign = np.where(edges[:, 0] < edges[:, 1], 1, -1)
+    pairs, inverse = np.unique(np.sort(edges, axis=1), axis=0, return_inverse=True)
+    net = np.zeros(len(pairs), dtype=np.int64)
+    np.add.at(net, inverse.ravel(), sign)
+    keep = net != 0
+    pairs, net = pairs[keep], net[keep]
+    if len(pairs) == 0:
+        return np.zeros((0, 3, 3))
+    # an edge used net n times from a to b is closed by n fan triangles (b, a, apex)
+    heads = np.where(net[:, None] > 0, pairs, pairs[:, ::-1])
+    heads = np.repeat(heads, np.abs(net), axis=0)
+    a, b = verts[first[heads[:, 0]]], verts[first[heads[:, 1]]]
+    apex = np.broadcast_to(np.concatenate([a, b]).mean(axis=0), a.shape)
+    return np.stack([b, a, apex], axis=1)
+
+
+def mesh_winding(triangles: Array, points: Array, fan: Array | None = None) -> Array:
+    """`winding_number` of a mesh, fast: the closed mesh's crossings less the fan's angles.
+
+    The mesh and its closing fan form a closed surface, whose winding number one ray per point
+    counts exactly; only the few fan triangles are summed solid angle by solid angle.
+    """
+    if fan is None:
+        fan = closing_fan(triangles)
+    if len(fan) == 0:
+        return ray_winding(triangles, points)
+    # as winding_number: 0 outside the mesh's bounds (the fan's apex lies within them)
+    out = ray_winding(np.concatenate([triangles, fan]), points)
+    index = np.flatnonzero(_in_bounds(triangles, points))
+    out[index] -= _solid_angles(fan, points[index])
     return out
 
 
 def _in_bounds(triangles: Array, points: Array) -> Array:
     flat = triangles.reshape(-1, 3)
     return np.all((points >= flat.min(axis=0)) & (points <= flat.max(axis=0)), axis=1)
-
-
-def is_closed(triangles: Array) -> bool:
-    """Every directed edge has exactly one opposite: a closed, consistently oriented surface."""
-    _, ids = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
-    f = ids.reshape(-1, 3)
-    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
-    edges = edges[edges[:, 0] != edges[:, 1]]
-    forward, count = np.unique(edges, axis=0, return_counts=True)
-    if (count != 1).any():
-        return False
-    backward = np.unique(edges[:, ::-1], axis=0)
-    return forward.shape == backward.shape and bool((forward == backward).all())
 
 
 # A generic ray direction: no mesh edge of a real part is parallel to it.
