@@ -207,3 +207,25 @@ def test_mesh_with_a_hole_is_fitted_and_proven(tmp_path: Path) -> None:
     ratio, _ = excess_ratio(geometry, centers, radii, 20000)
     assert 0 < ratio < 10
 
+
+def test_a_finer_mesh_than_the_fit_needs_is_thinned_and_still_proven(tmp_path: Path) -> None:
+    # link_7 subdivided until its vertices outnumber the cap: the optimisation gets at most
+    # one sample per cube of diagonal / 60, the proof still holds for every triangle
+    import trimesh
+
+    from pipeline.spheres.fit import SURFACE_CAP, sample_problem, thin
+
+    folder = _craft(tmp_path, LINK7_MESH, LINK7_MESH)
+    mesh = trimesh.load(folder / "meshes" / "link_7.stl")
+    while len(mesh.vertices) <= 2 * SURFACE_CAP:
+        mesh = mesh.subdivide()
+    mesh.export(folder / "meshes" / "link_7.stl")
+    geometry = _link(folder, "link_7")
+    params = FitParams(max_spheres=4, rounds=2, grid_points=4000)
+    problem = sample_problem(geometry, params)
+    assert len(problem.surface) < SURFACE_CAP
+    cube = np.floor(problem.surface / (problem.scale / 60)).astype(np.int64)
+    assert len(np.unique(cube, axis=0)) == len(problem.surface)
+    assert len(thin(problem.surface, problem.scale / 60)) == len(problem.surface)
+    centers, radii = fit_link(geometry, params)
+    assert prove(geometry, centers, radii).proven

@@ -12,9 +12,12 @@ from pipeline.spheres.polish import polish
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "4"
+FITTER_VERSION = "5"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
+# More surface samples than this come from a mesh finer than the fit needs (the optimisation's
+# cost grows with them): they are thinned to one per cube of diagonal / (3 sample_divisions).
+SURFACE_CAP = 12_000
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
     lo, hi = geometry.bounds()
     scale = float(np.linalg.norm(hi - lo))
     surface = geometry.surface_points(scale / params.sample_divisions)
+    if len(surface) > SURFACE_CAP:
+        surface = thin(surface, scale / (3 * params.sample_divisions))
     pad = 0.15 * scale
     lo, hi = lo - pad, hi + pad
     step = float(np.prod(hi - lo) / params.grid_points) ** (1 / 3)
@@ -81,6 +86,13 @@ def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
     inside = geometry.inside(grid)
     cell = step**3
     return Problem(surface, grid[~inside], cell, float(inside.sum()) * cell, scale)
+
+
+def thin(points: Array, size: float) -> Array:
+    """One point per cube of `size` (the first in the points' order), in the points' order."""
+    cube = np.floor(points / size).astype(np.int64)
+    _, first = np.unique(cube, axis=0, return_index=True)
+    return points[np.sort(first)]
 
 
 def _kmeans(points: Array, k: int, rng: np.random.Generator, rounds: int = 12) -> Array:
