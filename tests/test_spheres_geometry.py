@@ -229,3 +229,25 @@ def test_a_finer_mesh_than_the_fit_needs_is_thinned_and_still_proven(tmp_path: P
     assert len(thin(problem.surface, problem.scale / 60)) == len(problem.surface)
     centers, radii = fit_link(geometry, params)
     assert prove(geometry, centers, radii).proven
+
+
+def _outline_area(outline: np.ndarray) -> float:
+    a, b, c, d = (outline[:, i] for i in range(4))
+    cross = np.cross(c - a, d - b)  # a planar quad's (or a triangle's, d = c) area vector x 2
+    return float(np.linalg.norm(cross, axis=1).sum() / 2)
+
+
+@pytest.mark.parametrize(
+    ("shape", "area"),
+    [
+        ('<box size="0.1 0.2 0.05"/>', 2 * (0.1 * 0.2 + 0.2 * 0.05 + 0.1 * 0.05)),
+        ('<cylinder radius="0.05" length="0.2"/>', 2 * math.pi * 0.05 * (0.05 + 0.2)),
+        ('<sphere radius="0.06"/>', 4 * math.pi * 0.06**2),
+    ],
+)
+def test_show_outlines_cover_the_primitive_surface(tmp_path: Path, shape: str, area: float) -> None:
+    # what `spheres show` draws: every piece as a polygon on its surface, not a sliver
+    geometry = _link(_craft(tmp_path, LINK7_MESH, shape), "link_7")
+    refined = [p if p.kind == "flat" else p.refine(0.01) for p in geometry.patches]
+    drawn = sum(_outline_area(p.outline()) for p in refined)
+    assert drawn == pytest.approx(area, rel=0.03)

@@ -106,6 +106,15 @@ class Patches:
         ]
         return self.frame.apply(np.stack(pts, axis=1))
 
+    def outline(self) -> Array:
+        """Corners (N, 4, 3) of each patch on its surface, in order around it (for drawing)."""
+        hull = self.hull()
+        if self.kind in ("flat", "sphere"):
+            return hull[:, [0, 1, 2, 2]]
+        if self.kind == "side":
+            return hull[:, [0, 1, 4, 3]]
+        return hull[:, [0, 2, 3, 1]]
+
     def split(self) -> Patches:
         """Children of each patch: two for triangles (longest edge bisected), four otherwise."""
         p = self.params

@@ -31,10 +31,14 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
     for index, link in enumerate(links, start=1):
         ax = fig.add_subplot(rows, cols, index, projection="3d")
         geometry = load_link_geometry(link, robot_folder, folder_display(robot))
+        lo, hi = geometry.bounds()
+        size = float(np.linalg.norm(hi - lo)) / 12  # curved pieces drawn finer than fitted
         for patches in geometry.patches:
-            hull = patches.refine(np.inf).hull()[:, :3]
+            outline = (patches if patches.kind == "flat" else patches.refine(size)).outline()
             ax.add_collection3d(
-                Poly3DCollection(hull, facecolor="0.6", edgecolor="0.4", linewidth=0.1, alpha=0.5)
+                Poly3DCollection(
+                    outline, facecolor="0.6", edgecolor="0.4", linewidth=0.1, alpha=0.5
+                )
             )
         entry = document["links"].get(link.name)
         if entry is not None:
