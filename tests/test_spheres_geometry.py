@@ -251,3 +251,18 @@ def test_show_outlines_cover_the_primitive_surface(tmp_path: Path, shape: str, a
     refined = [p if p.kind == "flat" else p.refine(0.01) for p in geometry.patches]
     drawn = sum(_outline_area(p.outline()) for p in refined)
     assert drawn == pytest.approx(area, rel=0.03)
+
+
+def test_curved_pieces_split_across_their_longer_side(tmp_path: Path) -> None:
+    # a thin long cylinder (baxter's finger tip: radius 8 mm, 37 mm long): a side strip
+    # (3.1 mm of arc) is halved 4 times along its length, then once across: 32 pieces of at
+    # most 3.5 mm, where splitting in four at every level made 256 (and the fit's samples)
+    shape = '<cylinder radius="0.008" length="0.037"/>'
+    geometry = _link(_craft(tmp_path, LINK7_MESH, shape), "link_7")
+    side = next(p for p in geometry.patches if p.kind == "side")
+    refined = side.refine(0.0035)
+    assert len(refined) == 16 * 32
+    hull = refined.hull()
+    assert (np.linalg.norm(hull.max(axis=1) - hull.min(axis=1), axis=1) <= 0.0035).all()
+    centers, radii = fit_link(geometry, FAST)
+    assert prove(geometry, centers, radii).proven

@@ -116,7 +116,7 @@ class Patches:
         return hull[:, [0, 2, 3, 1]]
 
     def split(self) -> Patches:
-        """Children of each patch: two for triangles (longest edge bisected), four otherwise."""
+        """Two children of each patch: its longest edge (or side) bisected."""
         p = self.params
         if self.kind in ("flat", "sphere"):
             # bisect the longest edge: thin triangles become well shaped
@@ -132,10 +132,19 @@ class Patches:
                 mid = self._onto_sphere(mid)
             kids = np.stack([np.stack([apex, b, mid], 1), np.stack([apex, mid, c], 1)], axis=1)
             return Patches(self.kind, kids.reshape(-1, 3, 3), self.frame, self.radius, self.height)
+        # bisect the longer side (arc or straight), as triangles: a long thin strip is not
+        # cut across its width at every level
         u0, u1, v0, v1 = p.T
-        um, vm = (u0 + u1) / 2, (v0 + v1) / 2
-        quads = [(u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)]
-        kids = np.stack([np.stack(quad, axis=1) for quad in quads], axis=1)
+        if self.kind == "side":  # u, v: angle, height
+            along_u, along_v = self.radius * (u1 - u0), v1 - v0
+        else:  # u, v: radius, angle
+            along_u, along_v = u1 - u0, u1 * (v1 - v0)
+        cut_u = along_u >= along_v
+        um = np.where(cut_u, (u0 + u1) / 2, u1)
+        vm = np.where(cut_u, v1, (v0 + v1) / 2)
+        first = np.stack([u0, um, v0, vm], axis=1)
+        second = np.stack([np.where(cut_u, um, u0), u1, np.where(cut_u, v0, vm), v1], axis=1)
+        kids = np.stack([first, second], axis=1)
         return Patches(self.kind, kids.reshape(-1, 4), self.frame, self.radius, self.height)
 
     def _onto_sphere(self, points: Array) -> Array:
