@@ -266,9 +266,23 @@ def test_verify_refuses_a_spheres_json_that_does_not_fit_the_robot(
     assert [(f.code, f.place) for f in caught.value.findings] == [(code, place)]
 
 
+def _stl(triangles: list[list[list[float]]]) -> bytes:
+    """A binary STL of the triangles (normals zero)."""
+    import struct
+
+    body = b"".join(
+        struct.pack("<12fH", 0, 0, 0, *[x for corner in t for x in corner], 0) for t in triangles
+    )
+    return bytes(80) + struct.pack("<I", len(triangles)) + body
+
+
 @pytest.mark.parametrize(
     ("code", "name", "data"),
-    [("mesh_unreadable", "link_5.dae", b"<COLLADA><broken"), ("mesh_empty", "link_5.stl", b"")],
+    [
+        ("mesh_unreadable", "link_5.dae", b"<COLLADA><broken"),
+        ("mesh_empty", "link_5.stl", b""),
+        ("mesh_empty", "link_5.stl", _stl([[[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]]] * 3)),
+    ],
 )
 def test_unreadable_collision_mesh_is_refused(
     root: Path, code: str, name: str, data: bytes
@@ -281,3 +295,32 @@ def test_unreadable_collision_mesh_is_refused(
     assert [(f.code, f.file) for f in caught.value.findings] == [
         (code, f"robots/{IIWA}/meshes/{name}")
     ]
+
+
+@pytest.mark.parametrize(
+    "triangles",
+    [
+        pytest.param([[[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]]], id="one_triangle"),
+        pytest.param(
+            [[[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], [[0.1, 0, 0], [0.1, 0.1, 0], [0, 0.1, 0]]],
+            id="a_flat_square",
+        ),
+    ],
+)
+def test_mesh_enclosing_no_volume_is_fitted_proven_and_has_no_excess_ratio(
+    root: Path, triangles: list[list[list[float]]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = root / "robots" / IIWA
+    (folder / "meshes" / "link_5.stl").write_bytes(_stl(triangles))
+    data, _ = build_spheres(load_robot(folder, root), folder, root, None)
+    report = verify(load_robot(folder, root), folder, data, samples=2000)
+    check = report.link("link_5")
+    assert check.proven and check.excess is None and check.excess_se is None
+    capsys.readouterr()
+    assert _cli(root, data, "--json", "spheres", "verify", IIWA, "--samples", "2000") == 0
+    rows = json.loads(capsys.readouterr().out, parse_constant=_refuse)
+    assert [r["excess_ratio"] for r in rows if r["link"] == "link_5"] == [None]
+
+
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON")

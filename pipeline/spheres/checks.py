@@ -65,6 +65,8 @@ def check_link(
     se: float | None = None
     if samples > 0:
         excess, se = excess_ratio(geometry, centers, radii, samples)
+        if not math.isfinite(excess):  # a surface that encloses no volume: no ratio
+            excess = se = None
     return LinkCheck(geometry.link, len(radii), proof.proven, proof.gap, excess, se)
 
 

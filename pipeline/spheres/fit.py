@@ -85,7 +85,10 @@ def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
     inside = geometry.inside(grid)
     cell = step**3
-    return Problem(surface, grid[~inside], cell, float(inside.sum()) * cell, scale)
+    # a surface that encloses nothing (a flat mesh) still has a surface to cover: the
+    # objective is normalised by at least one grid cell
+    volume = max(float(inside.sum()), 1.0) * cell
+    return Problem(surface, grid[~inside], cell, volume, scale)
 
 
 def thin(points: Array, size: float) -> Array:

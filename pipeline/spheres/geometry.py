@@ -328,4 +328,18 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
                 )
             ]
         )
-    return tri * np.array(mesh.scale, dtype=float)
+    tri = tri * np.array(mesh.scale, dtype=float)
+    if not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any():
+        raise ContractError(
+            [
+                Finding(
+                    "mesh_empty",
+                    display,
+                    "",
+                    f"has no triangle with an area (scaled by {' '.join(map(repr, mesh.scale))}):"
+                    " every corner lies on one line",
+                    "export the collision mesh again, or fix the <mesh scale> in the URDF",
+                )
+            ]
+        )
+    return tri
