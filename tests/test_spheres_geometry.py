@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline.findings import ContractError
 from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.fit import FitParams, fit_link
 from pipeline.spheres.geometry import load_link_geometry, rpy_matrix
@@ -266,3 +267,49 @@ def test_curved_pieces_split_across_their_longer_side(tmp_path: Path) -> None:
     assert (np.linalg.norm(hull.max(axis=1) - hull.min(axis=1), axis=1) <= 0.0035).all()
     centers, radii = fit_link(geometry, FAST)
     assert prove(geometry, centers, radii).proven
+
+
+def _dae_in_millimetres(tmp_path: Path, unit: str) -> Path:
+    """The abb's link_6 as a DAE in millimetres with `<unit meter=unit>`, as its collision."""
+    import trimesh
+
+    abb = tmp_path / "robots" / "abb_irb2400"
+    shutil.copytree(REPO / "robots" / "abb_irb2400", abb)
+    mesh = trimesh.load(abb / "meshes" / "link_6.stl", process=False)
+    mesh.apply_scale(1000.0)
+    dae = trimesh.exchange.dae.export_collada(mesh)
+    text = dae.decode() if isinstance(dae, bytes) else dae
+    text = text.replace("<asset>", f'<asset><unit name="millimeter" meter="{unit}"/>', 1)
+    (abb / "meshes" / "link_6_mm.dae").write_text(text)
+    urdf = abb / "robot.urdf"
+    old = '<mesh filename="package://abb_irb2400/meshes/link_6.stl"/>'
+    urdf.write_text(urdf.read_text().replace(old, old.replace(".stl", "_mm.dae"), 1))
+    return abb
+
+
+def test_dae_unit_is_applied(tmp_path: Path) -> None:
+    # a COLLADA file in millimetres (<unit meter="0.001">) is as large as its STL in metres
+    abb = _dae_in_millimetres(tmp_path, "0.001")
+    robot = load_robot(abb, tmp_path)
+    link = robot.link("link_6")
+    assert link is not None
+    dae = load_link_geometry(link, abb, "robots/abb_irb2400")
+    plain = load_robot(REPO / "robots" / "abb_irb2400", REPO).link("link_6")
+    assert plain is not None
+    stl = load_link_geometry(plain, REPO / "robots" / "abb_irb2400", "robots/abb_irb2400")
+    assert np.allclose(dae.bounds(), stl.bounds(), atol=1e-9)
+
+
+@pytest.mark.parametrize("unit", ["0", "-0.001", "nan"])
+def test_dae_unit_that_is_not_a_positive_length_is_mesh_unreadable(
+    tmp_path: Path, unit: str
+) -> None:
+    abb = _dae_in_millimetres(tmp_path, unit)
+    link = load_robot(abb, tmp_path).link("link_6")
+    assert link is not None
+    with pytest.raises(ContractError) as caught:
+        load_link_geometry(link, abb, "robots/abb_irb2400")
+    [finding] = caught.value.findings
+    assert finding.code == "mesh_unreadable"
+    assert finding.file == "robots/abb_irb2400/meshes/link_6_mm.dae"
+    assert "<unit meter>" in finding.message

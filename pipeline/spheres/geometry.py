@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -316,6 +317,8 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
                 )
             ]
         ) from None
+    if suffix == "dae":
+        tri = tri * _collada_unit(loaded, display)
     if tri.ndim != 3 or len(tri) == 0 or not np.isfinite(tri).all():
         raise ContractError(
             [
@@ -343,3 +346,32 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
             ]
         )
     return tri
+
+
+def _collada_unit(loaded: object, display: str) -> float:
+    """Metres per length unit of a COLLADA file: its `<unit meter>` (1 when absent).
+
+    trimesh reads the unit into metadata but does not apply it; rviz and Gazebo do. The
+    `<up_axis>` is ignored, as rviz and MoveIt ignore it.
+    """
+    units = str(getattr(loaded, "metadata", {}).get("units", "meters"))
+    if units == "meters":
+        return 1.0
+    head = units.removesuffix(" * meters")  # trimesh writes "<meter> * meters"
+    try:
+        value = float(head)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value) and value > 0:
+        return value
+    raise ContractError(
+        [
+            Finding(
+                "mesh_unreadable",
+                display,
+                "",
+                f"its <unit meter> is {head}, not a positive number of metres per unit",
+                'set <unit meter="1"/> (or the size of its unit in metres) in its <asset>',
+            )
+        ]
+    )
