@@ -313,3 +313,30 @@ def test_dae_unit_that_is_not_a_positive_length_is_mesh_unreadable(
     assert finding.code == "mesh_unreadable"
     assert finding.file == "robots/abb_irb2400/meshes/link_6_mm.dae"
     assert "<unit meter>" in finding.message
+
+
+def test_box_only_link_also_starts_from_equal_cells(tmp_path: Path) -> None:
+    # panda's finger box (22 x 15 x 20 mm) with 4 spheres: the k-means start alone ends at an
+    # excess of 1.60; the box cut in 2 x 1 x 2 cells, one circumscribed sphere each, at 1.07
+    from pipeline.spheres.boxes import box_cells_start
+    from pipeline.spheres.fit import sample_problem
+
+    geometry = _link(_craft(tmp_path, LINK7_MESH, '<box size="0.022 0.015 0.020"/>'), "link_7")
+    params = FitParams(max_spheres=4)
+    start = box_cells_start(geometry, sample_problem(geometry, params).outside, 4)
+    assert start is not None
+    centers, radii = start
+    assert len(radii) == 4
+    assert np.allclose(radii, np.linalg.norm([0.011, 0.015, 0.010]) / 2)
+    assert prove(geometry, centers, radii + 1e-7).proven  # cells meet: pieces straddle them
+    centers, radii = fit_link(geometry, params)
+    assert prove(geometry, centers, radii).proven
+    ratio, _ = excess_ratio(geometry, centers, radii, 20000)
+    assert ratio < 1.25
+
+
+def test_box_cells_start_is_only_for_boxes() -> None:
+    from pipeline.spheres.boxes import box_cells_start
+
+    geometry = _link(REPO / "robots" / IIWA, "link_7")
+    assert box_cells_start(geometry, np.zeros((0, 3)), 16) is None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pipeline.spheres.boxes import box_cells_start
 from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.polish import polish
 from pipeline.spheres.prove import prove, prove_patches
@@ -328,6 +329,20 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
         # radii fitted to dense samples leave less to grow between them
         dense = geometry.surface_points(scale / params.harden_divisions)
         problem = replace(problem, surface=dense)
+    best = _finish(geometry, problem, params, x)
+    start = box_cells_start(geometry, problem.outside, params.max_spheres)
+    if start is not None:
+        # boxes only: the cells' spheres, finished the same way, win if they hold less outside
+        other = _finish(geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]))
+        if _outside_count(problem, other) < _outside_count(problem, best):
+            best = other
+    return best
+
+
+def _finish(
+    geometry: LinkGeometry, problem: Problem, params: FitParams, x: Array
+) -> tuple[Array, Array]:
+    """Harden, polish, round and grow a start (centres then radii in `x`) until proven."""
     centers, radii = _hard(problem, x)
     used = radii > 0
     centers, radii = polish(
@@ -335,14 +350,18 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
         problem.outside,
         centers[used],
         radii[used],
-        params.polish_step * scale,
+        params.polish_step * problem.scale,
         params.max_spheres,
         params.polish_passes,
     )
     centers = np.round(centers / QUANTUM) * QUANTUM
     radii = grow_until_proven(geometry, centers, radii)
-    radii = np.ceil(radii / QUANTUM + 1) * QUANTUM
-    return centers, radii
+    return centers, np.ceil(radii / QUANTUM + 1) * QUANTUM
+
+
+def _outside_count(problem: Problem, spheres: tuple[Array, Array]) -> int:
+    centers, radii = spheres
+    return int(np.count_nonzero((_distances(problem.outside, centers) <= radii).any(axis=1)))
 
 
 def _hard(problem: Problem, x: Array) -> tuple[Array, Array]:
