@@ -69,7 +69,7 @@ SPHERES_CODE = (
         f"pipeline/spheres/{name}.py"
         for name in (
             "__init__",
-            "boxes",
+            "primitives",
             "build",
             "checks",
             "document",

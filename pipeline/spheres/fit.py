@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pipeline.spheres.boxes import box_cells_start
 from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.polish import polish
+from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
@@ -330,9 +330,9 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
         dense = geometry.surface_points(scale / params.harden_divisions)
         problem = replace(problem, surface=dense)
     best = _finish(geometry, problem, params, x)
-    start = box_cells_start(geometry, problem.outside, params.max_spheres)
+    start = cells_start(geometry, problem.outside, params.max_spheres)
     if start is not None:
-        # boxes only: the cells' spheres, finished the same way, win if they hold less outside
+        # primitives only: the cells' spheres, finished alike, win if they hold less outside
         other = _finish(geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]))
         if _outside_count(problem, other) < _outside_count(problem, best):
             best = other

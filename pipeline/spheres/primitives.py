@@ -1,9 +1,11 @@
-"""A second start for links made only of boxes: each box cut into equal cells, one sphere each.
+"""A second start for links made only of boxes and cylinders: each cut into cells, one sphere
+round each cell.
 
-The fitter's k-means start puts centres on the faces of a box, and the descent from there
-keeps spheres that reach across its edges; the circumscribed spheres of a box's equal cells
-leave less outside it. The budget is shared between the boxes greedily, by the outside grid
-points each extra sphere removes from the union.
+The fitter's k-means start puts centres on the surface, and the descent from there keeps
+spheres that reach across a box's edges or a cylinder's rims; the circumscribed spheres of a
+box's equal cells, or of a cylinder's slices along its axis, leave less outside. The budget is
+shared between the elements greedily, by the outside grid points each extra sphere removes
+from the union.
 """
 
 from __future__ import annotations
@@ -39,18 +41,19 @@ def _cuts(half: Array, frame_apply: object, budget: int) -> list[_Option]:
     return options
 
 
-def box_cells_start(
-    geometry: LinkGeometry, outside: Array, budget: int
-) -> tuple[Array, Array] | None:
-    """Spheres circumscribing equal cells of each box, or None when the link is not boxes.
+def cells_start(geometry: LinkGeometry, outside: Array, budget: int) -> tuple[Array, Array] | None:
+    """Spheres round cells of each box and cylinder; None unless the link is only those.
 
-    Every box starts as one cell; then, while the budget allows, the box whose next cut
-    removes the most outside grid points per extra sphere is cut finer.
+    Every element starts as one cell; then, while the budget allows, the element whose next
+    cut removes the most outside grid points per extra sphere is cut finer.
     """
     solids = geometry.solids
-    if not solids or len(solids) > budget or any(s.kind != "box" for s in solids):
+    kinds = {s.kind for s in solids}
+    if not solids or len(solids) > budget or not kinds <= {"box", "cylinder"}:
         return None
-    per_box = [_cuts(s.size, s.frame.apply, budget) for s in solids]
+    per_box = [
+        (_cuts if s.kind == "box" else _slices)(s.size, s.frame.apply, budget) for s in solids
+    ]
     masks = [
         [_holds(outside, centers, radius) for _, centers, radius in options] for options in per_box
     ]
@@ -93,3 +96,16 @@ def _holds(points: Array, centers: Array, radius: float) -> Array:
         d = points - center
         inside |= np.einsum("ij,ij->i", d, d) <= radius * radius
     return inside
+
+
+def _slices(size: Array, frame_apply: object, budget: int) -> list[_Option]:
+    """A cylinder cut into n slices along its axis, one sphere round each slice."""
+    radius, half = float(size[0]), float(size[1])
+    options = []
+    for count in range(1, budget + 1):
+        step = 2 * half / count
+        z = -half + step * (np.arange(count) + 0.5)
+        local = np.stack([np.zeros(count), np.zeros(count), z], axis=1)
+        sphere = float(np.hypot(radius, step / 2))
+        options.append((count, frame_apply(local), sphere))  # type: ignore[operator]
+    return options
