@@ -353,3 +353,18 @@ def atomic_write(path: Path, data: bytes) -> bool:
             os.unlink(tmp)
         raise
     return True
+
+
+def write_output(path: Path, data: bytes) -> bool:
+    """atomic_write to a path the user named: a refusal by the system is a finding, not a crash."""
+    try:
+        return atomic_write(path, data)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise _fail(
+            "output_unwritable",
+            path.as_posix(),
+            "",
+            f"cannot be written: {reason}",
+            "name a file in a folder you can create and write to",
+        ) from None

@@ -176,9 +176,25 @@ def test_cli_verify_fails_with_the_link_named(
 
 
 def test_cli_show_writes_a_png(root: Path, fitted: bytes) -> None:
-    out = root / "fit.png"
+    out = root / "pictures" / "fit.png"  # a missing folder is made, as `pipeline srdf -o` does
     assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(out)) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "output"),
+    [("output_not_png", "fit.jpg"), ("output_unwritable", "blocker/fit.png")],
+)
+def test_cli_show_refuses_an_output_it_cannot_write(
+    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str], code: str, output: str
+) -> None:
+    """One finding line and exit 2, no traceback: a .jpg would hold PNG bytes; a file in the way."""
+    (root / "blocker").write_text("a file where the output's folder should be")
+    capsys.readouterr()
+    assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(root / output)) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and f": {code}: " in err[0]
+    assert not (root / output).exists()
 
 
 @pytest.mark.parametrize(

@@ -429,6 +429,16 @@ def test_srdf_target_rule(
     assert not (repo / "out").exists()
 
 
+def test_srdf_output_unwritable(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output the system refuses (a file where its folder should be) is a finding, exit 2."""
+    (repo / "out").write_text("a file, not a folder")
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{SOURCE}=out/robot.srdf")
+    assert status == 2
+    assert [(f["code"], f["file"]) for f in findings] == [("output_unwritable", "out/robot.srdf")]
+
+
 # Rules of the build step only (pipeline srdf may link any URDF the spec allows).
 BUILD_CASES = [("urdf_path_other_robot", "../lbr_iiwa_14_r820/robot.urdf")]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.strict_io import JSON_LIMIT, read_bytes, write_output
 
 if TYPE_CHECKING:
     from pipeline.spheres.checks import LinkCheck
@@ -88,13 +88,18 @@ def cmd_show(args: argparse.Namespace) -> int:
     """Draw each link's collision geometry with its spheres into a PNG."""
     from pipeline.spheres.picture import draw
 
+    output = Path(args.output)
+    if output.suffix.lower() != ".png":
+        hint = "name the output FILE.png (the picture is always a PNG)"
+        message = f"the output {args.output!r} does not end in .png"
+        raise ContractError([Finding("output_not_png", args.output, "", message, hint)])
     root = Path.cwd()
     robot, folder, display, data = _load(root, args.model, args.file)
     if data is None:
         raise ContractError(
             [Finding("file_missing", display, "", "file does not exist", "run `doit spheres`")]
         )
-    Path(args.output).write_bytes(draw(robot, folder, data, display))
+    write_output(output, draw(robot, folder, data, display))
     print(f"spheres: wrote {args.output}")
     return 0
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.srdf.compile import compile_srdf
 from pipeline.srdf.generate import DEFAULT_TIMEOUT
-from pipeline.strict_io import atomic_write
+from pipeline.strict_io import write_output
 
 Target = tuple[Path, Path]
 
@@ -84,4 +84,4 @@ def compile_targets(
 
 def write_targets(results: Sequence[tuple[Path, bytes]]) -> list[Path]:
     """Write each output atomically (only after every target compiled); the changed ones."""
-    return [output for output, data in results if atomic_write(output, data)]
+    return [output for output, data in results if write_output(output, data)]
