@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -23,6 +24,8 @@ MESH_LIMIT = 256 * MiB
 SOURCE_LIMIT = 4 * MiB
 # Objects and arrays nested deeper than this are refused (the checks below recurse per level).
 JSON_DEPTH_LIMIT = 100
+# How many lines up a start tag that closes on one line may have opened.
+_START_TAG_LINES = 200
 
 
 def _fail(code: str, display: str, place: str, message: str, hint: str) -> ContractError:
@@ -309,6 +312,7 @@ def parse_xml(data: bytes, display: str) -> etree._Element:
             "contains a DOCTYPE or entity declaration",
             "remove the DOCTYPE; robot descriptions need no DTD or entities",
         )
+    _mark_start_lines(root, data)
     for node in root.iter():
         if isinstance(node, etree._Entity):
             raise _fail(
@@ -319,6 +323,29 @@ def parse_xml(data: bytes, display: str) -> etree._Element:
                 "write the text out in full",
             )
     return root
+
+
+def _mark_start_lines(root: etree._Element, data: bytes) -> None:
+    """Point each element at the line its start tag opens on: lxml gives the line it closes on.
+
+    A start tag holds no other `<` (XML escapes it in attribute values), so the nearest line at
+    or above lxml's that holds `<name` is where it opens. A document not in an ASCII-compatible
+    encoding (UTF-16) keeps lxml's lines.
+    """
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\0" in data[:4]:
+        return
+    lines = data.split(b"\n")
+    for node in root.iter():
+        line = node.sourceline
+        if not isinstance(node.tag, str) or not isinstance(line, int) or line > len(lines):
+            continue
+        local = node.tag.rpartition("}")[2]
+        name = f"{node.prefix}:{local}" if node.prefix else local
+        opening = re.compile(b"<" + re.escape(name.encode()) + rb"(?=[\s/>]|$)")
+        for start in range(line, max(0, line - _START_TAG_LINES), -1):
+            if opening.search(lines[start - 1]):
+                node.sourceline = start
+                break
 
 
 def load_xml(path: Path, display: str, limit: int = XML_LIMIT) -> etree._Element:

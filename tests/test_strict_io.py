@@ -16,6 +16,7 @@ from pipeline.strict_io import (
     parse_xml,
     read_bytes,
     read_regular,
+    source_line,
 )
 
 
@@ -144,3 +145,19 @@ def test_read_regular_reads_only_regular_files_within_the_limit(
     assert (None if found is None else found[0]) == expected
     if found is not None:
         assert found[1].st_size == len(found[0])
+
+
+def test_source_line_is_where_a_start_tag_opens() -> None:
+    """lxml gives the line a start tag closes on; findings point where it opens."""
+    xml = (
+        b'<?xml version="1.0"?>\n<robot\n  name="r" xmlns:t="urn:t">\n  <link name="a"/><link\n'
+        b'    name="b"/>\n  <t:joint\n    name="j"><parent\n      link="a"/></t:joint>\n</robot>\n'
+    )
+    root = parse_xml(xml, "x.urdf")
+    assert [(el.get("name") or el.get("link"), source_line(el)) for el in root.iter()] == [
+        ("r", 2),
+        ("a", 4),
+        ("b", 4),
+        ("j", 6),
+        ("a", 7),
+    ]

@@ -117,6 +117,33 @@ def test_every_finding_in_a_file_is_reported_at_once(repo: Path) -> None:
     ]
 
 
+def test_findings_name_the_line_a_multiline_tag_opens_on(repo: Path) -> None:
+    """Exported URDFs spread attributes over lines; lxml reports where a tag closes."""
+    path = break_urdf(
+        repo,
+        [
+            ('name="abb_irb2400"', '\n    name="x"'),
+            ('<joint name="joint_2" type="revolute">', '<joint\n  name="joint_2"\n  type="screw">'),
+        ],
+    )
+    lines = path.read_text().splitlines()
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    places = {f.code: int(f.place) for f in exc.value.findings}
+    assert lines[places["robot_name_mismatch"] - 1].lstrip().startswith("<robot")
+    assert lines[places["unknown_joint_type"] - 1].strip() == "<joint"
+
+
+def test_mesh_missing_in_another_case_names_the_file_that_is_there(repo: Path) -> None:
+    """A URDF from a case-insensitive file system names link_1.STL; meshes/ holds link_1.stl."""
+    break_urdf(repo, [(L1_MESH, L1_MESH.replace(".stl", ".STL"))])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "mesh_missing"
+    assert finding.hint == "the folder holds 'link_1.stl': write the name as it is cased"
+
+
 def test_symlinked_mesh_is_refused(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = tmp_path_factory.mktemp("outside") / "link_1.stl"
     mesh = repo / ABB / "meshes" / "link_1.stl"

@@ -210,7 +210,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
             if not isinstance(geometry, Mesh):
                 continue
             path = folder / geometry.path
-            code, message = "", ""
+            code, message, hint = "", "", "put the mesh file itself in meshes/"
             try:
                 info = os.lstat(path)
                 if stat.S_ISLNK(info.st_mode):
@@ -221,6 +221,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                     code, message = "mesh_uri_outside_meshes", "resolves outside meshes/"
             except OSError:
                 code, message = "mesh_missing", "does not exist"
+                hint = _case_hint(path) or hint
             if code:
                 out.append(
                     Finding(
@@ -228,10 +229,19 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                         robot.file,
                         str(element.line),
                         f"mesh {geometry.path!r} {message}",
-                        "put the mesh file itself in meshes/",
+                        hint,
                     )
                 )
     return out
+
+
+def _case_hint(path: Path) -> str:
+    """When the folder holds the name in another case (file names are case-sensitive here)."""
+    try:
+        names = sorted(n for n in os.listdir(path.parent) if n.lower() == path.name.lower())
+    except OSError:
+        return ""
+    return f"the folder holds {names[0]!r}: write the name as it is cased" if names else ""
 
 
 def load_robot(folder: Path, display_root: Path) -> Robot:
