@@ -55,10 +55,12 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
         ax.set_ylim(mid[1] - half, mid[1] + half)
         ax.set_zlim(mid[2] - half, mid[2] + half)
         count = 0 if entry is None else len(entry["spheres"])
-        ax.set_title(f"{link.name}: {count} spheres", fontsize=9)
+        # the axes are hidden, so the panel's width in metres stands in for a scale bar
+        ax.set_title(f"{link.name}: {count} spheres\n{2 * half:.3g} m across", fontsize=9)
         ax.set_axis_off()
     fig.suptitle(f"{robot.name}: collision geometry and spheres")
-    fig.tight_layout()
+    # the title keeps its own strip (about half an inch) above the first row of panels
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.5 / (4 * rows)))
     out = io.BytesIO()
     fig.savefig(out, format="png", metadata={"Software": None})
     plt.close(fig)
