@@ -239,7 +239,7 @@ def _adam(
 
 def _harden(surface: Array, centers: Array, radii: Array) -> Array:
     """Radii that cover every sample: each sample goes to the sphere that reaches it best."""
-    dist = np.linalg.norm(surface[:, None, :] - centers[None, :, :], axis=2)
+    dist = _distances(surface, centers)
     label = np.argmax(radii[None, :] - dist, axis=1)
     need = np.zeros(len(centers))
     np.maximum.at(need, label, dist[np.arange(len(surface)), label])
@@ -248,7 +248,7 @@ def _harden(surface: Array, centers: Array, radii: Array) -> Array:
 
 def _shrink(surface: Array, centers: Array, radii: Array) -> Array:
     """Shrink each sphere to what no other sphere already covers, largest first."""
-    dist = np.linalg.norm(surface[:, None, :] - centers[None, :, :], axis=2)
+    dist = _distances(surface, centers)
     radii = radii.copy()
     for j in np.argsort(-radii):
         inside = dist <= radii[None, :]

@@ -153,15 +153,19 @@ class Patches:
 
     def refine(self, size: float) -> Patches:
         """Split until every patch's hull is at most `size` across (at least once per level)."""
-        out = self
+        # patches small enough are set aside in the order they become so, and only the big
+        # ones are measured again: the same patches in the same order as re-measuring all
+        done: list[Patches] = []
+        todo = self
         for _ in range(48):
-            hull = out.hull()
+            hull = todo.hull()
             extent = np.linalg.norm(hull.max(axis=1) - hull.min(axis=1), axis=1)
             big = extent > size
             if not big.any():
                 break
-            out = _concat([out.take(~big), out.take(big).split()])
-        return out
+            done.append(todo.take(~big))
+            todo = todo.take(big).split()
+        return _concat([*done, todo]) if done else todo
 
 
 def _polar(rho: Array, theta: Array, z: Array) -> Array:

@@ -7,7 +7,7 @@ import numpy as np
 Array = np.ndarray
 
 
-def winding_number(triangles: Array, points: Array, chunk: int = 2_000_000) -> Array:
+def winding_number(triangles: Array, points: Array, chunk: int = 50_000) -> Array:
     """Generalised winding number of a triangle soup at each point (robust when not closed)."""
     out = np.zeros(len(points))
     index = np.flatnonzero(_in_bounds(triangles, points))
@@ -15,23 +15,29 @@ def winding_number(triangles: Array, points: Array, chunk: int = 2_000_000) -> A
     return out
 
 
-def _solid_angles(triangles: Array, points: Array, chunk: int = 2_000_000) -> Array:
-    """Sum of the triangles' signed solid angles seen from each point, over 4 pi."""
+def _solid_angles(triangles: Array, points: Array, chunk: int = 50_000) -> Array:
+    """Sum of the triangles' signed solid angles seen from each point, over 4 pi.
+
+    Van Oosterom and Strackee's formula, one coordinate at a time on (points, triangles)
+    arrays of about `chunk` entries: they stay in cache, several times faster than (points,
+    triangles, 3, 3) arrays with einsum and cross.
+    """
     out = np.zeros(len(points))
+    corner = np.ascontiguousarray(triangles.transpose(1, 2, 0))  # (corner, axis, triangle)
     step = max(1, chunk // max(1, len(triangles)))
     for start in range(0, len(points), step):
-        d = triangles[None, :, :, :] - points[start : start + step, None, None, :]
-        a, b, c = d[:, :, 0], d[:, :, 1], d[:, :, 2]
-        la, lb, lc = (np.sqrt(np.einsum("ptk,ptk->pt", v, v)) for v in (a, b, c))
-        det = np.einsum("ptk,ptk->pt", a, np.cross(b, c))
-        dot = (
-            la * lb * lc
-            + np.einsum("ptk,ptk->pt", a, b) * lc
-            + np.einsum("ptk,ptk->pt", b, c) * la
-            + np.einsum("ptk,ptk->pt", c, a) * lb
-        )
+        p = points[start : start + step]
+        a, b, c = ([corner[i, k][None, :] - p[:, k, None] for k in range(3)] for i in range(3))
+        la, lb, lc = np.sqrt(_dot(a, a)), np.sqrt(_dot(b, b)), np.sqrt(_dot(c, c))
+        b_c = [b[1] * c[2] - b[2] * c[1], b[2] * c[0] - b[0] * c[2], b[0] * c[1] - b[1] * c[0]]
+        det = _dot(a, b_c)
+        dot = la * lb * lc + _dot(a, b) * lc + _dot(b, c) * la + _dot(c, a) * lb
         out[start : start + step] = np.arctan2(det, dot).sum(axis=1) / (2 * np.pi)
     return out
+
+
+def _dot(x: list[Array], y: list[Array]) -> Array:
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
 
 
 def closing_fan(triangles: Array) -> Array:
