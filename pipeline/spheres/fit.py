@@ -158,7 +158,13 @@ class _Objective:
         self.s_start = np.flatnonzero(np.r_[True, s_pt[1:] != s_pt[:-1]])
         self.s_len = np.diff(np.r_[self.s_start, len(s_pt)])
 
-    def __call__(self, x: Array) -> tuple[float, Array]:
+    def gradient(self, x: Array) -> Array:
+        """Gradient of the objective at `x` (centres then radii); Adam needs no value.
+
+        A surface sample whose soft maximum of (r - d) is not negative has no penalty and adds
+        only zeros to the gradient, so only the others are summed (the same sums: adding a
+        zero changes no sum).
+        """
         k, p = self.k, self.p
         c, r = x[: 3 * k].reshape(k, 3), x[3 * k :]
         grad_c = np.zeros((k, 3))
@@ -170,7 +176,6 @@ class _Objective:
         sig = 1 / (1 + e)
         keep = np.exp(np.bincount(self.o_pt, -z - np.log1p(e), self.o_count))
         scale = p.weight / p.volume
-        excess = scale * float((1 - keep).sum())
         g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
         grad_r = np.bincount(self.o_k, g, k)
         gd = g / dist
@@ -181,18 +186,28 @@ class _Objective:
         sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
         a = (r[self.s_k] - sdist) / self.tau_s
         amax = np.maximum.reduceat(a, self.s_start)
-        ea = np.exp(a - np.repeat(amax, self.s_len))
-        total = np.add.reduceat(ea, self.s_start)
+        # soft >= tau_s * amax (the largest term of the sum is exp(0) = 1): only samples
+        # whose largest (r - d) is negative can be short of coverage
+        open_ = np.flatnonzero(amax < 0)
+        if len(open_) == 0:
+            return np.concatenate([grad_c.ravel(), grad_r])
+        pairs = np.repeat(amax < 0, self.s_len)
+        lens = self.s_len[open_]
+        starts = np.r_[0, np.cumsum(lens)[:-1]]
+        a, sdist, s_k = a[pairs], sdist[pairs], self.s_k[pairs]
+        sd = [v[pairs] for v in sd]
+        amax = amax[open_]
+        ea = np.exp(a - np.repeat(amax, lens))
+        total = np.add.reduceat(ea, starts)
         soft = self.tau_s * (amax + np.log(total))
         short = np.maximum(0.0, -soft) / p.scale
-        pen = self.mu * float((short**2).sum())
         dpen = -2 * self.mu * short / p.scale  # d pen / d soft per sample
-        w = ea * np.repeat(dpen / total, self.s_len)
-        grad_r += np.bincount(self.s_k, w, k)
+        w = ea * np.repeat(dpen / total, lens)
+        grad_r += np.bincount(s_k, w, k)
         wd = w / sdist
         for axis in range(3):
-            grad_c[:, axis] += np.bincount(self.s_k, wd * sd[axis], k)
-        return excess + pen, np.concatenate([grad_c.ravel(), grad_r])
+            grad_c[:, axis] += np.bincount(s_k, wd * sd[axis], k)
+        return np.concatenate([grad_c.ravel(), grad_r])
 
 
 def _distances(points: Array, centers: Array) -> Array:
@@ -228,7 +243,7 @@ def _adam(
         start = x.copy()
         for _ in range(iterations):
             step += 1
-            _, grad = objective(x)
+            grad = objective.gradient(x)
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2
             lr = rate * (1 - 0.9 * step / total)
@@ -291,9 +306,11 @@ def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
     owner = np.argmin(gaps, axis=1)
     grow = np.zeros(len(radii))
     np.maximum.at(grow, owner, gaps[rows, owner])
+    cost = (radii[None, :] + gaps) ** 2  # the same every pass
+    tie = 1e-12 * gaps
     for _ in range(passes):
-        extra = np.maximum(gaps - grow[None, :], 0.0) * (radii[None, :] + gaps) ** 2
-        owner = np.argmin(extra + 1e-12 * gaps, axis=1)
+        extra = np.maximum(gaps - grow[None, :], 0.0) * cost
+        owner = np.argmin(extra + tie, axis=1)
         grow = np.zeros(len(radii))
         np.maximum.at(grow, owner, gaps[rows, owner])
     return np.where(grow > 0, grow + 1e-7, 0.0)

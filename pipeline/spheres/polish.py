@@ -15,11 +15,17 @@ from pipeline.spheres.geometry import Array
 _MOVES = np.concatenate([np.zeros((1, 3)), np.eye(3), -np.eye(3)])
 
 
-def _distances(centers: Array, points: Array) -> Array:
+def _squared(centers: Array, points: Array) -> Array:
+    """Squared distances (centres, points), one axis at a time: the same numbers as summing
+    an axis of (centres, points, 3) differences, several times faster."""
     squared = (centers[:, 0, None] - points[None, :, 0]) ** 2
     squared += (centers[:, 1, None] - points[None, :, 1]) ** 2
     squared += (centers[:, 2, None] - points[None, :, 2]) ** 2
-    return np.sqrt(squared)
+    return squared
+
+
+def _distances(centers: Array, points: Array) -> Array:
+    return np.sqrt(_squared(centers, points))
 
 
 class _Cover:
@@ -57,10 +63,10 @@ class _Cover:
         self.sample_count -= self.covers[j]
         self.outside_count -= self.holds[j]
         self.centers[j], self.radii[j] = center, radius
-        self.to_outside[j] = np.sqrt(((self.outside - center) ** 2).sum(axis=1))
+        self.to_outside[j] = _distances(center[None, :], self.outside)[0]
         # compared as distances: a radius that is the root of a largest squared distance
         # then holds that sample exactly (its square might round below it)
-        self.covers[j] = np.sqrt(((self.samples - center) ** 2).sum(axis=1)) <= radius
+        self.covers[j] = _distances(center[None, :], self.samples)[0] <= radius
         self.holds[j] = self.to_outside[j] <= radius
         if radius <= 0:
             self.covers[j] = self.holds[j] = False
@@ -111,11 +117,8 @@ def _sweep(cover: _Cover, region: _Region, step: float) -> bool:
         )
         points = cover.outside[free]
         centers = cover.centers[j] + step * _MOVES
-        if len(own):
-            radii2 = ((own[None, :, :] - centers[:, None, :]) ** 2).sum(axis=2).max(axis=1)
-        else:
-            radii2 = np.zeros(len(centers))
-        inside = ((points[None, :, :] - centers[:, None, :]) ** 2).sum(axis=2) <= radii2[:, None]
+        radii2 = _squared(centers, own).max(axis=1) if len(own) else np.zeros(len(centers))
+        inside = _squared(centers, points) <= radii2[:, None]
         counts = np.where(radii2 > 0, inside.sum(axis=1), 0)
         radii = np.sqrt(radii2)
         counts = np.where(region.holds(centers, radii), counts, np.iinfo(np.int64).max)
