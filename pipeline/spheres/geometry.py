@@ -122,7 +122,7 @@ class Patches:
         if self.kind in ("flat", "sphere"):
             # bisect the longest edge: thin triangles become well shaped
             edge = np.stack(
-                [np.linalg.norm(p[:, (i + 1) % 3] - p[:, (i + 2) % 3], axis=1) for i in range(3)],
+                [_length(p[:, (i + 1) % 3] - p[:, (i + 2) % 3]) for i in range(3)],
                 axis=1,
             )
             k = np.argmax(edge, axis=1)  # the vertex opposite the longest edge
@@ -159,13 +159,18 @@ class Patches:
         todo = self
         for _ in range(48):
             hull = todo.hull()
-            extent = np.linalg.norm(hull.max(axis=1) - hull.min(axis=1), axis=1)
+            extent = _length(hull.max(axis=1) - hull.min(axis=1))
             big = extent > size
             if not big.any():
                 break
             done.append(todo.take(~big))
             todo = todo.take(big).split()
         return _concat([*done, todo]) if done else todo
+
+
+def _length(v: Array) -> Array:
+    """Length of each row of v (N, 3): np.linalg.norm(v, axis=1)'s numbers, several times faster."""
+    return np.sqrt(v[:, 0] ** 2 + v[:, 1] ** 2 + v[:, 2] ** 2)
 
 
 def _polar(rho: Array, theta: Array, z: Array) -> Array:
@@ -244,7 +249,8 @@ class LinkGeometry:
         pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in self.patches])
         # sorted rows without repeats, as np.unique(axis=0) gives them, but several times faster
         pts = pts[np.lexsort(pts.T[::-1])]
-        return pts[np.r_[True, (pts[1:] != pts[:-1]).any(axis=1)]]
+        new = (pts[1:, 0] != pts[:-1, 0]) | (pts[1:, 1] != pts[:-1, 1])
+        return pts[np.r_[True, new | (pts[1:, 2] != pts[:-1, 2])]]
 
 
 def load_link_geometry(link: Link, robot_folder: Path, display_folder: str) -> LinkGeometry:

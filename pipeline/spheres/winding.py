@@ -115,18 +115,27 @@ def ray_winding(triangles: Array, points: Array, bins: int = 24) -> Array:
         return np.clip(((xy - lo) / span * bins).astype(int), 0, bins - 1)
 
     tlo, thi = cell(tri[:, :, :2].min(axis=1)), cell(tri[:, :, :2].max(axis=1))
+    # each triangle listed under every cell its shadow's bounds touch, cell by cell, in
+    # triangle order: a cell's triangles are found without testing every triangle
+    width = thi - tlo + 1
+    count = width[:, 0] * width[:, 1]
+    owner = np.repeat(np.arange(len(tri)), count)
+    local = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    across = np.repeat(width[:, 1], count)
+    tkey = (np.repeat(tlo[:, 0], count) + local // across) * bins + (
+        np.repeat(tlo[:, 1], count) + local % across
+    )
+    by_cell = np.argsort(tkey, kind="stable")
+    owner, tkey = owner[by_cell], tkey[by_cell]
     pcell = cell(pts[:, :2])
     pkey = pcell[:, 0] * bins + pcell[:, 1]
     order = np.argsort(pkey, kind="stable")
     keys, starts = np.unique(pkey[order], return_index=True)
     ends = np.append(starts[1:], len(order))
-    for key, s, e in zip(keys, starts, ends, strict=True):
-        i, j = divmod(int(key), bins)
-        hit = (tlo[:, 0] <= i) & (thi[:, 0] >= i) & (tlo[:, 1] <= j) & (thi[:, 1] >= j)
-        t = tri[hit]
+    first, last = np.searchsorted(tkey, keys), np.searchsorted(tkey, keys, side="right")
+    for s, e, f, g in zip(starts, ends, first, last, strict=True):
         sel = order[s:e]
-        q = pts[sel]
-        out[index[sel]] = _crossings(t, q)
+        out[index[sel]] = _crossings(tri[owner[f:g]], pts[sel])
     return out
 
 
