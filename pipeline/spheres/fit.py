@@ -167,9 +167,10 @@ class _Objective:
         """
         k, p = self.k, self.p
         c, r = x[: 3 * k].reshape(k, 3), x[3 * k :]
+        rows = c.T.copy()  # gathered from contiguous rows: c[self.o_k, i]'s numbers, faster
         grad_c = np.zeros((k, 3))
         # excess: soft indicator of the union at the outside points
-        diff = [self.o_xyz[i] - c[self.o_k, i] for i in range(3)]
+        diff = [self.o_xyz[i] - rows[i].take(self.o_k) for i in range(3)]
         dist = np.sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
         z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
         e = np.exp(-z)
@@ -182,7 +183,7 @@ class _Objective:
         for axis in range(3):
             grad_c[:, axis] = np.bincount(self.o_k, gd * diff[axis], k)
         # coverage: soft max of (r - distance) over nearby spheres must be >= 0
-        sd = [self.s_xyz[i] - c[self.s_k, i] for i in range(3)]
+        sd = [self.s_xyz[i] - rows[i].take(self.s_k) for i in range(3)]
         sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
         a = (r[self.s_k] - sdist) / self.tau_s
         amax = np.maximum.reduceat(a, self.s_start)
@@ -263,13 +264,16 @@ def _harden(surface: Array, centers: Array, radii: Array) -> Array:
 
 def _shrink(surface: Array, centers: Array, radii: Array) -> Array:
     """Shrink each sphere to what no other sphere already covers, largest first."""
-    dist = _distances(surface, centers)
+    dist = _distances(surface, centers).T.copy()  # a sphere's distances contiguous
     radii = radii.copy()
+    inside = dist <= radii[:, None]
+    count = inside.sum(axis=0)  # spheres holding each sample, kept as radii shrink
     for j in np.argsort(-radii):
-        inside = dist <= radii[None, :]
-        others = inside.sum(axis=1) - inside[:, j]
-        alone = inside[:, j] & (others == 0)
-        radii[j] = float(dist[alone, j].max()) if alone.any() else 0.0
+        alone = inside[j] & (count == 1)
+        radii[j] = float(dist[j, alone].max()) if alone.any() else 0.0
+        count -= inside[j]
+        inside[j] = dist[j] <= radii[j]
+        count += inside[j]
     return radii
 
 
@@ -308,9 +312,13 @@ def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
     np.maximum.at(grow, owner, gaps[rows, owner])
     cost = (radii[None, :] + gaps) ** 2  # the same every pass
     tie = 1e-12 * gaps
+    extra = np.empty_like(gaps)  # one buffer for every pass: these arrays are large
     for _ in range(passes):
-        extra = np.maximum(gaps - grow[None, :], 0.0) * cost
-        owner = np.argmin(extra + tie, axis=1)
+        np.subtract(gaps, grow[None, :], out=extra)
+        np.maximum(extra, 0.0, out=extra)
+        extra *= cost
+        extra += tie
+        owner = np.argmin(extra, axis=1)
         grow = np.zeros(len(radii))
         np.maximum.at(grow, owner, gaps[rows, owner])
     return np.where(grow > 0, grow + 1e-7, 0.0)
