@@ -140,6 +140,8 @@ class _Objective:
         self.o_pt = self.o_k = self.s_k = self.s_start = self.s_len = np.zeros(0, dtype=np.intp)
         self.o_xyz = self.s_xyz = np.zeros((3, 0))
         self.o_count = 0
+        self.margin: Array | None = None
+        self.ref_c = self.ref_r = np.zeros(0)
 
     def select(self, centers: Array, radii: Array) -> None:
         """Fix the pairs that can matter while spheres move at most `reach`."""
@@ -157,6 +159,7 @@ class _Objective:
         self.s_xyz = p.surface[s_pt].T.copy()
         self.s_start = np.flatnonzero(np.r_[True, s_pt[1:] != s_pt[:-1]])
         self.s_len = np.diff(np.r_[self.s_start, len(s_pt)])
+        self.margin = None  # the coverage reference is taken at the next step
 
     def gradient(self, x: Array) -> Array:
         """Gradient of the objective at `x` (centres then radii); Adam needs no value.
@@ -182,20 +185,49 @@ class _Objective:
         gd = g / dist
         for axis in range(3):
             grad_c[:, axis] = np.bincount(self.o_k, gd * diff[axis], k)
-        # coverage: soft max of (r - distance) over nearby spheres must be >= 0
-        sd = [self.s_xyz[i] - rows[i].take(self.s_k) for i in range(3)]
+        self._coverage(c, r, rows, grad_c, grad_r)
+        return np.concatenate([grad_c.ravel(), grad_r])
+
+    def _coverage(self, c: Array, r: Array, rows: Array, grad_c: Array, grad_r: Array) -> None:
+        """Add the gradient of the coverage penalty: the soft max of (r - distance) over
+        nearby spheres must be >= 0.
+
+        Only samples that may fall short are evaluated. A sample whose margin r - d was u at
+        the reference stays held by that sphere while its centre and radius together move
+        less than u (triangle inequality); the reference is taken again when half the
+        samples may fall short.
+        """
+        k, p = self.k, self.p
+        starts, lens, s_k, xyz = self.s_start, self.s_len, self.s_k, self.s_xyz
+        refresh = self.margin is None
+        if self.margin is not None:
+            move = np.sqrt(((c - self.ref_c) ** 2).sum(axis=1)) + np.abs(r - self.ref_r)
+            bound = np.maximum.reduceat(self.margin - move.take(s_k), starts)
+            maybe = bound <= 1e-9 * p.scale  # far above the rounding of these distances
+            refresh = 2 * np.count_nonzero(maybe) > len(maybe)
+            if not refresh:
+                if not maybe.any():
+                    return
+                pairs = np.repeat(maybe, lens)
+                lens = lens[maybe]
+                starts = np.r_[0, np.cumsum(lens)[:-1]]
+                s_k, xyz = s_k[pairs], xyz[:, pairs]
+        sd = [xyz[i] - rows[i].take(s_k) for i in range(3)]
         sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
-        a = (r[self.s_k] - sdist) / self.tau_s
-        amax = np.maximum.reduceat(a, self.s_start)
+        held = r.take(s_k) - sdist
+        if refresh:
+            self.ref_c, self.ref_r, self.margin = c.copy(), r.copy(), held
+        a = held / self.tau_s
+        amax = np.maximum.reduceat(a, starts)
         # soft >= tau_s * amax (the largest term of the sum is exp(0) = 1): only samples
         # whose largest (r - d) is negative can be short of coverage
         open_ = np.flatnonzero(amax < 0)
         if len(open_) == 0:
-            return np.concatenate([grad_c.ravel(), grad_r])
-        pairs = np.repeat(amax < 0, self.s_len)
-        lens = self.s_len[open_]
+            return
+        pairs = np.repeat(amax < 0, lens)
+        lens = lens[open_]
         starts = np.r_[0, np.cumsum(lens)[:-1]]
-        a, sdist, s_k = a[pairs], sdist[pairs], self.s_k[pairs]
+        a, sdist, s_k = a[pairs], sdist[pairs], s_k[pairs]
         sd = [v[pairs] for v in sd]
         amax = amax[open_]
         ea = np.exp(a - np.repeat(amax, lens))
@@ -208,7 +240,6 @@ class _Objective:
         wd = w / sdist
         for axis in range(3):
             grad_c[:, axis] += np.bincount(s_k, wd * sd[axis], k)
-        return np.concatenate([grad_c.ravel(), grad_r])
 
 
 def _distances(points: Array, centers: Array) -> Array:
