@@ -69,6 +69,7 @@ SPHERES_CODE = (
         f"pipeline/spheres/{name}.py"
         for name in (
             "__init__",
+            "adam",
             "primitives",
             "build",
             "checks",

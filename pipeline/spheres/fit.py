@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pipeline.spheres.adam import Problem, adam, distances
 from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.polish import polish
 from pipeline.spheres.primitives import cells_start
@@ -58,17 +59,6 @@ class FitParams:
             "polish_passes": self.polish_passes,
             "polish_step": self.polish_step,
         }
-
-
-@dataclass(frozen=True)
-class Problem:
-    """The sampled fitting problem of one link."""
-
-    surface: Array  # points that must be covered
-    outside: Array  # evaluation points outside the solid
-    weight: float  # volume each outside point stands for
-    volume: float  # estimated solid volume
-    scale: float  # bounds diagonal
 
 
 def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
@@ -123,170 +113,9 @@ def _cover_radii(points: Array, centers: Array) -> Array:
     return radii
 
 
-class _Objective:
-    """Smooth excess of the union plus a penalty for uncovered surface samples.
-
-    Only point-sphere pairs near each other are evaluated; a round fixes those pairs and
-    bounds how far spheres may move, so the pairs left out stay irrelevant.
-    """
-
-    def __init__(self, problem: Problem, k: int, reach: float) -> None:
-        self.p = problem
-        self.k = k
-        self.tau = problem.weight ** (1 / 3) * 0.5
-        self.tau_s = problem.scale * 0.002
-        self.reach = reach
-        self.mu = 1.0
-        self.o_pt = self.o_k = self.s_k = self.s_start = self.s_len = np.zeros(0, dtype=np.intp)
-        self.o_xyz = self.s_xyz = np.zeros((3, 0))
-        self.o_count = 0
-        self.margin: Array | None = None
-        self.ref_c = self.ref_r = np.zeros(0)
-
-    def select(self, centers: Array, radii: Array) -> None:
-        """Fix the pairs that can matter while spheres move at most `reach`."""
-        p = self.p
-        gap = _distances(p.outside, centers) - radii[None, :]
-        o_pt, self.o_k = np.nonzero(gap < 2 * self.reach + 8 * self.tau)
-        used, self.o_pt = np.unique(o_pt, return_inverse=True)
-        self.o_count = len(used)
-        self.o_xyz = p.outside[o_pt].T.copy()
-        sgap = _distances(p.surface, centers) - radii[None, :]
-        # samples deep inside a sphere cannot come out while spheres move at most `reach`
-        best = sgap.min(axis=1, keepdims=True)
-        near = (sgap < best + 2 * self.reach + 30 * self.tau_s) & (best > -3 * self.reach)
-        s_pt, self.s_k = np.nonzero(near)
-        self.s_xyz = p.surface[s_pt].T.copy()
-        self.s_start = np.flatnonzero(np.r_[True, s_pt[1:] != s_pt[:-1]])
-        self.s_len = np.diff(np.r_[self.s_start, len(s_pt)])
-        self.margin = None  # the coverage reference is taken at the next step
-
-    def gradient(self, x: Array) -> Array:
-        """Gradient of the objective at `x` (centres then radii); Adam needs no value.
-
-        A surface sample whose soft maximum of (r - d) is not negative has no penalty and adds
-        only zeros to the gradient, so only the others are summed (the same sums: adding a
-        zero changes no sum).
-        """
-        k, p = self.k, self.p
-        c, r = x[: 3 * k].reshape(k, 3), x[3 * k :]
-        rows = c.T.copy()  # gathered from contiguous rows: c[self.o_k, i]'s numbers, faster
-        grad_c = np.zeros((k, 3))
-        # excess: soft indicator of the union at the outside points
-        diff = [self.o_xyz[i] - rows[i].take(self.o_k) for i in range(3)]
-        dist = np.sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
-        z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
-        e = np.exp(-z)
-        sig = 1 / (1 + e)
-        keep = np.exp(np.bincount(self.o_pt, -z - np.log1p(e), self.o_count))
-        scale = p.weight / p.volume
-        g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
-        grad_r = np.bincount(self.o_k, g, k)
-        gd = g / dist
-        for axis in range(3):
-            grad_c[:, axis] = np.bincount(self.o_k, gd * diff[axis], k)
-        self._coverage(c, r, rows, grad_c, grad_r)
-        return np.concatenate([grad_c.ravel(), grad_r])
-
-    def _coverage(self, c: Array, r: Array, rows: Array, grad_c: Array, grad_r: Array) -> None:
-        """Add the gradient of the coverage penalty: the soft max of (r - distance) over
-        nearby spheres must be >= 0.
-
-        Only samples that may fall short are evaluated. A sample whose margin r - d was u at
-        the reference stays held by that sphere while its centre and radius together move
-        less than u (triangle inequality); the reference is taken again when half the
-        samples may fall short.
-        """
-        k, p = self.k, self.p
-        starts, lens, s_k, xyz = self.s_start, self.s_len, self.s_k, self.s_xyz
-        refresh = self.margin is None
-        if self.margin is not None:
-            move = np.sqrt(((c - self.ref_c) ** 2).sum(axis=1)) + np.abs(r - self.ref_r)
-            bound = np.maximum.reduceat(self.margin - move.take(s_k), starts)
-            maybe = bound <= 1e-9 * p.scale  # far above the rounding of these distances
-            refresh = 2 * np.count_nonzero(maybe) > len(maybe)
-            if not refresh:
-                if not maybe.any():
-                    return
-                pairs = np.repeat(maybe, lens)
-                lens = lens[maybe]
-                starts = np.r_[0, np.cumsum(lens)[:-1]]
-                s_k, xyz = s_k[pairs], xyz[:, pairs]
-        sd = [xyz[i] - rows[i].take(s_k) for i in range(3)]
-        sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
-        held = r.take(s_k) - sdist
-        if refresh:
-            self.ref_c, self.ref_r, self.margin = c.copy(), r.copy(), held
-        a = held / self.tau_s
-        amax = np.maximum.reduceat(a, starts)
-        # soft >= tau_s * amax (the largest term of the sum is exp(0) = 1): only samples
-        # whose largest (r - d) is negative can be short of coverage
-        open_ = np.flatnonzero(amax < 0)
-        if len(open_) == 0:
-            return
-        pairs = np.repeat(amax < 0, lens)
-        lens = lens[open_]
-        starts = np.r_[0, np.cumsum(lens)[:-1]]
-        a, sdist, s_k = a[pairs], sdist[pairs], s_k[pairs]
-        sd = [v[pairs] for v in sd]
-        amax = amax[open_]
-        ea = np.exp(a - np.repeat(amax, lens))
-        total = np.add.reduceat(ea, starts)
-        soft = self.tau_s * (amax + np.log(total))
-        short = np.maximum(0.0, -soft) / p.scale
-        dpen = -2 * self.mu * short / p.scale  # d pen / d soft per sample
-        w = ea * np.repeat(dpen / total, lens)
-        grad_r += np.bincount(s_k, w, k)
-        wd = w / sdist
-        for axis in range(3):
-            grad_c[:, axis] += np.bincount(s_k, wd * sd[axis], k)
-
-
-def _distances(points: Array, centers: Array) -> Array:
-    squared = (points[:, 0, None] - centers[None, :, 0]) ** 2
-    squared += (points[:, 1, None] - centers[None, :, 1]) ** 2
-    squared += (points[:, 2, None] - centers[None, :, 2]) ** 2
-    return np.sqrt(squared)
-
-
-def _adam(
-    problem: Problem,
-    x: Array,
-    mus: list[float],
-    iterations: int,
-    rate: float,
-    reach: float,
-    taus: tuple[float, float] = (1.0, 1.0),
-) -> Array:
-    """Adam steps on the smooth objective, one round per penalty weight; pairs re-selected
-    each round and moves bounded by `reach` so the pairs left out stay irrelevant."""
-    k = len(x) // 4
-    objective = _Objective(problem, k, reach)
-    base_tau = objective.tau
-    m = np.zeros_like(x)
-    v = np.zeros_like(x)
-    step = 0
-    total = len(mus) * iterations
-    for index, mu in enumerate(mus):
-        objective.mu = mu
-        share = index / max(1, len(mus) - 1)
-        objective.tau = base_tau * taus[0] ** (1 - share) * taus[1] ** share
-        objective.select(x[: 3 * k].reshape(k, 3), x[3 * k :])
-        start = x.copy()
-        for _ in range(iterations):
-            step += 1
-            grad = objective.gradient(x)
-            m = 0.9 * m + 0.1 * grad
-            v = 0.999 * v + 0.001 * grad**2
-            lr = rate * (1 - 0.9 * step / total)
-            x = x - lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-12)
-            x = np.clip(x, start - reach, start + reach)
-    return x
-
-
 def _harden(surface: Array, centers: Array, radii: Array) -> Array:
     """Radii that cover every sample: each sample goes to the sphere that reaches it best."""
-    dist = _distances(surface, centers)
+    dist = distances(surface, centers)
     label = np.argmax(radii[None, :] - dist, axis=1)
     need = np.zeros(len(centers))
     np.maximum.at(need, label, dist[np.arange(len(surface)), label])
@@ -295,7 +124,7 @@ def _harden(surface: Array, centers: Array, radii: Array) -> Array:
 
 def _shrink(surface: Array, centers: Array, radii: Array) -> Array:
     """Shrink each sphere to what no other sphere already covers, largest first."""
-    dist = _distances(surface, centers).T.copy()  # a sphere's distances contiguous
+    dist = distances(surface, centers).T.copy()  # a sphere's distances contiguous
     radii = radii.copy()
     inside = dist <= radii[:, None]
     count = inside.sum(axis=0)  # spheres holding each sample, kept as radii shrink
@@ -380,7 +209,7 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     scale = problem.scale
     mus = params.schedule()
     rate, reach = params.learning_rate * scale, params.reach * scale
-    x = _adam(problem, x, mus, params.iterations, rate, reach, (1.0, params.sharpen))
+    x = adam(problem, x, mus, params.iterations, rate, reach, (1.0, params.sharpen))
     if params.harden_divisions > params.sample_divisions:
         # radii fitted to dense samples leave less to grow between them
         dense = geometry.surface_points(scale / params.harden_divisions)
@@ -417,7 +246,7 @@ def _finish(
 
 def _outside_count(problem: Problem, spheres: tuple[Array, Array]) -> int:
     centers, radii = spheres
-    return int(np.count_nonzero((_distances(problem.outside, centers) <= radii).any(axis=1)))
+    return int(np.count_nonzero((distances(problem.outside, centers) <= radii).any(axis=1)))
 
 
 def _hard(problem: Problem, x: Array) -> tuple[Array, Array]:

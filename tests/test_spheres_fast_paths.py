@@ -1,0 +1,112 @@
+"""The fitter's fast paths compute exactly what the plain computations they replace compute."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.spheres.adam import Objective
+from pipeline.spheres.fit import FitParams, _cover_radii, _kmeans, _shrink, sample_problem
+from pipeline.spheres.geometry import Array, LinkGeometry, Patches, load_link_geometry
+from pipeline.spheres.winding import _solid_angles, closing_fan, ray_winding
+from pipeline.urdf import load_robot
+from tests.conftest import REPO
+
+IIWA = "lbr_iiwa_14_r820"
+
+
+def _geometry(name: str) -> LinkGeometry:
+    folder = REPO / "robots" / IIWA
+    link = load_robot(folder, REPO).link(name)
+    assert link is not None
+    return load_link_geometry(link, folder, f"robots/{IIWA}")
+
+
+def test_ray_winding_per_cell_lists_count_every_crossing() -> None:
+    # one cell holds every triangle: the plain count; the fan's long triangles cross many cells
+    triangles = _geometry("link_4").solids[0].triangles
+    opened = triangles[np.random.default_rng(0).permutation(len(triangles))[40:]]
+    closed = np.concatenate([opened, closing_fan(opened)])
+    lo, hi = closed.reshape(-1, 3).min(axis=0), closed.reshape(-1, 3).max(axis=0)
+    points = np.random.default_rng(1).uniform(lo - 0.02, hi + 0.02, size=(4000, 3))
+    binned = ray_winding(closed, points)
+    assert np.array_equal(binned, ray_winding(closed, points, bins=1))
+    assert (binned != 0).any() and (binned == 0).any()
+
+
+def test_solid_angles_per_coordinate_are_van_oosterom_strackee() -> None:
+    triangles = _geometry("link_7").solids[0].triangles[:300]
+    points = np.random.default_rng(2).uniform(-0.1, 0.1, size=(500, 3))
+    d = triangles[None, :, :, :] - points[:, None, None, :]
+    a, b, c = d[:, :, 0], d[:, :, 1], d[:, :, 2]
+    la, lb, lc = (np.linalg.norm(v, axis=2) for v in (a, b, c))
+    det = np.einsum("ptk,ptk->pt", a, np.cross(b, c))
+    dots = [np.einsum("ptk,ptk->pt", u, v) for u, v in ((a, b), (b, c), (c, a))]
+    dot = la * lb * lc + dots[0] * lc + dots[1] * la + dots[2] * lb
+    plain = np.arctan2(det, dot).sum(axis=1) / (2 * np.pi)
+    assert np.abs(_solid_angles(triangles, points, chunk=7_000) - plain).max() < 1e-12
+
+
+def _refine_by_remeasuring(patches: Patches, size: float) -> Patches:
+    out = patches
+    for _ in range(48):
+        hull = out.hull()
+        big = np.linalg.norm(hull.max(axis=1) - hull.min(axis=1), axis=1) > size
+        if not big.any():
+            break
+        both = [out.take(~big), out.take(big).split()]
+        out = Patches(out.kind, np.concatenate([p.params for p in both]), out.frame)
+    return out
+
+
+def test_refine_gives_the_patches_of_remeasuring_all_in_their_order() -> None:
+    patches = _geometry("link_7").patches[0]
+    for size in (0.2, 0.03, 0.01):
+        fast, plain = patches.refine(size), _refine_by_remeasuring(patches, size)
+        assert np.array_equal(fast.params, plain.params)
+
+
+def _shrink_by_recounting(surface: Array, centers: Array, radii: Array) -> Array:
+    dist = np.linalg.norm(surface[:, None, :] - centers[None, :, :], axis=2)
+    radii = radii.copy()
+    for j in np.argsort(-radii):
+        inside = dist <= radii[None, :]
+        alone = inside[:, j] & (inside.sum(axis=1) - inside[:, j] == 0)
+        radii[j] = float(dist[alone, j].max()) if alone.any() else 0.0
+    return radii
+
+
+def test_shrink_keeping_counts_gives_the_radii_of_recounting() -> None:
+    surface = _geometry("link_2").surface_points(0.02)
+    rng = np.random.default_rng(3)
+    centers = surface[rng.choice(len(surface), size=12, replace=False)]
+    radii = _cover_radii(surface, centers) * 1.5  # overlapping: some spheres shrink to 0
+    fast = _shrink(surface, centers, radii)
+    assert np.array_equal(fast, _shrink_by_recounting(surface, centers, radii))
+    assert (fast == 0).any() and (fast > 0).any()
+
+
+@pytest.mark.parametrize(("move", "shrink"), [(0.3, 0.05), (0.0, 0.001)], ids=["moved", "shrunk"])
+def test_gradient_skipping_held_samples_is_the_full_gradient(move: float, shrink: float) -> None:
+    params = FitParams(max_spheres=8)
+    problem = sample_problem(_geometry("link_3"), params)
+    centers = _kmeans(problem.surface, 8, np.random.default_rng(0))
+    radii = _cover_radii(problem.surface, centers)
+    start = np.concatenate([centers.ravel(), radii])
+    reach = params.reach * problem.scale
+    moved = start + np.random.default_rng(4).uniform(-move, move, size=start.shape) * reach
+    moved[24:] -= shrink * reach  # spheres shrink: samples near their boundary come out
+    reused = Objective(problem, 8, reach)
+    reused.select(centers, radii)
+    reused.gradient(start)  # takes the reference here
+    fresh = Objective(problem, 8, reach)
+    fresh.select(centers, radii)
+    for objective in (reused, fresh):
+        objective.mu = 1e4
+    full = fresh.gradient(moved)
+    assert np.array_equal(reused.gradient(moved), full)
+    fresh.mu = 0.0  # some samples are short of coverage: their penalty counts
+    assert not np.array_equal(fresh.gradient(moved), full)
+    # the reference was kept: the samples held since it were skipped, not evaluated again
+    assert np.array_equal(reused.ref_c, centers)
+    assert np.array_equal(fresh.ref_c, moved[:24].reshape(8, 3))
