@@ -1,6 +1,8 @@
 """Benchmark the sphere fitter on every link of the shipped robots against two baselines.
 
-Run from the repository root: `python benchmarks/spheres.py` (prints a Markdown table).
+Run from the repository root: `python benchmarks/spheres.py` (prints a Markdown table);
+`python benchmarks/spheres.py --robots-dir DIR [MODEL_ID ...]` measures the robot folders
+(`DIR/<model_id>/robot.urdf`, laid out as `robots/`) of another tree, or only some of them.
 Per link: sphere count, proven coverage (share of the surface area proven inside the union),
 worst gap bound, excess ratio (Monte Carlo, +- standard error) and fit time, for
 - `fit`: pipeline.spheres.fit with the robot's settings (default 16 spheres);
@@ -11,6 +13,7 @@ worst gap bound, excess ratio (Monte Carlo, +- standard error) and fit time, for
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -71,13 +74,22 @@ def measure(geometry: LinkGeometry, centers: Array, radii: Array) -> dict[str, f
     }
 
 
-def main() -> None:
+def robot_folders(robots_dir: Path, only: list[str]) -> list[Path]:
+    """The robot folders to measure: every one with a robot.urdf, or those named."""
+    folders = sorted(f for f in robots_dir.iterdir() if (f / "robot.urdf").is_file())
+    return [f for f in folders if not only or f.name in only]
+
+
+def main(argv: list[str] | None = None) -> None:
     """Fit and measure every link; print the table and the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robots-dir", type=Path, default=ROOT / "robots")
+    parser.add_argument("model_ids", nargs="*", help="only these robots (default: all)")
+    args = parser.parse_args(argv)
+    folders = robot_folders(args.robots_dir.resolve(), args.model_ids)
     rows = []
-    for folder in sorted((ROOT / "robots").iterdir()):
-        if not (folder / "robot.urdf").is_file():
-            continue
-        robot = load_robot(folder, ROOT)
+    for folder in folders:
+        robot = load_robot(folder, folder.parent.parent)
         sources = read_sources(robot, folder)
         for link in collision_links(robot):
             geometry = load_link_geometry(link, folder, sources.folder_display)
@@ -128,34 +140,31 @@ def main() -> None:
     grown = [row[3]["grown"] for row in rows]  # type: ignore[index]
     print(f"\nk-means grown to proof: excess median {statistics.median(grown):.3f}", end="")
     print(f" worst {max(grown):.3f}")
-    for folder, seconds, links in build_times():
+    for folder in folders:
+        seconds, links = build_time(folder)
         print(
-            f"build from scratch, 2 worker processes: {folder} {links} links in {seconds:.1f} s "
-            f"({seconds / links:.2f} s per link); rebuild with nothing changed: "
+            f"build from scratch, 2 worker processes: {folder.name} {links} links in "
+            f"{seconds:.1f} s ({seconds / links:.2f} s per link); rebuild with nothing changed: "
             f"{rebuild_time(folder):.2f} s, fitted nothing"
         )
 
 
-def build_times() -> list[tuple[str, float, int]]:
-    """Wall time of build_spheres from nothing with two worker processes, per robot."""
-    out = []
-    for folder in sorted((ROOT / "robots").iterdir()):
-        if not (folder / "robot.urdf").is_file():
-            continue
-        robot = load_robot(folder, ROOT)
-        start = time.perf_counter()
-        _, report = build_spheres(robot, folder, ROOT, None, workers=2)
-        out.append((folder.name, time.perf_counter() - start, len(report.fitted)))
-    return out
-
-
-def rebuild_time(name: str) -> float:
-    """Wall time of build_spheres when the previous file is current (must fit nothing)."""
-    folder = ROOT / "robots" / name
-    robot = load_robot(folder, ROOT)
-    data, _ = build_spheres(robot, folder, ROOT, None, workers=2)
+def build_time(folder: Path) -> tuple[float, int]:
+    """Wall time of build_spheres from nothing with two worker processes, and links fitted."""
+    root = folder.parent.parent
+    robot = load_robot(folder, root)
     start = time.perf_counter()
-    _, report = build_spheres(robot, folder, ROOT, data, workers=2)
+    _, report = build_spheres(robot, folder, root, None, workers=2)
+    return time.perf_counter() - start, len(report.fitted)
+
+
+def rebuild_time(folder: Path) -> float:
+    """Wall time of build_spheres when the previous file is current (must fit nothing)."""
+    root = folder.parent.parent
+    robot = load_robot(folder, root)
+    data, _ = build_spheres(robot, folder, root, None, workers=2)
+    start = time.perf_counter()
+    _, report = build_spheres(robot, folder, root, data, workers=2)
     assert report.fitted == (), report
     return time.perf_counter() - start
 
