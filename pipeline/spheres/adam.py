@@ -38,8 +38,9 @@ class Objective:
         self.o_pt = self.o_k = self.s_k = self.s_start = self.s_len = np.zeros(0, dtype=np.intp)
         self.o_xyz = self.s_xyz = np.zeros((3, 0))
         self.o_count = 0
-        self.margin: Array | None = None
+        self.margin: Array | None = None  # per sample, its largest r - d at the reference
         self.ref_c = self.ref_r = np.zeros(0)
+        self.holder = np.zeros(0, dtype=np.intp)  # per sample, the sphere of that margin
 
     def select(self, centers: Array, radii: Array) -> None:
         """Fix the pairs that can matter while spheres move at most `reach`."""
@@ -90,33 +91,38 @@ class Objective:
         """Add the gradient of the coverage penalty: the soft max of (r - distance) over
         nearby spheres must be >= 0.
 
-        Only samples that may fall short are evaluated. A sample whose margin r - d was u at
-        the reference stays held by that sphere while its centre and radius together move
-        less than u (triangle inequality); the reference is taken again when half the
-        samples may fall short.
+        Only samples that may fall short are evaluated. A sample whose largest margin r - d
+        was u, to sphere j, at the reference stays held by j while j's centre and radius
+        together move less than u (triangle inequality); the reference is taken again when
+        half the samples may fall short.
         """
         k, p = self.k, self.p
         starts, lens, s_k, xyz = self.s_start, self.s_len, self.s_k, self.s_xyz
         refresh = self.margin is None
         if self.margin is not None:
             move = np.sqrt(((c - self.ref_c) ** 2).sum(axis=1)) + np.abs(r - self.ref_r)
-            bound = np.maximum.reduceat(self.margin - move.take(s_k), starts)
-            maybe = bound <= 1e-9 * p.scale  # far above the rounding of these distances
+            maybe = self.margin - move.take(self.holder) <= 1e-9 * p.scale  # >> rounding
             refresh = 2 * np.count_nonzero(maybe) > len(maybe)
             if not refresh:
                 if not maybe.any():
                     return
-                pairs = np.repeat(maybe, lens)
                 lens = lens[maybe]
-                starts = np.r_[0, np.cumsum(lens)[:-1]]
+                ends = np.cumsum(lens)
+                # the pairs of those samples, in order
+                pairs = np.arange(int(ends[-1])) + np.repeat(starts[maybe] - (ends - lens), lens)
+                starts = ends - lens
                 s_k, xyz = s_k[pairs], xyz[:, pairs]
         sd = [xyz[i] - rows[i].take(s_k) for i in range(3)]
         sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
         held = r.take(s_k) - sdist
-        if refresh:
-            self.ref_c, self.ref_r, self.margin = c.copy(), r.copy(), held
         a = held / self.tau_s
         amax = np.maximum.reduceat(a, starts)
+        if refresh:
+            self.ref_c, self.ref_r = c.copy(), r.copy()
+            self.margin = np.maximum.reduceat(held, starts)
+            best = np.flatnonzero(held == np.repeat(self.margin, lens))
+            sample = np.repeat(np.arange(len(lens)), lens)[best]
+            self.holder = s_k[best[np.r_[True, sample[1:] != sample[:-1]]]]
         # soft >= tau_s * amax (the largest term of the sum is exp(0) = 1): only samples
         # whose largest (r - d) is negative can be short of coverage
         open_ = np.flatnonzero(amax < 0)
