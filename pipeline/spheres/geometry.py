@@ -159,7 +159,11 @@ class Patches:
         todo = self
         for _ in range(48):
             hull = todo.hull()
-            extent = _length(hull.max(axis=1) - hull.min(axis=1))
+            # corner by corner: the same maxima and minima as over axis 1, several times faster
+            hi, lo = hull[:, 0], hull[:, 0]
+            for i in range(1, hull.shape[1]):
+                hi, lo = np.maximum(hi, hull[:, i]), np.minimum(lo, hull[:, i])
+            extent = _length(hi - lo)
             big = extent > size
             if not big.any():
                 break
