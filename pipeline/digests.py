@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline.gitindex import Checkout, read_checkout
 from pipeline.records import read_records, write_records
+from pipeline.strict_io import read_fd
 
 CACHE_NAME = ".pipeline-digests"
 # The cache file: this header, then `path NUL signature NUL digest NUL` per file. Paths cannot
@@ -140,7 +141,9 @@ class Digests:
             if info.st_size > READ_WHOLE:
                 digest = _hash_fd(fd)
             else:
-                data = _read_fd(fd, info.st_size)
+                data = read_fd(fd, info.st_size, READ_WHOLE)
+                if data is None:
+                    return None  # it grew past READ_WHOLE while read: being written now
                 digest = expected if self.kept.get(expected) == data else self._keep(data)
         except OSError:
             return None
@@ -189,17 +192,6 @@ def _signature_now(path: str) -> str | None:
         return stat_signature(os.stat(path))
     except OSError:
         return None
-
-
-def _read_fd(fd: int, size: int) -> bytes:
-    """The bytes of an open file expected to hold `size` bytes."""
-    data = os.read(fd, size + 1)
-    if len(data) <= size:  # a short read of a regular file is its end
-        return data
-    parts = [data]
-    while parts[-1]:  # the file grew since its stat
-        parts.append(os.read(fd, 1 << 20))
-    return b"".join(parts)
 
 
 def _load(path: Path) -> dict[str, tuple[str, str]]:

@@ -56,17 +56,23 @@ def read_regular(path: str | Path, limit: int) -> tuple[bytes, os.stat_result] |
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
-        data = os.read(fd, info.st_size + 1)
-        while info.st_size < len(data) <= limit:  # the file grew since its stat
-            more = os.read(fd, 1 << 20)
-            if not more:
-                break
-            data += more
-        return (data, info) if len(data) <= limit else None
+        data = read_fd(fd, info.st_size, limit)
+        return None if data is None else (data, info)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int, size: int, limit: int) -> bytes | None:
+    """The rest of an open file whose stat said `size` bytes; None when it grew past `limit`."""
+    data = os.read(fd, size + 1)  # one byte more tells whether it grew
+    chunks = [data]
+    total = len(data)
+    while size < total <= limit and chunks[-1]:  # the file grew since its stat
+        chunks.append(os.read(fd, 1 << 20))
+        total += len(chunks[-1])
+    return None if total > limit else data if len(chunks) == 1 else b"".join(chunks)
 
 
 def read_bytes(path: Path, display: str, limit: int) -> bytes:

@@ -15,6 +15,7 @@ from pipeline.strict_io import (
     parse_json,
     parse_xml,
     read_bytes,
+    read_fd,
     read_regular,
     source_line,
 )
@@ -161,3 +162,20 @@ def test_source_line_is_where_a_start_tag_opens() -> None:
         ("j", 6),
         ("a", 7),
     ]
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(1 << 30, b"abc" + b"d" * 5_000_000), (4, None)])
+def test_read_fd_reads_what_a_file_grew_by_since_its_stat(
+    tmp_path: Path, limit: int, expected: bytes | None
+) -> None:
+    """A file written to while it is read: all of it, or None once past the limit."""
+    path = tmp_path / "x"
+    path.write_bytes(b"abc")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        with open(path, "ab") as grow:
+            grow.write(b"d" * 5_000_000)
+        assert read_fd(fd, size, limit) == expected
+    finally:
+        os.close(fd)
