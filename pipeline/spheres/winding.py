@@ -46,11 +46,8 @@ def closing_fan(triangles: Array) -> Array:
     The boundary is what does not cancel: each edge's uses in one direction less its uses in
     the other. A closed, consistently oriented surface (manifold or not) has none.
     """
-    _, ids = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+    verts, ids = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
     ids = ids.reshape(-1, 3)
-    verts = triangles.reshape(-1, 3)
-    first = np.empty(int(ids.max()) + 1, dtype=np.intp)
-    first[ids.ravel()[::-1]] = np.arange(ids.size)[::-1]
     edges = np.concatenate([ids[:, [0, 1]], ids[:, [1, 2]], ids[:, [2, 0]]])
     edges = edges[edges[:, 0] != edges[:, 1]]
     sign = np.where(edges[:, 0] < edges[:, 1], 1, -1)
@@ -64,7 +61,7 @@ def closing_fan(triangles: Array) -> Array:
     # an edge used net n times from a to b is closed by n fan triangles (b, a, apex)
     heads = np.where(net[:, None] > 0, pairs, pairs[:, ::-1])
     heads = np.repeat(heads, np.abs(net), axis=0)
-    a, b = verts[first[heads[:, 0]]], verts[first[heads[:, 1]]]
+    a, b = verts[heads[:, 0]], verts[heads[:, 1]]
     apex = np.broadcast_to(np.concatenate([a, b]).mean(axis=0), a.shape)
     return np.stack([b, a, apex], axis=1)
 
