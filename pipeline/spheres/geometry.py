@@ -353,9 +353,8 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
                     "mesh_empty",
                     display,
                     "",
-                    f"has no triangle with an area (scaled by {' '.join(map(repr, mesh.scale))}):"
-                    " every corner lies on one line",
-                    "export the collision mesh again, or fix the <mesh scale> in the URDF",
+                    "has no triangle with an area: every corner lies on one line",
+                    "export the collision mesh again from the CAD model",
                 )
             ]
         )
