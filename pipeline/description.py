@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_from_bytes
@@ -54,26 +54,29 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
         findings += mesh_findings(data, display)
         out[f"{build_dir(model_id)}/{mesh}"] = data
     raise_if_errors(findings)
-    raise_if_errors(collision_mesh_findings(robot, src, source_dir(model_id)))
+    raise_if_errors(collision_mesh_findings(robot, out, model_id))
     return robot, out
 
 
-def collision_mesh_findings(robot: Robot, folder: Path, display_folder: str) -> list[Finding]:
-    """Each collision mesh read as the spheres step reads it, so that none fails only there."""
+def collision_mesh_findings(
+    robot: Robot, copies: Mapping[str, bytes], model_id: str
+) -> list[Finding]:
+    """Each collision mesh parsed from its copy as the spheres step parses it."""
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
-    from pipeline.spheres.geometry import load_mesh_triangles
+    from pipeline.spheres.geometry import mesh_triangles
 
     findings: list[Finding] = []
-    seen: set[str] = set()
+    seen: set[Mesh] = set()
     for link in robot.links:
         for collision in link.collisions:
             mesh = collision.geometry
-            if not isinstance(mesh, Mesh) or mesh.path in seen:
+            if not isinstance(mesh, Mesh) or mesh in seen:
                 continue
-            seen.add(mesh.path)
+            seen.add(mesh)
+            data = copies[f"{build_dir(model_id)}/{mesh.path}"]
             try:
-                load_mesh_triangles(folder, mesh, display_folder)
+                mesh_triangles(data, mesh, f"{source_dir(model_id)}/{mesh.path}")
             except ContractError as exc:
                 findings += exc.findings
     return findings

@@ -314,7 +314,11 @@ def _cylinder(g: Cylinder, frame: Frame) -> list[Patches]:
 def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
     """Triangles (N, 3, 3) of a mesh file with its URDF scale applied, in its local frame."""
     display = (PurePosixPath(display_folder) / mesh.path).as_posix()
-    data = read_bytes(folder / mesh.path, display, MESH_LIMIT)
+    return mesh_triangles(read_bytes(folder / mesh.path, display, MESH_LIMIT), mesh, display)
+
+
+def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
+    """Triangles (N, 3, 3) of a mesh file's bytes with its URDF scale applied."""
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     try:
         loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
