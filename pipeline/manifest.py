@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import dump_json, load_json
+from pipeline.strict_io import dump_json, is_utf8, load_json
 
 MANIFEST_NAME = "robot_description_manifest.json"
 MANIFEST_SCHEMA = "rosie.robot-manifest.v1"
@@ -58,14 +58,6 @@ def manifest_bytes(model_id: str, files: list[str]) -> bytes:
     return dump_json({"schema": MANIFEST_SCHEMA, "model_id": model_id, "files": byte_order(files)})
 
 
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def path_findings(path: object, index: int, seen: set[str], display: str) -> list[Finding]:
     """The spec's rules for one entry of `files` (everything but the on-disk check)."""
     place = f"/files/{index}"
@@ -77,7 +69,7 @@ def path_findings(path: object, index: int, seen: set[str], display: str) -> lis
         return bad("path_not_string", f"entry {path!r} is not a string", "list paths as strings")
     if path == "":
         return bad("empty_path", "entry is empty", "remove it or name a file")
-    if "\x00" in path or not _is_utf8(path):
+    if "\x00" in path or not is_utf8(path):
         return bad(
             "invalid_path_character",
             f"{path!r} holds a NUL or a lone surrogate, which no file name can",

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,8 @@ MESH_LIMIT = 256 * MiB
 SOURCE_LIMIT = 4 * MiB
 # Objects and arrays nested deeper than this are refused (the checks below recurse per level).
 JSON_DEPTH_LIMIT = 100
+# More digits than a double's largest finite value has (about 1.8e308): never a usable number.
+_INT_DIGITS = 309
 # How many lines up a start tag that closes on one line may have opened.
 _START_TAG_LINES = 200
 
@@ -40,6 +43,15 @@ def _unreadable(display: str, exc: OSError) -> ContractError:
         f"cannot be read ({exc.strerror})",
         "check the file's permissions",
     )
+
+
+def is_utf8(text: str) -> bool:
+    """Whether a str can be written as UTF-8 (a name not in UTF-8 decodes to lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_regular(path: str | Path, limit: int) -> tuple[bytes, os.stat_result] | None:
@@ -152,6 +164,16 @@ def _parse_float(text: str) -> float | _NonFinite:
     return value if math.isfinite(value) else _NonFinite(text)
 
 
+def _parse_int(text: str) -> int | _NonFinite:
+    # An integer beyond a double's range is as unusable as 1e999 (every rule reads numbers as
+    # floats), and one of thousands of digits makes int() itself refuse: mark it, never convert.
+    digits = len(text.lstrip("-"))
+    if digits > _INT_DIGITS or abs(value := int(text)) > sys.float_info.max:
+        shown = text if len(text) <= 24 else f"{text[:12]}...({digits} digits)"
+        return _NonFinite(shown)
+    return value
+
+
 def _depth(value: Any) -> int:
     """How deeply objects and arrays nest (iteratively, so any depth is measured)."""
     deepest, stack = 0, [(value, 1)]
@@ -208,6 +230,7 @@ def parse_json(data: bytes, display: str) -> dict[str, Any]:
             object_pairs_hook=_object_hook,
             parse_constant=_NonFinite,
             parse_float=_parse_float,
+            parse_int=_parse_int,
         )
     except json.JSONDecodeError as exc:
         raise _fail(
@@ -243,7 +266,7 @@ def parse_json(data: bytes, display: str) -> dict[str, Any]:
                     code,
                     display,
                     json_pointer(path),
-                    f"{text_value} is not a finite number",
+                    f"{text_value} is not a finite number within a double's range",
                     "write a finite decimal number",
                 )
             )

@@ -34,6 +34,10 @@ def codes(exc: pytest.ExceptionInfo[ContractError]) -> list[tuple[str, str]]:
         ('{"a": [Infinity]}', "non_finite_number", "/a/0"),
         ('{"a": -Infinity}', "non_finite_number", "/a"),
         ('{"a": 1e999}', "non_finite_number", "/a"),
+        # an integer int() refuses to read (over 4300 digits) crashed the reader
+        ('{"a": [1' + "0" * 5000 + "]}", "non_finite_number", "/a/0"),
+        # one beyond a double's range crashed the rules that read numbers as floats
+        ('{"a": -1' + "0" * 400 + "}", "non_finite_number", "/a"),
         ("[1, 2]", "root_not_object", "/"),
         ('{"a": 1', "invalid_json", "1:8"),
         ("", "invalid_json", "1:1"),
@@ -60,6 +64,17 @@ def test_json_escaped_pointer() -> None:
 
 def test_json_accepts_plain_object() -> None:
     assert parse_json(b'{"a": [1, 2.5, "x"]}', "x.json") == {"a": [1, 2.5, "x"]}
+
+
+def test_json_accepts_integers_a_double_holds() -> None:
+    big = int(1.7e308)
+    assert parse_json(f'{{"a": {big}, "b": -{big}}}'.encode(), "x.json") == {"a": big, "b": -big}
+
+
+def test_non_finite_number_names_a_huge_integer_briefly() -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_json(b'{"a": 1' + b"0" * 5000 + b"}", "x.json")
+    assert len(exc.value.findings[0].line()) < 200
 
 
 BOMB = b"""<?xml version="1.0"?>
@@ -179,3 +194,16 @@ def test_read_fd_reads_what_a_file_grew_by_since_its_stat(
         assert read_fd(fd, size, limit) == expected
     finally:
         os.close(fd)
+
+
+def test_a_finding_stays_one_printable_line() -> None:
+    """A key (or a file name) with a line break or a lone surrogate split or broke the line."""
+    with pytest.raises(ContractError) as exc:
+        parse_json(b'{"a\\nb": 1, "a\\nb": 2, "\\udcff": 1, "\\udcff": 2}', "x.json")
+    lines = [finding.line() for finding in exc.value.findings]
+    assert lines == [
+        "x.json:/a\\nb: duplicate_key: key 'a\\nb' appears more than once; "
+        "keep exactly one entry for each key",
+        "x.json:/\\udcff: duplicate_key: key '\\udcff' appears more than once; "
+        "keep exactly one entry for each key",
+    ]
