@@ -30,7 +30,15 @@ class BuildLock:
         self.root = root
         self.watch = watch
         # errors="replace": any bytes found there (junk included) read as a mark, never an error
-        self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8", errors="replace")
+        try:
+            self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8", errors="replace")
+        except OSError as exc:  # a folder in its place, say: a message, not a traceback
+            print(
+                f"doit: the build lock {LOCK_NAME} cannot be opened ({exc.strerror}); "
+                f"remove {LOCK_NAME} (a local file, never committed) and run again",
+                file=sys.stderr,
+            )
+            raise SystemExit(2) from None
         try:
             fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.findings import ContractError, Finding
 from pipeline.stamps import STAMP_ROOT, Step, read_stamp
 
 
@@ -60,19 +61,33 @@ def remove_orphans(root: Path, steps: Iterable[Step]) -> list[str]:
     steps = list(steps)
     orphans = orphan_stamps(root, steps)
     build = os.path.realpath(os.path.join(root, "build"))
-    removed = []
+    removed: list[str] = []
+    refused: list[Finding] = []
     for path in [*orphan_outputs(root, orphans, steps), *orphans]:
         full = os.path.join(root, path)
         parent = os.path.realpath(os.path.dirname(full))
         if parent != build and not parent.startswith(build + os.sep):
             continue  # a linked folder leads out of build/: nothing there is ours to delete
-        if os.path.islink(full) or os.path.isfile(full):
-            os.unlink(full)
-            removed.append(path)
-        folder = os.path.dirname(full)
-        while folder != os.path.join(root, "build") and _is_empty(folder):
-            os.rmdir(folder)
-            folder = os.path.dirname(folder)
+        try:
+            if os.path.islink(full) or os.path.isfile(full):
+                os.unlink(full)
+                removed.append(path)
+            folder = os.path.dirname(full)
+            while folder != os.path.join(root, "build") and _is_empty(folder):
+                os.rmdir(folder)
+                folder = os.path.dirname(folder)
+        except OSError as exc:  # a read-only build/: say which file stays, and go on
+            refused.append(
+                Finding(
+                    "output_unwritable",
+                    path,
+                    "",
+                    f"cannot be removed: {exc.strerror or exc}",
+                    "make build/ writable (its folders and files) and run again",
+                )
+            )
+    if refused:
+        raise ContractError(refused)
     return removed
 
 

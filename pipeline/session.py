@@ -73,6 +73,9 @@ def repair_doit_db(root: Path, dep_file: str) -> bool:
     path = root / dep_file
     if not path.exists():
         return False
+    if path.is_dir():  # nothing doit wrote, and not removed unasked: say what to do
+        _say(f"{dep_file} is a folder, not doit's database; remove it and run again")
+        raise SystemExit(2)
     if _parses(path):
         return False
     path.unlink(missing_ok=True)

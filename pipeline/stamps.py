@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digests import Digests
-from pipeline.strict_io import JSON_LIMIT, atomic_write, dump_json, read_regular
+from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.strict_io import JSON_LIMIT, atomic_write, dump_json, is_utf8, read_regular
 
 STAMP_ROOT = "build/stamps"
 Make = Callable[[Path], Mapping[str, bytes]]
@@ -57,6 +59,21 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def unrecordable_names(paths: Iterable[str]) -> list[Finding]:
+    """Inputs whose names are not UTF-8 (a stamp, a JSON document, cannot record them)."""
+    return [
+        Finding(
+            "invalid_path_character",
+            path,
+            "",
+            "the file name is not UTF-8 text, so no stamp can record it",
+            "rename the file to a UTF-8 name, or move it out of the sources",
+        )
+        for path in paths
+        if not is_utf8(path)
+    ]
+
+
 def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None) -> dict[str, str]:
     """Digest of each input; a missing input is recorded as `missing`."""
     known = digests or Digests(root, remember=False)
@@ -89,8 +106,25 @@ def changed_outputs(root: Path, stamp: Stamp, digests: Digests | None = None) ->
     return [path for path, digest in sorted(stamp.outputs.items()) if not known.holds(path, digest)]
 
 
+def clear_way(root: Path, path: str) -> None:
+    """Remove what a hand edit put in an output's place in build/: a folder, or a file as a parent.
+
+    build/ is generated (deleting it and running doit recreates it), so what stands where an
+    output or its folder must go is removed rather than stopping every later build.
+    """
+    parts = path.split("/")
+    for depth in range(2, len(parts)):  # the folders below build/ that hold the output
+        folder = root.joinpath(*parts[:depth])
+        if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
+            folder.unlink()
+    target = root / path
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+
+
 def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     """Bring a step's outputs up to date; True when anything was made."""
+    raise_if_errors(unrecordable_names(step.inputs))
     digests = hash_inputs(root, step.inputs, known)
     stamp = read_stamp(root, step.name)
     if (
@@ -100,15 +134,30 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     ):
         return False
     outputs = dict(step.make(root))
-    for path in sorted(outputs):
-        atomic_write(root / path, outputs[path])
-    if stamp is not None:
-        for path in sorted(set(stamp.outputs) - set(outputs)):
-            (root / path).unlink(missing_ok=True)
     record = {
         "step": step.name,
         "inputs": digests,
         "outputs": {path: sha256_bytes(data) for path, data in outputs.items()},
     }
-    atomic_write(root / step.stamp, dump_json(record))
+    writes = {**outputs, step.stamp: dump_json(record)}  # the stamp last: it vouches for the rest
+    gone = [] if stamp is None else sorted(set(stamp.outputs) - set(outputs))
+    for path in [*sorted(outputs), *gone, step.stamp]:
+        try:
+            if path in writes:
+                clear_way(root, path)
+                atomic_write(root / path, writes[path])
+            else:
+                (root / path).unlink(missing_ok=True)
+        except OSError as exc:  # a read-only build/, a full disk: a finding, not a traceback
+            raise ContractError(
+                [
+                    Finding(
+                        "output_unwritable",
+                        path,
+                        "",
+                        f"cannot be written: {exc.strerror or exc}",
+                        "make build/ writable (its folders and files) and run again",
+                    )
+                ]
+            ) from None
     return True

@@ -239,11 +239,16 @@ def task_check() -> dict[str, Any]:
     return {"actions": [(_check_action, [Path.cwd()])], "uptodate": [False], "verbosity": 2}
 
 
-def _prune(root: Path, steps: list[Step]) -> None:
+def _prune(root: Path, steps: list[Step]) -> ContractFailure | None:
+    from pipeline.findings import ContractError, render
     from pipeline.prune import remove_orphans
 
-    removed = remove_orphans(root, steps)
+    try:
+        removed = remove_orphans(root, steps)
+    except ContractError as exc:
+        return ContractFailure(render(exc.findings))
     print(f"removed {len(removed)} file(s) of robots or cells the sources no longer have")
+    return None
 
 
 def task_prune() -> dict[str, Any]:

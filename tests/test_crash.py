@@ -277,3 +277,15 @@ def test_build_killed_again_and_again_still_completes_byte_identical(
         kills += 1
     assert kills >= 20
     assert_recovers(project, reference)
+
+
+def test_a_folder_in_place_of_the_doit_db_stops_with_a_message(project: Path) -> None:
+    """Not removed unasked (doit never writes a folder there), and no traceback."""
+    (project / ".doit.db").mkdir()
+    before = tree_bytes(project / "build")
+    result = run_doit(project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert ".doit.db is a folder" in result.stderr
+    assert (project / ".doit.db").is_dir()
+    assert tree_bytes(project / "build") == before

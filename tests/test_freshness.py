@@ -268,3 +268,25 @@ def test_check_output_cut_short_by_its_reader_gives_no_traceback(project: Path) 
     assert proc.wait(timeout=60) == 1
     assert first.startswith(b"missing: ") or first.startswith(b"stale: ")
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_output_unwritable_when_pruning_is_a_finding_per_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only build/ stopped the prune step with a traceback."""
+    from pipeline.findings import ContractError
+    from pipeline.plan import plan
+    from pipeline.prune import remove_orphans
+
+    shutil.rmtree(project / "cells" / "iiwa_bench")
+
+    def refuse(path: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    with pytest.raises(ContractError) as exc:
+        remove_orphans(project, plan(project))
+    findings = exc.value.findings
+    assert {f.code for f in findings} == {"output_unwritable"}
+    assert "build/stamps/cellbuild/iiwa_bench.json" in {f.file for f in findings}
+    assert "build/cells/iiwa_bench/cell.json" in {f.file for f in findings}

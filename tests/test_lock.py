@@ -117,3 +117,17 @@ def test_a_finished_holder_records_the_watched_files_signature(tmp_path: Path) -
         assert lock.left == lock.watched()
         (tmp_path / ".doit.db").write_text("{ }")  # written by something else
         assert lock.left != lock.watched()
+
+
+def test_a_folder_in_place_of_the_lock_stops_with_a_message(tmp_path: Path) -> None:
+    """A folder named .doit.lock stopped doit and `pipeline cell` with a traceback."""
+    (tmp_path / LOCK_NAME).mkdir()
+    result = subprocess.run(
+        [sys.executable, "-c", WAITER, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert f"remove {LOCK_NAME}" in result.stderr

@@ -97,3 +97,54 @@ def test_changed_inputs_names_added_and_removed() -> None:
 
     stamp = Stamp("t:x", {"a": "1", "gone": "2"}, {})
     assert changed_inputs(stamp, {"a": "1", "new": "3"}) == ["gone", "new"]
+
+
+def test_invalid_path_character_an_input_name_not_utf8_is_refused_before_anything_is_written(
+    tree: Path,
+) -> None:
+    """A stamp is JSON: a file name that is not UTF-8 crashed its writing after the outputs."""
+    odd = os.fsdecode(b"src/x\xff.txt")
+    (tree / odd).write_text("x")
+    make = Maker({"build/out.txt": b"made"})
+    with pytest.raises(ContractError) as exc:
+        run_step(tree, Step("t:x", "doc", ("src/in.txt", odd), make))
+    assert [(f.code, f.file) for f in exc.value.findings] == [("invalid_path_character", odd)]
+    assert exc.value.findings[0].line().startswith("src/x\\udcff.txt: invalid_path_character: ")
+    assert make.calls == 0 and not (tree / "build").exists()
+
+
+@pytest.mark.parametrize("shape", ["folder", "parent-file", "parent-link-out"])
+def test_what_stands_in_an_outputs_place_is_removed_and_the_output_written(
+    tree: Path, tmp_path_factory: pytest.TempPathFactory, shape: str
+) -> None:
+    """A hand edit can leave a folder where an output goes, or a file or a link as its folder."""
+    step = Step("t:x", "doc", ("src/in.txt",), Maker({"build/sub/out.txt": b"made"}))
+    run_step(tree, step)
+    outside = tmp_path_factory.mktemp("outside")
+    sub = tree / "build" / "sub"
+    if shape == "folder":
+        (sub / "out.txt").unlink()
+        (sub / "out.txt" / "deeper").mkdir(parents=True)
+    else:
+        (sub / "out.txt").unlink()
+        sub.rmdir()
+        sub.write_text("x") if shape == "parent-file" else sub.symlink_to(outside)
+    assert run_step(tree, step) is True
+    assert (sub / "out.txt").read_bytes() == b"made" and not sub.is_symlink()
+    assert list(outside.iterdir()) == []  # nothing written through the link
+
+
+def test_output_unwritable_is_a_finding_naming_the_file(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only build/ (or a full disk) stopped doit with a traceback."""
+
+    def refuse_write(path: Path, data: bytes) -> bool:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("pipeline.stamps.atomic_write", refuse_write)
+    with pytest.raises(ContractError) as exc:
+        run_step(tree, Step("t:x", "doc", ("src/in.txt",), Maker({"build/out.txt": b"made"})))
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("output_unwritable", "build/out.txt")
+    assert "Permission denied" in finding.message
