@@ -29,6 +29,7 @@ from pipeline.strict_io import (
     MESH_LIMIT,
     atomic_write,
     dump_json,
+    is_utf8,
     parse_json,
     read_bytes,
 )
@@ -93,10 +94,25 @@ def parse_machine(data: bytes, display: str) -> MachineConfig:
     )
 
 
+def _brief(text: str) -> str:
+    """A path for a message: quoted, and cut short when it is very long."""
+    return repr(text) if len(text) <= 120 else f"{text[:60]!r}... ({len(text)} characters)"
+
+
 def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list[Finding]:
     """The pin path stays inside the cell folder and passes through no symbolic link."""
     place = "/robot/machine_planning_calibration/path"
     parts = pin.path.split("/")
+    if "\x00" in pin.path or not is_utf8(pin.path):
+        return [
+            Finding(
+                "invalid_path_character",
+                display,
+                place,
+                f"pin path {pin.path!r} holds a NUL or a lone surrogate, which no file name can",
+                "pin the calibration file's real name",
+            )
+        ]
     if pin.path.startswith("/") or "\\" in pin.path or (len(pin.path) > 1 and pin.path[1] == ":"):
         problem = "is absolute or uses '\\'"
     elif ".." in parts:
@@ -106,19 +122,31 @@ def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list
     else:
         folder = root / cell_dir(cell_id)
         target = folder.joinpath(*parts)
-        for depth in range(1, len(parts) + 1):
-            link = folder.joinpath(*parts[:depth])
-            if link.is_symlink():
-                return [
-                    Finding(
-                        "symlink_refused",
-                        display,
-                        place,
-                        f"{'/'.join(parts[:depth])!r} is a symbolic link",
-                        "pin the regular file itself, inside the cell folder",
-                    )
-                ]
-        if not target.resolve().is_relative_to(folder.resolve()):
+        try:
+            for depth in range(1, len(parts) + 1):
+                link = folder.joinpath(*parts[:depth])
+                if link.is_symlink():
+                    return [
+                        Finding(
+                            "symlink_refused",
+                            display,
+                            place,
+                            f"{'/'.join(parts[:depth])!r} is a symbolic link",
+                            "pin the regular file itself, inside the cell folder",
+                        )
+                    ]
+            inside = target.resolve().is_relative_to(folder.resolve())
+        except OSError as exc:  # a name or path too long for the system, say
+            return [
+                Finding(
+                    "file_missing",
+                    display,
+                    place,
+                    f"pin path {_brief(pin.path)} cannot name a file ({exc.strerror})",
+                    "pin the calibration file's real path",
+                )
+            ]
+        if not inside:
             problem = "resolves outside the cell folder"
         else:
             return []
@@ -127,7 +155,7 @@ def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list
             "pin_path_outside_cell",
             display,
             place,
-            f"pin path {pin.path!r} {problem}",
+            f"pin path {_brief(pin.path)} {problem}",
             "write a '/'-separated path relative to the cell folder, inside it",
         )
     ]

@@ -76,6 +76,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_model_ids(model_ids: Sequence[str]) -> None:
+    """Refuse model ids given on the command line that are not a plain folder name of robots/."""
+    findings = [
+        Finding(
+            "unknown_model",
+            "robots",
+            "",
+            f"model id {model_id!r} is not the name of a folder of robots/",
+            "name the model by its folder's name, as in robots/<model_id>",
+        )
+        for model_id in model_ids
+        if model_id in ("", ".", "..") or any(c in model_id for c in "/\\\x00")
+    ]
+    if findings:
+        raise ContractError(findings)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check each robot's sources (URDF, meshes, config.json, rtcore_definition.json); ok lines."""
     from pipeline.config import load_config
@@ -84,6 +101,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     root = Path.cwd()
     robots = Path("robots")
+    check_model_ids(args.models)
     models = args.models or sorted(p.name for p in robots.glob("*") if (p / "robot.urdf").is_file())
     findings: list[Finding] = []
     for model_id in models:
@@ -116,10 +134,15 @@ def cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_TIMEOUT = 86400.0  # a day: longer is a mistake, and inf or 1e12 overflow the system's clock
+
+
 def _seconds(text: str) -> float:
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    if not 0 < value <= MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a number of seconds above 0 and at most {MAX_TIMEOUT:g}"
+        )
     return value
 
 
@@ -158,7 +181,7 @@ def _cell_id(folder: Path) -> str:
 
 def cmd_cell(args: argparse.Namespace) -> int:
     """Validate one cell; unless --check, compile it (and what it needs) into build/cells/."""
-    from pipeline.cell import cell_build_dir, load_cell
+    from pipeline.cell import MACHINE_NAME, cell_build_dir, cell_dir, load_cell
     from pipeline.digests import Digests
     from pipeline.plan import needed, plan
     from pipeline.session import open_session
@@ -166,8 +189,8 @@ def cmd_cell(args: argparse.Namespace) -> int:
 
     root = Path.cwd()
     cell_id = _cell_id(Path(args.dir))
-    if args.check:
-        cell = load_cell(root, cell_id)
+    if args.check or not os.path.lexists(root / cell_dir(cell_id) / MACHINE_NAME):
+        cell = load_cell(root, cell_id)  # without a machine.json, refused here: no step makes it
         pinned = "pinned calibration" if cell.machine.pin else "no calibration (empty document)"
         print(f"cell: {cell_id} ok, model {cell.machine.model_id}, {pinned}")
         return 0
@@ -238,7 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     srdf.add_argument("-o", "--output", help="the output of a single SOURCE.py")
     srdf.add_argument(
-        "--timeout", type=_seconds, default=60.0, help="seconds a generator may run (default 60)"
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        help="seconds a generator may run (default 60, at most a day)",
     )
     srdf.set_defaults(run=cmd_srdf)
 

@@ -121,6 +121,19 @@ def _cal(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
     return lambda root: edit_calibration(root, "weld_cell_a", change)
 
 
+def _cal_text(old: str, new: str) -> Callable[[Path], None]:
+    """Replace text in the calibration file (for numbers json.dumps cannot write), re-pin it."""
+
+    def apply(root: Path) -> None:
+        path = root / "cells/weld_cell_a" / CAL
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        repin(root, "weld_cell_a")
+
+    return apply
+
+
 def _symlinked_pin(root: Path) -> None:
     folder = root / "cells/weld_cell_a"
     (folder / CAL).rename(folder / "real.json")
@@ -170,6 +183,28 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     ("unknown_model", None, _machine(lambda d: d["robot"].__setitem__("model_id", "irb9"))),
     ("cell_id_mismatch", None, _machine(lambda d: d.__setitem__("cell_id", "weld_cell_b"))),
     ("unexpected_field", None, _machine(lambda d: d["robot"].__setitem__("tool", "torch"))),
+    # these four crashed the pin check (os.lstat, Path.resolve) with a traceback
+    ("invalid_path_character-pin_nul", None, _pin("path", "cal\x00.json")),
+    ("invalid_path_character-pin_lone_surrogate", None, _pin("path", "\ud800.json")),
+    ("file_missing-pin_name_too_long", None, _pin("path", "a" * 5000)),
+    ("file_missing-pin_path_too_long", None, _pin("path", "/".join(["a"] * 3000))),
+    # int() refuses over 4300 digits; float() overflows past 1.8e308
+    (
+        "non_finite_number-integer_of_5000_digits",
+        None,
+        _cal_text('"speed_ceiling_rad_s": 2.0', '"speed_ceiling_rad_s": 1' + "0" * 5000),
+    ),
+    (
+        "non_finite_number-integer_beyond_a_double",
+        None,
+        _cal(lambda d: d["limits"]["joints"]["joint_1"].__setitem__("upper_rad", 10**400)),
+    ),
+    # a key with a line break still gives one line
+    (
+        "unknown_joint-key_with_a_line_break",
+        None,
+        _cal(lambda d: d["kinematics"].__setitem__("joint\n2", d["kinematics"].pop("joint_2"))),
+    ),
 ]
 
 
@@ -208,6 +243,39 @@ def test_check_writes_nothing(
     assert main(["cell", "cells/iiwa_bench", "--check"]) == 0
     assert "iiwa_bench ok" in capsys.readouterr().out
     assert not (root / "build/cells").exists()
+
+
+def test_file_missing_a_cell_without_machine_json_is_refused_when_compiling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pipeline cell cells/<no such cell>` crashed reading a cell.json no step had made."""
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    before = snapshot(root / "build")
+    for argv in (["cell", "cells/nosuch"], ["--json", "cell", "cells/nosuch"]):
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cells/nosuch/machine.json: file_missing: ")
+    assert '"code": "file_missing"' in err
+    assert snapshot(root / "build") == before
+
+
+def test_invalid_path_character_a_cell_file_name_not_utf8_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file of the cell folder is an input; a stamp cannot record a name that is not UTF-8."""
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    before = snapshot(root / "build")
+    (root / os.fsdecode(b"cells/weld_cell_a/notes\xff.txt")).write_text("x")
+    assert main(["cell", "cells/weld_cell_a"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "cells/weld_cell_a/notes\\udcff.txt: invalid_path_character: the file name is not UTF-8 "
+        "text, so no stamp can record it; rename the file to a UTF-8 name, or move it out of "
+        "the sources"
+    ]
+    assert snapshot(root / "build") == before
 
 
 def test_cell_outside_cells_is_refused(

@@ -80,3 +80,14 @@ def test_srdf_step_depends_on_every_module_that_makes_the_srdf() -> None:
 
     modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/srdf").glob("*.py")}
     assert modules - set(SRDF_CODE) == {"pipeline/srdf/targets.py"}  # the command's, not the step's
+
+
+@pytest.mark.parametrize("timeout", ["inf", "1e400", "1e12", "0", "-1", "nan"])
+def test_timeout_outside_0_to_a_day_is_a_usage_error(
+    timeout: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inf and 1e12 passed argparse and overflowed the system's clock with a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main(["srdf", "--timeout", timeout, f"{ABB}/srdf.py"])
+    assert exc.value.code == 2
+    assert "is not a number of seconds above 0 and at most 86400" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
+from tests.conftest import REPO
 
 ABB = "robots/abb_irb2400"
 J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
@@ -225,3 +226,28 @@ def test_validate_checks_mesh_bytes_mesh_not_a_mesh(
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"{ABB}/meshes/{mesh}:")
     assert ": mesh_not_a_mesh: " in lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "../../../etc"],
+        ["validate", "abb_irb2400", "../robots/abb_irb2400"],
+        ["spheres", "verify", "../robots/abb_irb2400"],
+        ["spheres", "status", "."],
+        ["spheres", "show", "..", "-o", "x.png"],
+    ],
+)
+def test_unknown_model_a_model_id_that_is_a_path_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """A model id is a folder name: `validate ../../../etc` read outside robots/ (and printed
+    an absolute path), `spheres verify ../robots/abb_irb2400` passed."""
+    from pipeline.cli import main
+
+    monkeypatch.chdir(REPO)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert line.startswith("robots: unknown_model: model id ")

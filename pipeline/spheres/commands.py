@@ -19,7 +19,10 @@ FILE = "spheres.json"
 
 
 def _models(args: argparse.Namespace, root: Path) -> list[str]:
+    from pipeline.cli import check_model_ids
+
     chosen: list[str] = list(args.models)
+    check_model_ids(chosen)
     return chosen or sorted(
         p.name for p in (root / "robots").glob("*") if (p / "robot.urdf").is_file()
     )
@@ -94,6 +97,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         message = f"the output {args.output!r} does not end in .png"
         raise ContractError([Finding("output_not_png", args.output, "", message, hint)])
     root = Path.cwd()
+    from pipeline.cli import check_model_ids
+
+    check_model_ids([args.model])
     robot, folder, display, data = _load(root, args.model, args.file)
     if data is None:
         raise ContractError(
