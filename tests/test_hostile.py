@@ -781,6 +781,20 @@ CATALOGUE = [
         calibration(lambda d: d.replace(b'"upper_rad": 1.5708', b'"upper_rad": 3.5', 1)),
         "calibration-widens-urdf-limit",
     ),
+    # Regressions: each was a traceback (int() refusing 4300+ digits; os.lstat on a NUL; a name
+    # longer than the system allows).
+    doit(
+        "non_finite_number",
+        CALIBRATION,
+        calibration(
+            lambda d: d.replace(
+                b'"speed_ceiling_rad_s": 2.0', b'"speed_ceiling_rad_s": 1' + b"0" * 5000, 1
+            )
+        ),
+        "calibration-integer-of-5000-digits",
+    ),
+    doit("invalid_path_character", MACHINE, pin("path", "cal\x00.json"), "pin-nul"),
+    doit("file_missing", MACHINE, pin("path", "c" * 5000), "pin-name-too-long"),
     doit(
         "cell_id_mismatch",
         MACHINE,
