@@ -20,6 +20,26 @@ def _display(path: Path) -> str:
     return display_path(path, Path.cwd())
 
 
+def repository_root() -> Path:
+    """The current folder, which must be the repository root: it holds robots/ or cells/."""
+    root = Path.cwd()
+    if (root / "robots").is_dir() or (root / "cells").is_dir():
+        return root
+    up = next((p for p in root.parents if (p / "robots").is_dir() or (p / "cells").is_dir()), None)
+    where = "" if up is None else f" (here: cd {os.path.relpath(up, root)})"
+    raise ContractError(
+        [
+            Finding(
+                "not_repository_root",
+                ".",
+                "",
+                "the current folder is not the repository root: it holds no robots/ or cells/",
+                f"run the command from the repository root{where}",
+            )
+        ]
+    )
+
+
 def cmd_manifest(args: argparse.Namespace) -> int:
     """Check description manifests and print one ok line per description."""
     from pipeline.manifest import check_complete, read_manifest
@@ -62,7 +82,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pipeline.freshness import check
     from pipeline.plan import plan
 
-    root = Path.cwd()
+    root = repository_root()
     steps = plan(root)
     known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
     problems = check(root, steps, known)
@@ -99,7 +119,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from pipeline.description import read_urdf_sources
     from pipeline.rtcore import load_rtcore
 
-    root = Path.cwd()
+    root = repository_root()
     robots = Path("robots")
     check_model_ids(args.models)
     models = args.models or sorted(p.name for p in robots.glob("*") if (p / "robot.urdf").is_file())
@@ -187,7 +207,7 @@ def cmd_cell(args: argparse.Namespace) -> int:
     from pipeline.session import open_session
     from pipeline.stamps import run_step
 
-    root = Path.cwd()
+    root = repository_root()
     cell_id = _cell_id(Path(args.dir))
     if args.check or not os.path.lexists(root / cell_dir(cell_id) / MACHINE_NAME):
         cell = load_cell(root, cell_id)  # without a machine.json, refused here: no step makes it

@@ -290,3 +290,24 @@ def test_output_unwritable_when_pruning_is_a_finding_per_file(
     assert {f.code for f in findings} == {"output_unwritable"}
     assert "build/stamps/cellbuild/iiwa_bench.json" in {f.file for f in findings}
     assert "build/cells/iiwa_bench/cell.json" in {f.file for f in findings}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["check"], ["validate"], ["cell", "weld_cell_a"], ["spheres", "verify"], ["--json", "check"]],
+)
+def test_not_repository_root_commands_run_from_a_subfolder_are_refused(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    """From cells/, `check` said build/ stale (missing index.json...) and wrote a digest cache
+    there, and `validate` printed nothing and exited 0: nothing was checked."""
+    monkeypatch.chdir(project / "cells")
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "not_repository_root" in captured.err
+    assert "cd .." in captured.err
+    assert sorted(p.name for p in (project / "cells").iterdir()) == ["iiwa_bench", "weld_cell_a"]

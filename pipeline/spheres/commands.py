@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 FILE = "spheres.json"
 
 
+def repository_root() -> Path:
+    """The repository root (the current folder), as the pipeline command checks it."""
+    from pipeline.cli import repository_root as root
+
+    return root()
+
+
 def _models(args: argparse.Namespace, root: Path) -> list[str]:
     from pipeline.cli import check_model_ids
 
@@ -43,7 +50,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Prove each link's coverage; print spheres, gap bound and excess ratio per link."""
     from pipeline.spheres.build import verify
 
-    root = Path.cwd()
+    root = repository_root()
     findings: list[Finding] = []
     rows = []
     for model_id in _models(args, root):
@@ -77,7 +84,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     """Print each link as current, restamp or refit; exit 1 when any is not current."""
     from pipeline.spheres.build import status
 
-    root = Path.cwd()
+    root = repository_root()
     stale = 0
     for model_id in _models(args, root):
         robot, folder, _, data = _load(root, model_id, args.file)
@@ -96,7 +103,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         hint = "name the output FILE.png (the picture is always a PNG)"
         message = f"the output {args.output!r} does not end in .png"
         raise ContractError([Finding("output_not_png", args.output, "", message, hint)])
-    root = Path.cwd()
+    root = repository_root()
     from pipeline.cli import check_model_ids
 
     check_model_ids([args.model])
