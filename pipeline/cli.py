@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from pipeline.findings import ContractError, Finding, render
 
@@ -45,8 +46,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     from pipeline.manifest import check_complete, read_manifest
 
     if not args.check:
-        print("pipeline manifest: nothing to do; pass --check", file=sys.stderr)
-        return 2
+        nothing = Finding("usage_error", "pipeline manifest", "", "nothing to do", "pass --check")
+        raise ContractError([nothing])
     folders = [Path(d) for d in args.dirs] or sorted(
         p for p in Path("build/robots").glob("*") if p.is_dir()
     )
@@ -260,9 +261,26 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
     return 0
 
 
+class UsageError(Exception):
+    """A command line argparse refuses, raised so that `--json` can print it as JSON."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (and, through add_subparsers, its subparsers') raising UsageError."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise instead of printing and exiting: main() prints it as text or as JSON."""
+        raise UsageError(self, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
+    parser = _Parser(prog="pipeline", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -322,7 +340,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; bad input prints finding lines on stderr and returns 2."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(words)
+    except UsageError as exc:
+        # exit status 2 as argparse gives; with --json, a finding a tool can parse
+        if "--json" in words[: words.index("--") if "--" in words else None]:
+            hint = f"see `{exc.parser.prog} --help`"
+            usage = Finding("usage_error", exc.parser.prog, "", exc.message, hint)
+            print(render([usage], as_json=True), file=sys.stderr)
+        else:
+            exc.parser.print_usage(sys.stderr)
+            print(f"{exc.parser.prog}: error: {exc.message}", file=sys.stderr)
+        raise SystemExit(2) from None
     run: Command = args.run
     try:
         return run(args)

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import JSON_LIMIT, read_bytes, write_output
@@ -117,7 +117,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Register `spheres verify|status|show`."""
     spheres = sub.add_parser("spheres", help="verify, inspect or draw collision spheres")
     inner = spheres.add_subparsers(dest="spheres_command", required=True)
