@@ -18,6 +18,8 @@ from collections.abc import Mapping
 FILE_MODE = 0o644
 MTIME = 0
 LISTING_DOMAIN = "rosie.cell-bundle.listing.v1"
+# What a bundle's entries may hold together, unpacked (bundle-identity reads at most this much).
+UNPACKED_LIMIT = 4 * 1024 * 1024 * 1024
 
 
 def _check_path(path: str) -> None:
@@ -76,19 +78,30 @@ def listing(files: Mapping[str, bytes]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def listing_of_archive(data: bytes) -> str:
-    """The canonical listing of a `.tar.gz`, read back from its entries (mode as stored)."""
+def listing_of_archive(data: bytes, limit: int | None = None) -> str:
+    """The canonical listing of a `.tar.gz`, read back from its entries (mode as stored).
+
+    Each entry is hashed as it is decompressed, never held whole, and the entries together may
+    hold at most `limit` (default UNPACKED_LIMIT) bytes: a small gzip of zeros unpacks to gigabytes.
+    """
+    limit = UNPACKED_LIMIT if limit is None else limit
     lines = [LISTING_DOMAIN]
     entries: list[tuple[bytes, str]] = []
+    total = 0
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for info in tar.getmembers():
+        for info in tar:
             if not info.isfile():
                 raise ValueError(f"archive entry {info.name!r} is not a regular file")
             _check_path(info.name)
+            total += info.size
+            if total > limit:
+                raise ValueError(f"its entries hold over {limit} bytes")
             handle = tar.extractfile(info)
-            content = handle.read() if handle is not None else b""
-            digest = hashlib.sha256(content).hexdigest()
-            entries.append((info.name.encode("utf-8"), f"{info.mode:04o} {digest} {info.name}"))
+            digest = hashlib.sha256()
+            while handle is not None and (chunk := handle.read(1 << 20)):
+                digest.update(chunk)
+            line = f"{info.mode:04o} {digest.hexdigest()} {info.name}"
+            entries.append((info.name.encode("utf-8"), line))
     lines.extend(line for _, line in sorted(entries))
     return "\n".join(lines) + "\n"
 

@@ -97,3 +97,36 @@ def test_bundle_identity_of_a_non_archive_is_bad_archive(
     bundle.write_bytes(b"not gzip")
     assert main(["bundle-identity", str(bundle)]) == 2
     assert ": bad_archive: " in capsys.readouterr().err
+
+
+def test_bad_archive_entries_over_the_unpacked_limit_are_refused_before_reading_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 7 MB gzip of zeros unpacked to 1.5 GB, read whole into memory (1.6 GB resident)."""
+    data = archive.archive_bytes(FILES)
+    total = sum(len(content) for content in FILES.values())
+    assert archive.listing_of_archive(data, limit=total) == archive.listing(FILES)
+    with pytest.raises(ValueError, match="hold over"):
+        archive.listing_of_archive(data, limit=total - 1)
+    monkeypatch.setattr(archive, "UNPACKED_LIMIT", total - 1)
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(data)
+    assert main(["bundle-identity", str(bundle)]) == 2
+    assert f"bad_archive: is not a cell bundle (its entries hold over {total - 1} bytes)" in (
+        capsys.readouterr().err
+    )
+
+
+def test_bundle_identity_hashes_an_entry_as_it_unpacks_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No read of a whole entry: each read asks for at most 1 MiB."""
+    big = {"c/big.bin": bytes(5 * 1024 * 1024)}
+    sizes: list[int] = []
+    original = tarfile.ExFileObject.read
+
+    def spy(self: tarfile.ExFileObject, size: int | None = -1) -> bytes:
+        sizes.append(-1 if size is None else size)
+        return original(self, size)
+
+    monkeypatch.setattr(tarfile.ExFileObject, "read", spy)
+    assert archive.listing_of_archive(archive.archive_bytes(big)) == archive.listing(big)
+    assert sizes and all(0 < size <= 1 << 20 for size in sizes)
