@@ -20,6 +20,8 @@ MTIME = 0
 LISTING_DOMAIN = "rosie.cell-bundle.listing.v1"
 # What a bundle's entries may hold together, unpacked (bundle-identity reads at most this much).
 UNPACKED_LIMIT = 4 * 1024 * 1024 * 1024
+# How many entries it may hold: tarfile keeps every header read, and 2 MB of gzip holds 300,000.
+ENTRY_LIMIT = 10_000
 
 
 def _check_path(path: str) -> None:
@@ -94,6 +96,8 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
                 raise ValueError(f"archive entry {info.name!r} is not a regular file")
             _check_path(info.name)
             total += info.size
+            if len(entries) >= ENTRY_LIMIT:
+                raise ValueError(f"it holds over {ENTRY_LIMIT} entries")
             if total > limit:
                 raise ValueError(f"its entries hold over {limit} bytes")
             handle = tar.extractfile(info)
