@@ -51,6 +51,9 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     doc = load_json(folder / "cell.json", f"{display}/cell.json")
     block = doc.get(BLOCK)
     model = block.get("model_id") if isinstance(block, dict) else None
+    if not isinstance(block, dict) or not isinstance(model, str):
+        # before, blamed on the description's manifest for not naming the model None
+        raise ContractError([_inconsistent(display, [BLOCK, "model_id"], model, "a model id")])
     description = served_description_identity(
         folder / "description", f"{display}/description", str(model)
     )
@@ -61,21 +64,29 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
         description_identity=description,
         calibration_identity=calibration_identity(served),
     )
+    # the header block against the files; then the same fields at cell.json's top, once each
     problems = [
-        Finding(
-            "cell_inconsistent",
-            f"{display}/cell.json",
-            json_pointer([BLOCK, name]),
-            f"cell.json says {block.get(name) if isinstance(block, dict) else None!r} "
-            f"but the cell's files give {cell.value(name)!r}",
-            "recompile the cell (`doit cellbuild:<cell_id>`); never edit build/ by hand",
-        )
+        _inconsistent(display, [BLOCK, name], block.get(name), repr(cell.value(name)))
         for name, _ in FIELDS
-        if not isinstance(block, dict) or block.get(name) != cell.value(name)
+        if block.get(name) != cell.value(name)
+    ] + [
+        _inconsistent(display, [name], doc.get(name), repr(cell.value(name)))
+        for name, _ in FIELDS
+        if block.get(name) == cell.value(name) != doc.get(name)  # one line per wrong field
     ]
     if problems:
         raise ContractError(problems)
     return cell
+
+
+def _inconsistent(display: str, where: list[str], found: object, want: str) -> Finding:
+    return Finding(
+        "cell_inconsistent",
+        f"{display}/cell.json",
+        json_pointer(where),
+        f"cell.json says {found!r} but the cell's files give {want}",
+        "recompile the cell (`doit cellbuild:<cell_id>`); never edit build/ by hand",
+    )
 
 
 def header_refusals(header: dict[str, object], cell: CellIdentity, display: str) -> list[Finding]:

@@ -103,3 +103,33 @@ def test_a_program_that_is_not_json_is_bad_input(
     program.write_text("{robot_cell")
     assert main(["load-check", str(program), "--cell", str(CELL)]) == 2
     assert ": invalid_json: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "place"),
+    [
+        # was blamed on description/robot_description_manifest.json (model 'None')
+        (lambda doc: doc.__setitem__("robot_cell", 5), "/robot_cell/model_id"),
+        (lambda doc: doc["robot_cell"].pop("model_id"), "/robot_cell/model_id"),
+        (
+            lambda doc: doc["robot_cell"].pop("description_identity"),
+            "/robot_cell/description_identity",
+        ),
+        # was accepted: the top-level copy of a field was never compared
+        (lambda doc: doc.pop("model_id"), "/model_id"),
+        (lambda doc: doc.__setitem__("description_identity", "sha256:0"), "/description_identity"),
+    ],
+)
+def test_cell_inconsistent_a_hand_edited_cell_json_is_named_where_it_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, place: str
+) -> None:
+    root = copy_repo(tmp_path / "repo")
+    cell = root / "build/cells/weld_cell_a"
+    header = header_of(cell)
+    doc = read_doc(cell / "cell.json")
+    change(doc)
+    (cell / "cell.json").write_text(json.dumps(doc))
+    code, lines = run(tmp_path, capsys, header, cell)
+    assert code == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), lines
