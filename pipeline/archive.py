@@ -22,6 +22,8 @@ LISTING_DOMAIN = "rosie.cell-bundle.listing.v1"
 UNPACKED_LIMIT = 4 * 1024 * 1024 * 1024
 # How many entries it may hold: tarfile keeps every header read, and 2 MB of gzip holds 300,000.
 ENTRY_LIMIT = 10_000
+# The largest `.tar.gz` bundle-identity reads (it holds the file in memory).
+BUNDLE_LIMIT = 1024 * 1024 * 1024
 
 
 def _check_path(path: str) -> None:
@@ -69,6 +71,18 @@ def gzip_bytes(data: bytes) -> bytes:
 def archive_bytes(files: Mapping[str, bytes]) -> bytes:
     """The reproducible `.tar.gz` of `files` (archive path -> bytes)."""
     return gzip_bytes(tar_bytes(files))
+
+
+def over_limits(files: Mapping[str, bytes], archive: bytes) -> str | None:
+    """Why `listing_of_archive` would refuse this bundle, or None: a bundle must read back."""
+    if len(files) > ENTRY_LIMIT:
+        return f"it holds {len(files)} files, over {ENTRY_LIMIT}"
+    total = sum(len(data) for data in files.values())
+    if total > UNPACKED_LIMIT:
+        return f"its files hold {total} bytes, over {UNPACKED_LIMIT}"
+    if len(archive) > BUNDLE_LIMIT:
+        return f"it compresses to {len(archive)} bytes, over {BUNDLE_LIMIT}"
+    return None
 
 
 def listing(files: Mapping[str, bytes]) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.archive import archive_bytes, identity_of_listing, listing
+from pipeline.archive import archive_bytes, identity_of_listing, listing, over_limits
 from pipeline.calibration import (
     CALIBRATION_NAME,
     Calibration,
@@ -320,6 +320,20 @@ def package_cell(root: Path, cell_id: str) -> str:
     """Write dist/<cell_id>.tar.gz and dist/<cell_id>.identity; return the bundle identity."""
     files = bundle_files(root, cell_id)
     identity = identity_of_listing(listing(files))
-    atomic_write(root / "dist" / f"{cell_id}.tar.gz", archive_bytes(files))
+    bundle = archive_bytes(files)
+    problem = over_limits(files, bundle)
+    if problem is not None:
+        raise ContractError(
+            [
+                Finding(
+                    "bundle_too_large",
+                    cell_build_dir(cell_id),
+                    "",
+                    f"`pipeline bundle-identity` could not read this bundle back: {problem}",
+                    "serve fewer or smaller mesh files (visual meshes are the usual bulk)",
+                )
+            ]
+        )
+    atomic_write(root / "dist" / f"{cell_id}.tar.gz", bundle)
     atomic_write(root / "dist" / f"{cell_id}.identity", f"{identity}\n".encode())
     return identity

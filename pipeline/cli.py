@@ -246,13 +246,13 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
     import tarfile
     import zlib
 
-    from pipeline.archive import identity_of_listing, listing_of_archive
-    from pipeline.strict_io import MESH_LIMIT, read_bytes
+    from pipeline.archive import BUNDLE_LIMIT, identity_of_listing, listing_of_archive
+    from pipeline.strict_io import read_bytes
 
     path = Path(args.archive)
     display = _display(path)
     try:
-        text = listing_of_archive(read_bytes(path, display, MESH_LIMIT))
+        text = listing_of_archive(read_bytes(path, display, BUNDLE_LIMIT))
     except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
         raise ContractError(
             [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", "rebuild it")]

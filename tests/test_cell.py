@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pipeline import archive
 from pipeline.cell import make_cell, package_cell
 from pipeline.cli import main
 from pipeline.findings import ContractError
@@ -332,6 +333,30 @@ def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
         package_cell(root, "iiwa_bench")
     assert [f.code for f in exc.value.findings] == ["cell_not_built"]
     assert not (root / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "reason"),
+    [
+        ("ENTRY_LIMIT", 3, "files, over 3"),
+        ("UNPACKED_LIMIT", 1000, "bytes, over 1000"),
+        ("BUNDLE_LIMIT", 1000, "compresses to"),
+    ],
+)
+def test_bundle_too_large_is_refused_before_writing_a_bundle_that_cannot_be_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, value: int, reason: str
+) -> None:
+    """A bundle over a limit of `pipeline bundle-identity` is never written."""
+    root = copy_repo(tmp_path)
+    package_cell(root, "iiwa_bench")  # within the real limits
+    before = (root / "dist/iiwa_bench.tar.gz").read_bytes()
+    monkeypatch.setattr(archive, limit, value)
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("bundle_too_large", "build/cells/iiwa_bench")
+    assert reason in finding.message
+    assert (root / "dist/iiwa_bench.tar.gz").read_bytes() == before
 
 
 def test_every_finding_is_collected_before_refusing(
