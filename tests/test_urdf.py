@@ -75,6 +75,16 @@ CASES = [
         "invalid_geometry",
         [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1 0 1"/>')],
     ),
+    # A collision sphere of radius 0 is refused; a visual one is not (test below).
+    (
+        "invalid_geometry",
+        [(f'<mesh filename="{L1_MESH}"/>', '<sphere radius="0"/>')],
+    ),
+    # A stray <material> inside <geometry> (pybullet's racecar.urdf): one shape and a material.
+    (
+        "invalid_geometry",
+        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}"/><material name="x"/>')],
+    ),
     ("not_a_urdf", [("<robot xmlns:xacro", "<sdf xmlns:xacro"), ("</robot>", "</sdf>")]),
 ]
 
@@ -251,3 +261,49 @@ def test_unknown_model_a_model_id_that_is_a_path_is_refused(
     assert captured.out == ""
     [line] = captured.err.splitlines()
     assert line.startswith("robots: unknown_model: model id ")
+
+
+def test_invalid_geometry_names_what_the_geometry_holds(repo: Path) -> None:
+    """pybullet's racecar.urdf puts a <material> beside its <mesh>: say so, not 'one shape'."""
+    path = break_urdf(
+        repo,
+        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}"/><material name="x"/>')],
+    )
+    lines = path.read_text().splitlines()
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_geometry"
+    assert "holds <mesh>, <material>" in finding.message
+    assert "a <material> belongs in the <collision>" in finding.hint
+    assert lines[int(finding.place) - 1].strip() == "<geometry>"
+
+
+L1_VISUAL = "package://abb_irb2400/meshes/link_1.dae"
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        '<sphere radius="0.0"/>',
+        '<box size="0 0.1 0.1"/>',
+        '<cylinder radius="0" length="0"/>',
+        f'<mesh filename="{L1_VISUAL}" scale="0 0 0"/>',
+    ],
+    ids=["sphere", "box", "cylinder", "mesh-scale"],
+)
+def test_visual_sized_zero_is_not_invalid_geometry(repo: Path, shape: str) -> None:
+    """Unitree's laikago hides its toes with <visual><sphere radius="0.0"/>: a visual is only
+    drawn, so a size of 0 is accepted there (never on a collision, which is fitted)."""
+    break_urdf(repo, [(f'<mesh filename="{L1_VISUAL}"/>', shape)])
+    robot = load_robot(repo / ABB, repo)
+    link_1 = robot.link("link_1")
+    assert link_1 is not None and len(link_1.visuals) == 1
+
+
+def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
+    break_urdf(repo, [(f'<mesh filename="{L1_VISUAL}"/>', '<sphere radius="-0.1"/>')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.message) == ("invalid_geometry", "<sphere> has a negative size")

@@ -117,19 +117,26 @@ class _Reader:
         holder = parent.find("geometry")
         shapes = [] if holder is None else [n for n in holder if isinstance(n.tag, str)]
         if len(shapes) != 1:
+            held = ", ".join(f"<{n.tag}>" for n in shapes) or "nothing"
+            stray = f" (a <material> belongs in the <{parent.tag}>)" if "<material>" in held else ""
             self.add(
                 "invalid_geometry",
-                source_line(parent),
-                f"<{parent.tag}> needs one <geometry> with exactly one shape",
-                "use one of <mesh>, <box>, <cylinder> or <sphere>",
+                source_line(parent if holder is None else holder),
+                f"<{parent.tag}> has no <geometry>"
+                if holder is None
+                else f"the <geometry> of a <{parent.tag}> holds {held}, not exactly one shape",
+                "keep exactly one of <mesh>, <box>, <cylinder> or <sphere> in <geometry>" + stray,
             )
             return None
         shape = shapes[0]
+        # A visual may be sized 0 (the idiom for an invisible marker, e.g. Unitree's toe
+        # spheres): it is drawn, never fitted. A collision must have a volume to fit spheres to.
+        collision = parent.tag == "collision"
         if shape.tag == "mesh":
             filename = shape.get("filename", "")
             scale = self.floats(shape, "scale", 3, (1.0, 1.0, 1.0))
             path = self.mesh_path(shape, filename)
-            if scale is not None and 0.0 in scale:
+            if scale is not None and 0.0 in scale and collision:
                 # A zero axis flattens the mesh to no volume; a negative one mirrors it (allowed).
                 self.add(
                     "invalid_geometry",
@@ -141,7 +148,7 @@ class _Reader:
             return None if path is None else Mesh(filename, path, _vec3(scale))
         if shape.tag == "box":
             size = self.floats(shape, "size", 3, None)
-            return None if size is None else self.positive(shape, Box(_vec3(size)), size)
+            return None if size is None else self.sized(shape, Box(_vec3(size)), size, collision)
         if shape.tag == "cylinder":
             radius, length = self.scalar(shape, "radius"), self.scalar(shape, "length")
             if radius is None or length is None:
@@ -152,7 +159,7 @@ class _Reader:
                     "add both, in metres",
                 )
                 return None
-            return self.positive(shape, Cylinder(radius, length), (radius, length))
+            return self.sized(shape, Cylinder(radius, length), (radius, length), collision)
         if shape.tag == "sphere":
             radius = self.scalar(shape, "radius")
             if radius is None:
@@ -163,7 +170,7 @@ class _Reader:
                     "add radius in metres",
                 )
                 return None
-            return self.positive(shape, Sphere(radius), (radius,))
+            return self.sized(shape, Sphere(radius), (radius,), collision)
         self.add(
             "invalid_geometry",
             source_line(shape),
@@ -172,16 +179,20 @@ class _Reader:
         )
         return None
 
-    def positive(
-        self, node: etree._Element, shape: Geometry, sizes: tuple[float, ...]
+    def sized(
+        self, node: etree._Element, shape: Geometry, sizes: tuple[float, ...], collision: bool
     ) -> Geometry | None:
-        if all(math.isfinite(s) and s > 0 for s in sizes):
+        if all(math.isfinite(s) and (s > 0 or (s == 0 and not collision)) for s in sizes):
             return shape
         self.add(
             "invalid_geometry",
             source_line(node),
-            f"<{node.tag}> has a size that is not > 0",
-            "give every dimension a positive size in metres",
+            f"<{node.tag}> has a size that is not > 0"
+            if collision
+            else f"<{node.tag}> has a negative size",
+            "give every dimension a positive size in metres"
+            if collision
+            else "give every dimension a size >= 0 in metres",
         )
         return None
 
