@@ -1,0 +1,91 @@
+"""An OBJ's material library and textures, a COLLADA file's images: copied with the mesh."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.description import make_urdf_copies
+
+ABB = "robots/abb_irb2400"
+OUT = "build/robots/abb_irb2400"
+L1_VISUAL = "package://abb_irb2400/meshes/link_1.dae"
+# A visual OBJ as pybullet_data's franka_panda ships them: a mtllib beside it, a texture map.
+OBJ = b"mtllib link_1.mtl\no body\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl skin\nf 1 2 3\n"
+MTL = b"newmtl skin\nKd 1 1 1\nmap_Kd -s 1 1 1 textures/skin.png\nbump ../../outside.png\n"
+
+
+def with_obj_visual(repo: Path, obj: bytes = OBJ, mtl: bytes = MTL) -> Path:
+    """The ABB with link_1's visual an OBJ in meshes/visual/, its .mtl and texture beside it."""
+    folder = repo / ABB / "meshes" / "visual"
+    (folder / "textures").mkdir(parents=True)
+    (folder / "link_1.obj").write_bytes(obj)
+    (folder / "link_1.mtl").write_bytes(mtl)
+    (folder / "textures" / "skin.png").write_bytes(b"\x89PNG not really")
+    (repo / ABB / "meshes" / "unnamed.png").write_bytes(b"not named by anything")
+    urdf = repo / ABB / "robot.urdf"
+    text = urdf.read_text()
+    urdf.write_text(text.replace(L1_VISUAL, "package://abb_irb2400/meshes/visual/link_1.obj"))
+    return folder
+
+
+def test_obj_material_library_and_its_textures_are_copied(repo: Path) -> None:
+    """Before: the compiled OBJ named `mtllib link_1.mtl`, which build/ did not hold."""
+    folder = with_obj_visual(repo)
+    (repo / "outside.png").write_bytes(b"outside the robot")
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert copies[f"{OUT}/meshes/visual/link_1.mtl"] == MTL
+    assert (
+        copies[f"{OUT}/meshes/visual/textures/skin.png"]
+        == (folder / "textures" / "skin.png").read_bytes()
+    )
+    # Files nothing names stay provenance; a reference out of meshes/ is not followed.
+    assert f"{OUT}/meshes/unnamed.png" not in copies
+    assert not [path for path in copies if "outside" in path]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["missing.mtl", "/etc/passwd", "C:\\model\\link_1.mtl", "../../robot.urdf", "http://x/y.mtl"],
+)
+def test_a_reference_that_is_not_a_file_in_meshes_is_not_followed(
+    repo: Path, reference: str
+) -> None:
+    with_obj_visual(repo, obj=OBJ.replace(b"link_1.mtl", reference.encode()))
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert f"{OUT}/meshes/visual/link_1.obj" in copies
+    assert sorted(p for p in copies if "visual/" in p) == [f"{OUT}/meshes/visual/link_1.obj"]
+
+
+def test_a_symlinked_material_library_is_not_followed(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = with_obj_visual(repo)
+    outside = tmp_path_factory.mktemp("outside") / "link_1.mtl"
+    outside.write_bytes(MTL)
+    (folder / "link_1.mtl").unlink()
+    os.symlink(outside, folder / "link_1.mtl")
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert f"{OUT}/meshes/visual/link_1.mtl" not in copies
+
+
+def test_collada_images_are_copied(repo: Path) -> None:
+    """COLLADA 1.4 names an image as <init_from> text, 1.5 in a <ref> child."""
+    dae = repo / ABB / "meshes" / "link_1.dae"
+    text = dae.read_text()
+    images = (
+        "<library_images>"
+        '<image id="a"><init_from>./tex%20a.png</init_from></image>'
+        '<image id="b"><init_from><ref>sub/b.jpg</ref></init_from></image>'
+        "</library_images>"
+    )
+    head, sep, tail = text.partition("<library_")
+    dae.write_text(head + images + sep + tail)
+    (repo / ABB / "meshes" / "tex a.png").write_bytes(b"a")
+    (repo / ABB / "meshes" / "sub").mkdir()
+    (repo / ABB / "meshes" / "sub" / "b.jpg").write_bytes(b"b")
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert copies[f"{OUT}/meshes/tex a.png"] == b"a"
+    assert copies[f"{OUT}/meshes/sub/b.jpg"] == b"b"
