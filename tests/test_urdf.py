@@ -307,3 +307,33 @@ def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
         load_robot(repo / ABB, repo)
     [finding] = exc.value.findings
     assert (finding.code, finding.message) == ("invalid_geometry", "<sphere> has a negative size")
+
+
+L1_COLLISION = "package://abb_irb2400/meshes/link_1.stl"
+
+
+def test_obj_vertex_not_finite_is_mesh_not_a_mesh_at_its_line(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An OBJ with one NaN vertex was refused as 'holds no finite triangles', with no line."""
+    from pipeline.cli import main
+
+    obj = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 -INF 1\nv 0 1 0\nf 1 2 4\nf 1 3 4\n"
+    (repo / ABB / "meshes" / "link_1.obj").write_bytes(obj)
+    break_urdf(repo, [(L1_COLLISION, L1_COLLISION.replace(".stl", ".obj"))])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{ABB}/meshes/link_1.obj:4: mesh_not_a_mesh: ")
+
+
+def test_obj_word_nan_outside_a_vertex_is_not_mesh_not_a_mesh(repo: Path) -> None:
+    obj = b"# nan inf\nmtllib banana.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
+    obj += b"f 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    (repo / ABB / "meshes" / "link_1.obj").write_bytes(obj)
+    break_urdf(repo, [(L1_COLLISION, L1_COLLISION.replace(".stl", ".obj"))])
+    assert load_robot(repo / ABB, repo).link("link_1") is not None
+    from pipeline.description import make_urdf_copies
+
+    assert "build/robots/abb_irb2400/meshes/link_1.obj" in make_urdf_copies(repo, "abb_irb2400")

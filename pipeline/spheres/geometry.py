@@ -337,14 +337,15 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
         ) from None
     if suffix == "dae":
         tri = tri * _collada_unit(loaded, display)
-    if tri.ndim != 3 or len(tri) == 0 or not np.isfinite(tri).all():
+    empty = tri.ndim != 3 or len(tri) == 0
+    if empty or not np.isfinite(tri).all():
         raise ContractError(
             [
                 Finding(
                     "mesh_empty",
                     display,
                     "",
-                    "holds no finite triangles",
+                    "holds no triangles" if empty else "has a corner that is not a finite number",
                     "export the collision mesh again",
                 )
             ]

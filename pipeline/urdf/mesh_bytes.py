@@ -2,12 +2,14 @@
 
 Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
 finite corners); ASCII STL starts with `solid` and holds facets; COLLADA (.dae) is XML, read as
-strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root. Other
-formats are copied as they are.
+strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root; an OBJ has
+no vertex at NaN or infinity. Other formats are copied as they are.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import PurePosixPath
 
 from pipeline.findings import ContractError, Finding
@@ -37,12 +39,34 @@ def _stl_problem(data: bytes) -> str:
     return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL"
 
 
+# An OBJ vertex line naming NaN or infinity (float() reads "nan", "inf", "-Infinity"...).
+_OBJ_NOT_FINITE = re.compile(rb"(?im)^[ \t]*v[ \t][^\n]*?(nan|inf)")
+
+
+def _obj_not_finite(data: bytes) -> str:
+    """The line of an OBJ's first vertex with a coordinate that is not finite ("" when none)."""
+    for match in _OBJ_NOT_FINITE.finditer(data):
+        end = data.find(b"\n", match.start())
+        words = data[match.start() : None if end < 0 else end].split()[1:4]
+        try:
+            if not all(math.isfinite(float(word)) for word in words):
+                return str(data.count(b"\n", 0, match.start()) + 1)
+        except ValueError:
+            continue  # not a number at all: left to the mesh reader
+    return ""
+
+
 def mesh_findings(data: bytes, display: str) -> list[Finding]:
     """The findings about a mesh file's bytes (empty when they look like their format)."""
     suffix = PurePosixPath(display).suffix.lower()
     if suffix == ".stl":
         problem = _stl_problem(data)
         return [Finding("mesh_not_a_mesh", display, "", problem, _HINT)] if problem else []
+    if suffix == ".obj":
+        line = _obj_not_finite(data)
+        message = "is an OBJ with a vertex coordinate that is not a finite number (NaN, inf)"
+        hint = "export the mesh again: every vertex needs three finite coordinates"
+        return [Finding("mesh_not_a_mesh", display, line, message, hint)] if line else []
     if suffix == ".dae":
         from lxml import etree
 
