@@ -340,3 +340,12 @@ def test_mesh_enclosing_no_volume_is_fitted_proven_and_has_no_excess_ratio(
 
 def _refuse(constant: str) -> None:
     raise AssertionError(f"{constant} is not JSON")
+
+
+@pytest.mark.parametrize(("count", "text"), [(1, "toe: 1 sphere, proven"), (2, "toe: 2 spheres")])
+def test_verify_line_counts_spheres_in_words(count: int, text: str) -> None:
+    """A sphere collision (r2d2's head, laikago's toes) is fitted by one sphere: '1 spheres'."""
+    from pipeline.spheres.checks import LinkCheck
+    from pipeline.spheres.commands import _line
+
+    assert _line(LinkCheck("toe", count, True, 0.0, 0.001, 0.0)).startswith(text)

@@ -77,7 +77,8 @@ def _line(check: LinkCheck) -> str:
     if check.excess is not None and check.excess_se is not None:
         excess = f"{check.excess:.3f} ± {check.excess_se:.3f}"
     state = "proven" if check.proven else f"NOT proven, gap <= {check.gap * 1000:.3f} mm"
-    return f"{check.link}: {check.count} spheres, {state}, excess ratio {excess}"
+    spheres = "1 sphere" if check.count == 1 else f"{check.count} spheres"
+    return f"{check.link}: {spheres}, {state}, excess ratio {excess}"
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -320,6 +320,8 @@ def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
 def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
     """Triangles (N, 3, 3) of a mesh file's bytes with its URDF scale applied."""
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
+    if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
+        data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
         tri = np.array(getattr(loaded, "triangles", None), dtype=np.float64)
