@@ -29,10 +29,13 @@ class BuildLock:
     def __init__(self, root: Path, watch: str | None = None) -> None:
         self.root = root
         self.watch = watch
-        # errors="replace": any bytes found there (junk included) read as a mark, never an error
+        # errors="replace": any bytes found there (junk included) read as a mark, never an error;
+        # O_NOFOLLOW: the lock is truncated, so a link in its place must not reach another file
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            self.handle = (root / LOCK_NAME).open("a+", encoding="utf-8", errors="replace")
-        except OSError as exc:  # a folder in its place, say: a message, not a traceback
+            fd = os.open(root / LOCK_NAME, flags, 0o644)
+            self.handle = os.fdopen(fd, "a+", encoding="utf-8", errors="replace")
+        except OSError as exc:  # a folder or a link in its place: a message, not a traceback
             print(
                 f"doit: the build lock {LOCK_NAME} cannot be opened ({exc.strerror}); "
                 f"remove {LOCK_NAME} (a local file, never committed) and run again",

@@ -90,6 +90,10 @@ def repair_doit_db(root: Path, dep_file: str) -> bool:
 def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:
     """Take the build lock, then clear what a killed run left; the caller finishes the lock."""
     lock = BuildLock(root, watch=dep_file)
+    if os.path.islink(root / dep_file):  # doit writes it in place: through a link, elsewhere
+        lock.finish()
+        _say(f"{dep_file} is a symbolic link, not doit's database; remove it and run again")
+        raise SystemExit(2)
     # the digest cache is also saved by `pipeline check`, which takes no lock: always look there
     remove_leftover_temps(root, in_build=lock.interrupted)
     if lock.interrupted or lock.left != lock.watched():

@@ -289,3 +289,17 @@ def test_a_folder_in_place_of_the_doit_db_stops_with_a_message(project: Path) ->
     assert ".doit.db is a folder" in result.stderr
     assert (project / ".doit.db").is_dir()
     assert tree_bytes(project / "build") == before
+
+
+def test_a_link_in_place_of_the_doit_db_stops_with_a_message(project: Path, tmp_path: Path) -> None:
+    """doit writes its database in place: a link named .doit.db had it overwrite another file."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    (project / ".doit.db").symlink_to(precious)
+    before = tree_bytes(project / "build")
+    result = run_doit(project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert ".doit.db is a symbolic link" in result.stderr
+    assert precious.read_text() == "keep me\n"
+    assert tree_bytes(project / "build") == before

@@ -131,3 +131,22 @@ def test_a_folder_in_place_of_the_lock_stops_with_a_message(tmp_path: Path) -> N
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert f"remove {LOCK_NAME}" in result.stderr
+
+
+def test_a_link_in_place_of_the_lock_is_not_followed(tmp_path: Path) -> None:
+    """The lock is truncated: a link named .doit.lock emptied the file it pointed at."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / LOCK_NAME).symlink_to(precious)
+    result = subprocess.run(
+        [sys.executable, "-c", WAITER, str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert f"remove {LOCK_NAME}" in result.stderr
+    assert precious.read_text() == "keep me\n"
