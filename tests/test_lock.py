@@ -21,6 +21,19 @@ with hold_build_lock(Path(sys.argv[1])):
 """
 
 
+def assert_refused_with_a_message(repo: Path) -> None:
+    """Taking the lock in `repo` stops with exit 2 and says to remove it, no traceback."""
+    result = subprocess.run(
+        [sys.executable, "-c", WAITER, str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert f"remove {LOCK_NAME}" in result.stderr
+
+
 def test_second_holder_waits_with_a_message(tmp_path: Path) -> None:
     with hold_build_lock(tmp_path):
         waiter = subprocess.Popen(
@@ -122,15 +135,7 @@ def test_a_finished_holder_records_the_watched_files_signature(tmp_path: Path) -
 def test_a_folder_in_place_of_the_lock_stops_with_a_message(tmp_path: Path) -> None:
     """A folder named .doit.lock stopped doit and `pipeline cell` with a traceback."""
     (tmp_path / LOCK_NAME).mkdir()
-    result = subprocess.run(
-        [sys.executable, "-c", WAITER, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert f"remove {LOCK_NAME}" in result.stderr
+    assert_refused_with_a_message(tmp_path)
 
 
 def test_a_link_in_place_of_the_lock_is_not_followed(tmp_path: Path) -> None:
@@ -140,13 +145,5 @@ def test_a_link_in_place_of_the_lock_is_not_followed(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / LOCK_NAME).symlink_to(precious)
-    result = subprocess.run(
-        [sys.executable, "-c", WAITER, str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert f"remove {LOCK_NAME}" in result.stderr
+    assert_refused_with_a_message(repo)
     assert precious.read_text() == "keep me\n"
