@@ -312,20 +312,53 @@ def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
 L1_COLLISION = "package://abb_irb2400/meshes/link_1.stl"
 
 
-def test_obj_vertex_not_finite_is_mesh_not_a_mesh_at_its_line(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+OBJ_HEAD = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
+
+
+@pytest.mark.parametrize(
+    ("obj", "line", "says"),
+    [
+        # one NaN vertex was refused as 'holds no finite triangles', with no line
+        (b"# exported\nv 0 0 0\nv 1 0 0\nv 0 -INF 1\nv 0 1 0\nf 1 2 4\nf 1 3 4\n", 4, "finite"),
+        # trimesh took index 0 as the last vertex: a wrong triangle, silently
+        (OBJ_HEAD + b"f 1 2 3\nf 0/1/1 2/1/1 4/1/1\n", 7, "vertex 0,"),
+        # one past the end was 'cannot be read (IndexError)', with no line
+        (OBJ_HEAD + b"f 1 2 3\nf 1 2 5\n", 7, "vertex 5,"),
+        # a negative index counts back from the vertices read so far
+        (b"v 0 0 0\nv 1 0 0\nf -1 -2 -3\nv 0 1 0\n", 3, "vertex -3,"),
+    ],
+    ids=["vertex-not-finite", "face-index-0", "face-index-past-the-end", "face-index-negative"],
+)
+def test_obj_mesh_not_a_mesh_at_its_line(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    obj: bytes,
+    line: int,
+    says: str,
 ) -> None:
-    """An OBJ with one NaN vertex was refused as 'holds no finite triangles', with no line."""
+    """An OBJ with a non-finite vertex or a face naming no vertex: refused at that line."""
     from pipeline.cli import main
 
-    obj = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 -INF 1\nv 0 1 0\nf 1 2 4\nf 1 3 4\n"
     (repo / ABB / "meshes" / "link_1.obj").write_bytes(obj)
     break_urdf(repo, [(L1_COLLISION, L1_COLLISION.replace(".stl", ".obj"))])
     monkeypatch.chdir(repo)
     assert main(["validate", "abb_irb2400"]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"{ABB}/meshes/link_1.obj:4: mesh_not_a_mesh: ")
+    assert lines[0].startswith(f"{ABB}/meshes/link_1.obj:{line}: mesh_not_a_mesh: ")
+    assert says in lines[0]
+
+
+def test_obj_negative_face_indices_are_read(repo: Path) -> None:
+    """Negative corners count back from the last vertex read: a valid OBJ is not refused."""
+    obj = OBJ_HEAD + b"f -4 -3 -2\nf 1 -3 -1\nf 2 3 4\nf -3 3 -1\n"
+    (repo / ABB / "meshes" / "link_1.obj").write_bytes(obj)
+    break_urdf(repo, [(L1_COLLISION, L1_COLLISION.replace(".stl", ".obj"))])
+    assert load_robot(repo / ABB, repo).link("link_1") is not None
+    from pipeline.description import make_urdf_copies
+
+    assert "build/robots/abb_irb2400/meshes/link_1.obj" in make_urdf_copies(repo, "abb_irb2400")
 
 
 def test_obj_word_nan_outside_a_vertex_is_not_mesh_not_a_mesh(repo: Path) -> None:

@@ -332,7 +332,7 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
                     "mesh_unreadable",
                     display,
                     "",
-                    f"cannot be read as a {suffix.upper()} mesh ({type(exc).__name__})",
+                    f"cannot be read as {suffix.upper()} ({type(exc).__name__})",
                     "export the mesh again as binary STL, OBJ or DAE",
                 )
             ]

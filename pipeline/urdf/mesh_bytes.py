@@ -3,7 +3,8 @@
 Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
 finite corners); ASCII STL starts with `solid` and holds facets; COLLADA (.dae) is XML, read as
 strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root; an OBJ has
-no vertex at NaN or infinity. Other formats are copied as they are.
+no vertex at NaN or infinity and no face corner naming a vertex it does not have. Other formats
+are copied as they are.
 """
 
 from __future__ import annotations
@@ -56,6 +57,41 @@ def _obj_not_finite(data: bytes) -> str:
     return ""
 
 
+_OBJ_VERTEX = re.compile(rb"(?m)^[ \t]*v[ \t]")
+_OBJ_FACE = re.compile(rb"(?m)^[ \t]*f[ \t]([^\n#]*)")
+_OBJ_INDEX = re.compile(rb"(?:^|\s)([+-]?\d+)")  # a corner's vertex index, before any '/'
+
+
+def _obj_bad_face(data: bytes) -> tuple[str, str]:
+    """The line and index of an OBJ's first face corner naming no vertex (("", "") when none).
+
+    OBJ counts vertices from 1, and a negative index counts back from the last vertex read;
+    trimesh silently takes index 0 as the last vertex and fails on one past the end.
+    """
+    import numpy as np
+
+    count = len(_OBJ_VERTEX.findall(data))
+    faces = _OBJ_FACE.findall(data)
+    words = _OBJ_INDEX.findall(b" ".join(faces))
+    index = np.array(words or [b"1"]).astype(np.int64)
+    if count and ((index > 0) & (index <= count)).all():  # counting back needs the slow path
+        return "", ""
+    if not faces:
+        return "", ""
+    seen = 0  # vertices read so far: what a negative index counts back from
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        words = line.split(b"#")[0].split()
+        if words[:1] == [b"v"]:
+            seen += 1
+        elif words[:1] == [b"f"]:
+            for word in words[1:]:
+                text = word.split(b"/")[0]
+                value = int(text) if text.lstrip(b"+-").isdigit() else 1
+                if value == 0 or value > count or -value > seen:
+                    return str(number), text.decode("ascii")
+    return "", ""
+
+
 def mesh_findings(data: bytes, display: str) -> list[Finding]:
     """The findings about a mesh file's bytes (empty when they look like their format)."""
     suffix = PurePosixPath(display).suffix.lower()
@@ -66,6 +102,11 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         line = _obj_not_finite(data)
         message = "is an OBJ with a vertex coordinate that is not a finite number (NaN, inf)"
         hint = "export the mesh again: every vertex needs three finite coordinates"
+        if line:
+            return [Finding("mesh_not_a_mesh", display, line, message, hint)]
+        line, index = _obj_bad_face(data)
+        message = f"is an OBJ with a face naming vertex {index}, which it does not have"
+        hint = "export the mesh again: OBJ numbers vertices from 1 (negative: back from the last)"
         return [Finding("mesh_not_a_mesh", display, line, message, hint)] if line else []
     if suffix == ".dae":
         from lxml import etree
