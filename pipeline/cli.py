@@ -118,13 +118,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Check each robot's sources (URDF, meshes, config.json, rtcore_definition.json); ok lines."""
     from pipeline.config import load_config
     from pipeline.description import read_urdf_sources
+    from pipeline.plan import model_ids
     from pipeline.rtcore import load_rtcore
+    from pipeline.urdf import invalid_model_ids
 
     root = repository_root()
     robots = Path("robots")
     check_model_ids(args.models)
-    models = args.models or sorted(p.name for p in robots.glob("*") if (p / "robot.urdf").is_file())
-    findings: list[Finding] = []
+    # the robots the build compiles: a robot.urdf that is a folder, a FIFO or a dangling link
+    # is refused here as there, not skipped
+    models = args.models or model_ids(root)
+    findings: list[Finding] = invalid_model_ids(models)
+    models = [m for m in models if not invalid_model_ids([m])]
     for model_id in models:
         folder = root / robots / model_id
         try:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
-from pipeline.strict_io import JSON_LIMIT, parse_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, lone_surrogates, parse_json, read_bytes
 from pipeline.urdf import Robot, display_path
 
 CONFIG_FILE = "config.json"
@@ -110,6 +110,7 @@ def config_from_bytes(data: bytes, robot: Robot, display: str) -> RobotConfig:
 def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
     """Every config.json rule: the schema, then the rules that need the URDF."""
     findings = [restated_urdf(f) for f in check_schema(data, CONFIG_SCHEMA, display)]
+    findings += lone_surrogates(data, display)
     findings += check_model_id(data, robot, display)
     planning = data.get("planning")
     planned = planning.get("joints") if isinstance(planning, dict) else None

@@ -65,25 +65,26 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
 def collision_mesh_findings(
     robot: Robot, copies: Mapping[str, bytes], model_id: str
 ) -> list[Finding]:
-    """Each collision mesh parsed from its copy as the spheres step parses it."""
+    """Each collision mesh parsed from its copy as the spheres step parses it; each collision
+    link of a size the spheres step can fit."""
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
+    from pipeline.spheres.extent import extent_findings
     from pipeline.spheres.geometry import mesh_triangles
 
     findings: list[Finding] = []
-    seen: set[Mesh] = set()
+    triangles = {}
     for link in robot.links:
         for collision in link.collisions:
             mesh = collision.geometry
-            if not isinstance(mesh, Mesh) or mesh in seen:
+            if not isinstance(mesh, Mesh) or mesh in triangles:
                 continue
-            seen.add(mesh)
             data = copies[f"{build_dir(model_id)}/{mesh.path}"]
             try:
-                mesh_triangles(data, mesh, f"{source_dir(model_id)}/{mesh.path}")
+                triangles[mesh] = mesh_triangles(data, mesh, f"{source_dir(model_id)}/{mesh.path}")
             except ContractError as exc:
                 findings += exc.findings
-    return findings
+    return findings or extent_findings(robot, triangles)
 
 
 def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:

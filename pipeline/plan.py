@@ -28,6 +28,7 @@ URDF_CODE = (
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",
     "pipeline/spheres/winding.py",
+    "pipeline/spheres/extent.py",
     "pipeline/description.py",
 )
 CONFIG_CODE = (
@@ -167,6 +168,10 @@ def _is_file(root: Path, rel: str) -> bool:
     return os.path.isfile(os.path.join(root, rel))
 
 
+def _lexists(root: Path, rel: str) -> bool:
+    return os.path.lexists(os.path.join(root, rel))
+
+
 def _folders_holding(root: Path, top: str, name: str) -> list[str]:
     """The folders directly under `top` that hold `name` (lexists: a dangling link counts)."""
     base = os.path.join(root, top)
@@ -193,7 +198,9 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         (f"build/robots/{model_id}/robot.urdf",),
     )
     steps = {"urdf": urdf}
-    present = [f"{src}/{name}" for name in CONFIG_SOURCES if _is_file(root, f"{src}/{name}")]
+    # lexists, not is_file, here and below: an optional source that is a folder, a FIFO or a
+    # dangling link is an input its step refuses, never an absent file
+    present = [f"{src}/{name}" for name in CONFIG_SOURCES if _lexists(root, f"{src}/{name}")]
     steps["config"] = Step(
         f"config:{model_id}",
         "validate config.json and rtcore_definition.json; copy them into build/",
@@ -201,7 +208,8 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         lazy("pipeline.description", "make_config_copies", model_id),
         tuple(f"build/robots/{model_id}/{path.rsplit('/', 1)[1]}" for path in present),
     )
-    if _is_file(root, f"{src}/srdf.py"):
+    # (a srdf.py skipped would also prune the robot's SRDF from build/)
+    if _lexists(root, f"{src}/srdf.py"):
         steps["srdf"] = Step(
             f"srdf:{model_id}",
             "run gen_srdf() and write the checked SRDF",
@@ -211,7 +219,7 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
             lazy("pipeline.srdf.compile", "make_srdf", model_id),
             (f"build/robots/{model_id}/robot.srdf",),
         )
-    settings = [f"{src}/{SPHERES_SETTINGS}"] if _is_file(root, f"{src}/{SPHERES_SETTINGS}") else []
+    settings = [f"{src}/{SPHERES_SETTINGS}"] if _lexists(root, f"{src}/{SPHERES_SETTINGS}") else []
     steps["spheres"] = Step(
         f"spheres:{model_id}",
         "fit (or restamp) the collision spheres; prove they cover every collision surface",

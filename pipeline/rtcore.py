@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
-from pipeline.strict_io import JSON_LIMIT, parse_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, lone_surrogates, parse_json, read_bytes
 from pipeline.urdf import Robot, display_path
 
 DEFINITION_FILE = "rtcore_definition.json"
@@ -83,6 +83,7 @@ def definition_from_bytes(data: bytes, robot: Robot, display: str) -> RtcoreDefi
 def check_definition(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
     """Every rtcore_definition.json rule: schema, provenance, joints, drive addresses."""
     findings = check_schema(data, DEFINITION_SCHEMA, display)
+    findings += lone_surrogates(data, display)
     unexpected = {f.place for f in findings if f.code == "unexpected_field"}
     findings += check_model_id(data, robot, display)
     findings += check_provenance(data, display, unexpected)

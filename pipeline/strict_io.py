@@ -143,6 +143,9 @@ class _NonFinite:
         self.text = text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class _Pairs(dict[str, Any]):
     """A parsed object that remembers which keys it saw twice."""
 
@@ -282,6 +285,40 @@ def parse_json(data: bytes, display: str) -> dict[str, Any]:
         )
     plain: dict[str, Any] = _plain(value)
     return plain
+
+
+def lone_surrogates(value: Any, display: str) -> list[Finding]:
+    """A finding per key or string holding a lone surrogate (a \\uD800 escape without its pair).
+
+    Such text cannot be written as UTF-8, so no UTF-8 reader of a file copied into build/
+    (serde_json, for one) can take it.
+    """
+    out = []
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:  # in document order
+        node, path = stack.pop()
+        key = path[-1] if path else None
+        if (isinstance(key, str) and _SURROGATE.search(key)) or (
+            isinstance(node, str) and _SURROGATE.search(node)
+        ):
+            out.append(path)
+        items: list[tuple[str | int, Any]] = []
+        if isinstance(node, dict):
+            items = list(node.items())
+        elif isinstance(node, list):
+            items = list(enumerate(node))
+        stack.extend((item, [*path, k]) for k, item in reversed(items))
+    return [
+        Finding(
+            "lone_surrogate",
+            display,
+            json_pointer(path),
+            "holds a \\uD800-\\uDFFF escape that is not half of a pair, a character UTF-8 "
+            "cannot encode",
+            "write the character itself, or both halves of its surrogate pair",
+        )
+        for path in out
+    ]
 
 
 def load_json(path: Path, display: str, limit: int = JSON_LIMIT) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ CONFIG = f"{ABB}/config.json"
 SETTINGS = f"{ABB}/spheres.settings.json"
 RTCORE = f"{ABB}/rtcore_definition.json"
 BUILT = "build/robots/abb_irb2400"
+L1_MESH = "package://abb_irb2400/meshes/link_1.stl"
 CELL = "cells/weld_cell_a"
 MACHINE = f"{CELL}/machine.json"
 CALIBRATION = f"{CELL}/machine_planning_calibration.json"
@@ -123,6 +125,29 @@ def dangling(rel: str) -> Break:
     def apply(project: Path, outside: Path) -> None:
         (project / rel).unlink()
         (project / rel).symlink_to(outside / "gone" / Path(rel).name)
+
+    return apply
+
+
+def folder_instead(rel: str) -> Break:
+    """Replace a file of the checkout with an empty folder of its name."""
+
+    def apply(project: Path, outside: Path) -> None:
+        path = project / rel
+        if os.path.lexists(path):
+            path.unlink()
+        path.mkdir()
+
+    return apply
+
+
+def copy_robot(name: str) -> Break:
+    """A copy of the abb robot in robots/<name>/, its <robot name> and mesh URIs renamed."""
+
+    def apply(project: Path, outside: Path) -> None:
+        shutil.copytree(project / ABB, project / "robots" / name)
+        urdf = project / "robots" / name / "robot.urdf"
+        urdf.write_text(urdf.read_text().replace("abb_irb2400", name))
 
     return apply
 
@@ -880,6 +905,74 @@ CATALOGUE = [
         ("identity", BUILT),
         "identity",
     ),
+    # ---- found by the hostile-input trial of robots/ (notes/hostile.md) ----
+    doit(
+        "lone_surrogate",
+        CONFIG,
+        replace(CONFIG, '"controller_axis": "rax_1"', '"controller_axis": "rax_1\\ud800"'),
+        "config-string-lone-surrogate",
+    ),
+    doit(
+        "lone_surrogate",
+        RTCORE,
+        transform(RTCORE, lambda d: d.replace(b'": "', b'": "\\udc00', 1)),
+        "rtcore-string-lone-surrogate",
+    ),
+    doit(
+        "invalid_number",
+        URDF,
+        replace(URDF, 'rpy="0 0 0" xyz="0 0 0"', 'rpy="0 0 0" xyz="1_0 0 0"'),
+        "urdf-python-only-number-syntax",
+    ),
+    doit(
+        "invalid_number",
+        URDF,
+        replace(URDF, 'rpy="0 0 0" xyz="0 0 0"', 'rpy="\u0661 0 0" xyz="0 0 0"'),
+        "urdf-arabic-indic-digit",
+    ),
+    doit(
+        "geometry_out_of_range",
+        URDF,
+        replace(
+            URDF,
+            '<collision>\n      <origin rpy="0 0 0" xyz="0 0 0"/>',
+            '<collision>\n      <origin rpy="0 0 0" xyz="1e300 0 0"/>',
+        ),
+        "urdf-collision-origin-1e300",
+    ),
+    doit(
+        "geometry_out_of_range",
+        URDF,
+        replace(
+            URDF, f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1e300 1 1"/>'
+        ),
+        "urdf-mesh-scale-1e300",
+    ),
+    doit(
+        "geometry_out_of_range",
+        URDF,
+        replace(URDF, f'<mesh filename="{L1_MESH}"/>', '<box size="1e-12 1e-12 1e-12"/>'),
+        "urdf-box-1e-12",
+    ),
+    doit(
+        "zero_axis",
+        URDF,
+        replace(URDF, '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e-320"/>'),
+        "urdf-axis-underflows",
+    ),
+    doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
+    doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),
+    doit("not_a_regular_file", SETTINGS, folder_instead(SETTINGS), "settings-is-a-folder"),
+    doit(
+        "invalid_xml",
+        SRDF_PY,
+        in_gen_srdf(
+            "return {'xml': '<robot name=\"abb_irb2400\"><group name=\"\\ud800\"/></robot>', "
+            "'urdf': 'robot.urdf'}"
+        ),
+        "srdf-lone-surrogate",
+    ),
+    doit("invalid_model_id", "robots/my@robot", copy_robot("my@robot"), "robot-folder-name"),
     # ---- a generator that hangs, through the srdf command with a short time limit ----
     cli(
         "generator_timeout",

@@ -207,3 +207,18 @@ def test_a_finding_stays_one_printable_line() -> None:
         "x.json:/\\udcff: duplicate_key: key '\\udcff' appears more than once; "
         "keep exactly one entry for each key",
     ]
+
+
+def test_lone_surrogate_keys_and_strings_are_found_where_they_are() -> None:
+    """Config and rt-core files are copied into build/ for UTF-8 readers: a lone surrogate in
+    a key or a string is refused there (a manifest path is refused by its own rule)."""
+    from pipeline.strict_io import lone_surrogates
+
+    document = parse_json(
+        b'{"a": ["ok", "x\\udc00"], "\\ud800": {"b": "\\ud83d\\ude00"}}', "x.json"
+    )
+    found = lone_surrogates(document, "x.json")
+    assert [(f.code, f.place) for f in found] == [
+        ("lone_surrogate", "/a/1"),
+        ("lone_surrogate", "/\ud800"),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,14 @@ CASES = [
         [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}"/><material name="x"/>')],
     ),
     ("not_a_urdf", [("<robot xmlns:xacro", "<sdf xmlns:xacro"), ("</robot>", "</sdf>")]),
+    # Numbers as C++ URDF readers parse them: Python's float() also took these.
+    ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="1_0" velocity="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="\u0661" velocity="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="infinity" velocity="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="1\u00a0" velocity="1"/>')]),
+    # An axis whose length squares to 0 (or to inf) cannot be normalised by the kinematics.
+    ("zero_axis", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e-320"/>')]),
+    ("zero_axis", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e200"/>')]),
 ]
 
 
@@ -108,6 +117,31 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     assert code in [f.code for f in found]
     assert all(f.file == f"{ABB}/robot.urdf" for f in found)
     assert all(f.place.isdigit() for f in found)
+
+
+@pytest.mark.parametrize("name", ["bad id", "a:b", "a\nb", "-x", ".hidden", "r\u00f6bot"])
+def test_invalid_model_id_folder_is_refused_alone(repo: Path, name: str) -> None:
+    """A folder name that is no model id is the one finding, shown escaped on one line."""
+    shutil.copytree(repo / ABB, repo / "robots" / name)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / "robots" / name, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_model_id"
+    assert len(finding.line().splitlines()) == 1
+    assert finding.line().isascii()
+    assert finding.file.startswith("robots/")
+
+
+def test_kinematic_cycle_check_is_linear_in_a_long_chain(repo: Path) -> None:
+    """A chain of 20,000 links: walking each link up to the root took minutes (cubic)."""
+    chain = "".join(
+        f'<link name="e{i}"/><joint name="ej{i}" type="fixed">'
+        f'<parent link="{"tool0" if i == 0 else f"e{i - 1}"}"/><child link="e{i}"/></joint>'
+        for i in range(20_000)
+    )
+    break_urdf(repo, [('<link name="tool0"/>', '<link name="tool0"/>' + chain)])
+    robot = load_robot(repo / ABB, repo)
+    assert len(robot.links) > 20_000
 
 
 def test_every_finding_in_a_file_is_reported_at_once(repo: Path) -> None:
@@ -370,3 +404,44 @@ def test_obj_word_nan_outside_a_vertex_is_not_mesh_not_a_mesh(repo: Path) -> Non
     from pipeline.description import make_urdf_copies
 
     assert "build/robots/abb_irb2400/meshes/link_1.obj" in make_urdf_copies(repo, "abb_irb2400")
+
+
+def test_validate_refuses_a_robot_urdf_that_is_not_a_file_not_a_regular_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pipeline validate` with no ids checks the robots the build compiles: a robot.urdf that
+    is a folder is refused, as doit refuses it, not skipped with exit status 0."""
+    from pipeline.cli import main
+
+    (repo / ABB / "robot.urdf").unlink()
+    (repo / ABB / "robot.urdf").mkdir()
+    monkeypatch.chdir(repo)
+    status = main(["validate"])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.err.splitlines() == [
+        f"{ABB}/robot.urdf: not_a_regular_file: is not a regular file; "
+        "replace it with a regular file"
+    ]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["validate", "a b"], ["validate", ".hidden"], ["spheres", "verify", "a:b"]],
+    ids=["invalid_model_id-space", "invalid_model_id-dot", "invalid_model_id-spheres-colon"],
+)
+def test_command_argument_that_is_no_model_id_invalid_model_id(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    """A model id argument that is a folder name but no model id is refused as such."""
+    from pipeline.cli import main
+
+    monkeypatch.chdir(repo)
+    assert main(argv) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert ": invalid_model_id: " in line
+    assert line.startswith("robots/")
+    assert str(repo) not in line

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.findings import ContractError, Finding
+from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.strict_io import JSON_LIMIT, read_bytes, write_output
 
 if TYPE_CHECKING:
@@ -27,18 +27,19 @@ def repository_root() -> Path:
 
 def _models(args: argparse.Namespace, root: Path) -> list[str]:
     from pipeline.cli import check_model_ids
+    from pipeline.plan import model_ids
 
     chosen: list[str] = list(args.models)
     check_model_ids(chosen)
-    return chosen or sorted(
-        p.name for p in (root / "robots").glob("*") if (p / "robot.urdf").is_file()
-    )
+    return chosen or model_ids(root)
 
 
 def _load(root: Path, model_id: str, spheres: str | None) -> tuple[Robot, Path, str, bytes | None]:
     folder = root / "robots" / model_id
-    from pipeline.urdf import load_robot
+    from pipeline.urdf import invalid_model_ids, load_robot
 
+    # an argument such as ../x would name a folder outside robots/
+    raise_if_errors(invalid_model_ids([model_id]))
     robot = load_robot(folder, root)
     display = spheres or f"build/robots/{model_id}/{FILE}"
     path = root / display

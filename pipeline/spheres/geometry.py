@@ -322,9 +322,12 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
         data = data.removeprefix(b"\xef\xbb\xbf")
+    kind = f"a {suffix.upper()} mesh" if suffix else "a mesh (its name has no extension)"
     try:
-        loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
-        tri = np.array(getattr(loaded, "triangles", None), dtype=np.float64)
+        # numpy's overflow warnings on absurd corners would print lines naming its own files
+        with np.errstate(all="ignore"):
+            loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
+            tri = np.array(getattr(loaded, "triangles", None), dtype=np.float64)
     except Exception as exc:  # trimesh raises many types for unreadable files
         raise ContractError(
             [
@@ -332,7 +335,7 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
                     "mesh_unreadable",
                     display,
                     "",
-                    f"cannot be read as {suffix.upper()} ({type(exc).__name__})",
+                    f"cannot be read as {kind} ({type(exc).__name__})",
                     "export the mesh again as binary STL, OBJ or DAE",
                 )
             ]
@@ -352,8 +355,10 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
                 )
             ]
         )
-    tri = tri * np.array(mesh.scale, dtype=float)
-    if not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any():
+    with np.errstate(all="ignore"):  # a huge corner is refused by its extent, not here
+        tri = tri * np.array(mesh.scale, dtype=float)
+        flat = not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
+    if flat:
         raise ContractError(
             [
                 Finding(

@@ -70,7 +70,7 @@ def compile_srdf(
     except ContractError as exc:
         findings += exc.findings
     try:
-        root = parse_xml(envelope.xml.encode("utf-8"), display)
+        root = parse_xml(_utf8(envelope.xml, display), display)
     except ContractError as exc:
         raise ContractError([*findings, *exc.findings]) from None
     srdf, read_findings = parse_srdf(root, display)
@@ -91,6 +91,26 @@ def compile_srdf(
     raise_if_errors(findings)
     link = relative_posix(urdf_at or envelope.urdf, output.parent)
     return write_srdf(srdf, link)
+
+
+def _utf8(xml: str, display: str) -> bytes:
+    """The XML text as UTF-8; a lone surrogate (a "\\ud800" in a Python string) is refused."""
+    try:
+        return xml.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = xml[exc.start].encode("unicode_escape").decode("ascii")
+        raise ContractError(
+            [
+                Finding(
+                    "invalid_xml",
+                    display,
+                    'gen_srdf()["xml"]',
+                    f"holds the lone surrogate {char} at character {exc.start}, which no XML "
+                    "document can hold",
+                    "write the character itself, or both halves of its surrogate pair",
+                )
+            ]
+        ) from None
 
 
 def make_srdf(root: Path, model_id: str) -> dict[str, bytes]:

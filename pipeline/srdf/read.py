@@ -35,7 +35,10 @@ from pipeline.srdf.model import (
 )
 from pipeline.strict_io import XML_LIMIT, parse_xml, read_bytes, source_line
 
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.I)
+# ASCII only: Python's \d and float() also take other scripts' digits, which no C++ reader does
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.I | re.ASCII
+)
 _URDF_TAGS = (f"{{{TCAD_NS}}}urdf", f"{{{EXPLORER_NS}}}urdf")
 _ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "robot": ("name", "version"),
@@ -110,7 +113,8 @@ class _Reader:
         text = node.get(attr)
         if text is None:
             return None
-        parts = text.split()
+        parts = text.split(" ")  # the parser has turned tabs and newlines into spaces
+        parts = [p for p in parts if p]
         if len(parts) != count or not all(_NUMBER.fullmatch(p) for p in parts):
             self.add(
                 "invalid_number",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import PurePosixPath
 
 from lxml import etree
@@ -25,6 +26,10 @@ from pipeline.urdf.model import (
     Vec3,
     Visual,
 )
+
+# What URDF readers (urdfdom, Tesseract) parse as a number: ASCII digits, an optional
+# exponent. Python's float() also takes "1_0", " \u0661" (Arabic-Indic one) and "infinity".
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 class _Reader:
@@ -51,16 +56,17 @@ class _Reader:
                     f'add {attr}="..."',
                 )
             return default
-        try:
-            values = tuple(float(part) for part in text.split())
-        except ValueError:
+        # split on spaces only: the parser has turned tabs and newlines in attributes into spaces
+        parts = [part for part in text.split(" ") if part]
+        values = tuple(float(p) for p in parts if _NUMBER.fullmatch(p))
+        if len(values) != len(parts):
             values = ()
         if len(values) != count or not all(math.isfinite(v) for v in values):
             self.add(
                 "invalid_number",
                 source_line(node),
                 f'<{node.tag} {attr}="{text}"> is not {count} finite number(s)',
-                f"write {count} finite decimal number(s) separated by spaces",
+                f"write {count} finite decimal number(s) (ASCII digits) separated by spaces",
             )
             return default
         return values

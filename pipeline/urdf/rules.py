@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
@@ -100,12 +101,15 @@ def _joint_rules(joint: Joint, links: set[str], add: _Add) -> None:
             f"joint {joint.name!r} has type {joint.type!r}",
             "use fixed, revolute or prismatic",
         )
-    if joint.type != "fixed" and all(a == 0.0 for a in joint.axis):
+    # the length as pipeline.kinematics normalises the axis: 1e-320 squares to 0, 1e200 to inf
+    length = math.sqrt(sum(a * a for a in joint.axis))
+    if joint.type != "fixed" and not (math.isfinite(length) and length > 0.0):
+        axis = " ".join(repr(a) for a in joint.axis)
         add(
             "zero_axis",
             joint.line,
-            f"joint {joint.name!r} has axis 0 0 0",
-            "give a non-zero <axis xyz>",
+            f"joint {joint.name!r} has axis {axis}, whose length is 0 or overflows in float64",
+            "give a non-zero <axis xyz> of ordinary size, such as 0 0 1",
         )
     if joint.type in BOUNDED_TYPES:
         _limit_rules(joint, add)
@@ -143,22 +147,25 @@ def _limit_rules(joint: Joint, add: _Add) -> None:
 
 
 def _cycle_rules(parents: dict[str, Joint], add: _Add) -> None:
-    reported: set[str] = set()
+    # Each link is walked once: a walk stops at a link an earlier walk settled (linear time;
+    # walking every link up to its root was quadratic, minutes for a chain of 20,000 links).
+    settled: set[str] = set()
     for start in parents:
-        seen: list[str] = []
+        seen: dict[str, None] = {}
         link = start
-        while link in parents and link not in seen:
-            seen.append(link)
+        while link in parents and link not in seen and link not in settled:
+            seen[link] = None
             link = parents[link].parent
-        if link in seen and not reported.intersection(seen):
-            reported.update(seen)
-            cycle = seen[seen.index(link) :]
+        if link in seen:
+            path = list(seen)
+            cycle = path[path.index(link) :]
             add(
                 "kinematic_cycle",
                 parents[link].line,
                 f"links {', '.join(cycle)} form a cycle",
                 "a URDF is a tree: break the cycle",
             )
+        settled.update(seen)
 
 
 def _mimic_rules(robot: Robot, add: _Add) -> None:
@@ -174,10 +181,10 @@ def _mimic_rules(robot: Robot, add: _Add) -> None:
                 "name an existing joint in <mimic joint=...>",
             )
             continue
-        seen = [joint.name]
+        seen = {joint.name: None}  # a dict: ordered, and a constant-time membership test
         target: Joint | None = by_name[joint.mimic.joint]
         while target is not None and target.mimic is not None and target.name not in seen:
-            seen.append(target.name)
+            seen[target.name] = None
             target = by_name.get(target.mimic.joint)
         if target is not None and target.name in seen:
             add(
@@ -244,8 +251,41 @@ def _case_hint(path: Path) -> str:
     return f"the folder holds {names[0]!r}: write the name as it is cased" if names else ""
 
 
+# The model id is the folder's name: it is a path segment, a package:// name and part of doit
+# task names and finding lines, so it is held to the pattern of a cell id (machine-config schema).
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII)
+
+
+def model_id_findings(folder: Path, display_root: Path) -> list[Finding]:
+    """A finding when the folder's name is not a valid model id (shown escaped)."""
+    return invalid_model_ids([folder.name], display_path(folder.parent, display_root))
+
+
+def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Finding]:
+    """One finding per name that is not a model id (a command's arguments, a folder's name)."""
+    out = []
+    for name in names:
+        if MODEL_ID.fullmatch(name):
+            continue
+        shown = name.encode("unicode_escape", "backslashreplace").decode("ascii")
+        out.append(
+            Finding(
+                "invalid_model_id",
+                f"{parent}/{shown}",
+                "",
+                f"'{shown}' is not a model id: letters, digits, '.', '_' and '-', starting "
+                "with a letter or digit, at most 128 characters",
+                "name a folder of robots/ (rename it, and its <robot name>, to a valid model "
+                "id such as my_robot_v1)",
+            )
+        )
+    return out
+
+
 def load_robot(folder: Path, display_root: Path) -> Robot:
     """Read `folder/robot.urdf`, apply every URDF rule, and return the valid model."""
+    # alone: every other finding would name the file through the unprintable folder name
+    raise_if_errors(model_id_findings(folder, display_root))
     path = folder / "robot.urdf"
     display = display_path(path, display_root)
     robot, findings = parse_urdf(read_bytes(path, display, XML_LIMIT), display, folder.name)

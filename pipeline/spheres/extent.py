@@ -1,0 +1,72 @@
+"""Is a link's collision geometry of a size the sphere fitter can work at?
+
+The fitter rounds centres and radii to QUANTUM (1 µm) and grids each link's bounding box, so a
+link far smaller than that, or placed so far out that float64 no longer resolves a quantum
+there (1e300 m, say), cannot be fitted: such geometry is refused with a finding, before
+anything is copied into build/, instead of failing inside the fitter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from pipeline.findings import Finding
+from pipeline.spheres.geometry import Array, Frame
+from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Robot
+
+# metres: larger than any robot cell; float64 still resolves QUANTUM a millionfold there
+LENGTH_LIMIT = 1e6
+# metres: ten of the fitter's output quanta (pipeline.spheres.fit.QUANTUM, 1 µm) across; not
+# imported from there, so that the urdf step, which applies this, does not depend on the fitter
+MIN_EXTENT = 1e-5
+
+
+def _corners(collision: Collision, triangles: Mapping[Mesh, Array]) -> Array:
+    """Points (N, 3) in the link frame whose bounding box holds the element."""
+    frame = Frame.of(collision.origin)
+    g = collision.geometry
+    if isinstance(g, Mesh):
+        return frame.apply(triangles[g].reshape(-1, 3))
+    if isinstance(g, Box):
+        half = np.array(g.size, dtype=float) / 2
+    elif isinstance(g, Cylinder):
+        half = np.array([g.radius, g.radius, g.length / 2])
+    else:
+        half = np.full(3, g.radius)
+    signs = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
+    return frame.apply(signs * half)
+
+
+def extent_findings(robot: Robot, triangles: Mapping[Mesh, Array]) -> list[Finding]:
+    """One finding per collision link too large, too far out or too small to fit spheres to."""
+    out = []
+    for link in robot.links:
+        if not link.collisions:
+            continue
+        with np.errstate(all="ignore"):
+            points = np.concatenate([_corners(c, triangles) for c in link.collisions])
+            reach = float(np.abs(points).max())
+            span = float((points.max(axis=0) - points.min(axis=0)).max())
+        finding = _finding(link, reach, span)
+        if finding is not None:
+            out.append(Finding("geometry_out_of_range", robot.file, str(link.line), *finding))
+    return out
+
+
+def _finding(link: Link, reach: float, span: float) -> tuple[str, str] | None:
+    if not np.isfinite(reach) or reach > LENGTH_LIMIT:
+        return (
+            f"link {link.name!r}: its collision geometry reaches {reach:.3g} m from the link "
+            f"frame, beyond {LENGTH_LIMIT:.0e} m",
+            "give origins, sizes and mesh scale in metres (a mesh in millimetres needs "
+            'scale="0.001 0.001 0.001")',
+        )
+    if span < MIN_EXTENT:
+        return (
+            f"link {link.name!r}: its collision geometry spans {span:.3g} m, under "
+            f"{MIN_EXTENT:.0e} m (spheres are rounded to micrometres)",
+            "give sizes and mesh scale in metres, or remove the collision element",
+        )
+    return None
