@@ -40,6 +40,10 @@ CASES = [
     ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes/sub\\link_1.stl")]),
     ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes//link_1.stl")]),
     ("mesh_missing", [(L1_MESH, "package://abb_irb2400/meshes/link_9.stl")]),
+    # trimesh would unpack an archive (without a size limit) or follow a glTF's file names
+    ("mesh_format_unsupported", [(L1_MESH, "package://abb_irb2400/meshes/link_1.zip")]),
+    ("mesh_format_unsupported", [(L1_MESH, "package://abb_irb2400/meshes/link_1.gltf")]),
+    ("mesh_format_unsupported", [(L1_MESH, "package://abb_irb2400/meshes/link_1")]),
     ("duplicate_name", [('<link name="tool0"/>', '<link name="tool0"/><link name="tool0"/>')]),
     ("duplicate_name", [('<joint name="joint_2" ', '<joint name="joint_1" ')]),
     ("unknown_link", [('<child link="link_1"/>', '<child link="link_one"/>')]),

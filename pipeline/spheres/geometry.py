@@ -322,7 +322,7 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
         data = data.removeprefix(b"\xef\xbb\xbf")
-    kind = f"a {suffix.upper()} mesh" if suffix else "a mesh (its name has no extension)"
+    kind = suffix.upper() if suffix else "a mesh (its name has no extension)"
     try:
         # numpy's overflow warnings on absurd corners would print lines naming its own files
         with np.errstate(all="ignore"):

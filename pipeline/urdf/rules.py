@@ -195,6 +195,11 @@ def _mimic_rules(robot: Robot, add: _Add) -> None:
             )
 
 
+# What the sphere fitter reads (through trimesh). Others trimesh would take include archives
+# (.zip, .tar.gz, unpacked without a limit) and glTF (which names further files).
+COLLISION_MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply")
+
+
 def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
     """Each named mesh is a regular file inside `folder/meshes`, not a link out of it."""
     if os.path.islink(folder / "meshes"):
@@ -215,6 +220,20 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
         for element in elements:
             geometry = element.geometry
             if not isinstance(geometry, Mesh):
+                continue
+            suffix = PurePosixPath(geometry.path).suffix.lower()
+            if isinstance(element, Collision) and suffix not in COLLISION_MESH_SUFFIXES:
+                kind = f"a {suffix} file" if suffix else "a file with no extension"
+                out.append(
+                    Finding(
+                        "mesh_format_unsupported",
+                        robot.file,
+                        str(element.line),
+                        f"collision mesh {geometry.path!r} is {kind}; a collision mesh is STL, "
+                        "OBJ, COLLADA (.dae) or PLY",
+                        "export the collision mesh as binary STL (a visual may be any format)",
+                    )
+                )
                 continue
             path = folder / geometry.path
             code, message, hint = "", "", "put the mesh file itself in meshes/"
