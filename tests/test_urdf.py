@@ -123,6 +123,16 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     assert all(f.place.isdigit() for f in found)
 
 
+def test_no_links_is_refused(repo: Path) -> None:
+    """A <robot> with no <link> passed the URDF rules; only config.json's joint rules spoke."""
+    (repo / ABB / "robot.urdf").write_text(
+        '<?xml version="1.0"?>\n<robot name="abb_irb2400">\n</robot>\n'
+    )
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [(f.code, f.place) for f in exc.value.findings] == [("no_links", "1")]
+
+
 @pytest.mark.parametrize("name", ["bad id", "a:b", "a\nb", "-x", ".hidden", "r\u00f6bot"])
 def test_invalid_model_id_folder_is_refused_alone(repo: Path, name: str) -> None:
     """A folder name that is no model id is the one finding, shown escaped on one line."""

@@ -65,7 +65,14 @@ def check_rules(robot: Robot) -> list[Finding]:
             )
         parents.setdefault(joint.child, joint)
     roots = robot.roots()
-    if len(roots) != 1 and robot.links:
+    if not robot.links:
+        add(
+            "no_links",
+            1,
+            "the URDF has no <link>: a robot needs at least one (urdfdom refuses it too)",
+            "describe the robot's links and the joints between them",
+        )
+    elif len(roots) != 1:
         names = ", ".join(repr(r) for r in roots) or "none (the joints form a cycle)"
         add(
             "not_single_rooted",
