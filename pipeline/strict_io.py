@@ -25,6 +25,9 @@ MESH_LIMIT = 256 * MiB
 SOURCE_LIMIT = 4 * MiB
 # Objects and arrays nested deeper than this are refused (the checks below recurse per level).
 JSON_DEPTH_LIMIT = 100
+# A number as C++ URDF/SRDF readers parse it: ASCII digits, an optional exponent. Python's
+# float() also takes "1_0", "\u0661" (an Arabic-Indic one), "infinity" and surrounding spaces.
+DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 # More digits than a double's largest finite value has (about 1.8e308): never a usable number.
 _INT_DIGITS = 309
 # How many lines up a start tag that closes on one line may have opened.

@@ -33,12 +33,10 @@ from pipeline.srdf.model import (
     Tcp,
     VirtualJoint,
 )
-from pipeline.strict_io import XML_LIMIT, parse_xml, read_bytes, source_line
+from pipeline.strict_io import DECIMAL, XML_LIMIT, parse_xml, read_bytes, source_line
 
-# ASCII only: Python's \d and float() also take other scripts' digits, which no C++ reader does
-_NUMBER = re.compile(
-    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.I | re.ASCII
-)
+# a decimal, or a word float() reads as NaN or infinity (refused later with its own finding)
+_NUMBER = re.compile(rf"{DECIMAL}|[+-]?(?:nan|inf|infinity)", re.I | re.ASCII)
 _URDF_TAGS = (f"{{{TCAD_NS}}}urdf", f"{{{EXPLORER_NS}}}urdf")
 _ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "robot": ("name", "version"),

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from lxml import etree
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import parse_xml, source_line
+from pipeline.strict_io import DECIMAL, parse_xml, source_line
 from pipeline.urdf.model import (
     Box,
     Collision,
@@ -27,9 +27,7 @@ from pipeline.urdf.model import (
     Visual,
 )
 
-# What URDF readers (urdfdom, Tesseract) parse as a number: ASCII digits, an optional
-# exponent. Python's float() also takes "1_0", " \u0661" (Arabic-Indic one) and "infinity".
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_NUMBER = re.compile(DECIMAL, re.ASCII)  # what urdfdom and Tesseract parse as a number
 
 
 class _Reader:
