@@ -14,6 +14,7 @@ import hashlib
 import io
 import tarfile
 from collections.abc import Mapping
+from typing import Any
 
 FILE_MODE = 0o644
 MTIME = 0
@@ -22,6 +23,8 @@ LISTING_DOMAIN = "rosie.cell-bundle.listing.v1"
 UNPACKED_LIMIT = 4 * 1024 * 1024 * 1024
 # How many entries it may hold: tarfile keeps every header read, and 2 MB of gzip holds 300,000.
 ENTRY_LIMIT = 10_000
+# Zero padding a tar may hold after its last entry beyond that (records of up to 1 MiB).
+PADDING_LIMIT = 1024 * 1024
 # The largest `.tar.gz` bundle-identity reads (it holds the file in memory).
 BUNDLE_LIMIT = 1024 * 1024 * 1024
 
@@ -103,12 +106,17 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
     limit = UNPACKED_LIMIT if limit is None else limit
     lines = [LISTING_DOMAIN]
     entries: list[tuple[bytes, str]] = []
+    seen: set[str] = set()
     total = 0
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         for info in tar:
             if not info.isfile():
                 raise ValueError(f"archive entry {info.name!r} is not a regular file")
             _check_path(info.name)
+            if info.name in seen:
+                # unpacking keeps the last copy; the listing would name both
+                raise ValueError(f"archive entry {info.name!r} appears more than once")
+            seen.add(info.name)
             total += info.size
             if len(entries) >= ENTRY_LIMIT:
                 raise ValueError(f"it holds over {ENTRY_LIMIT} entries")
@@ -120,8 +128,23 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
                 digest.update(chunk)
             line = f"{info.mode:04o} {digest.hexdigest()} {info.name}"
             entries.append((info.name.encode("utf-8"), line))
+        _check_end(tar.fileobj, limit - total + PADDING_LIMIT)
     lines.extend(line for _, line in sorted(entries))
     return "\n".join(lines) + "\n"
+
+
+def _check_end(stream: Any, budget: int) -> None:
+    """After the end-of-archive block: only zero padding, then the gzip stream's own end.
+
+    Reading to the end checks the gzip trailer (CRC and length), so a cut download is refused;
+    anything but zeros after the last entry would be content the identity does not cover.
+    """
+    while stream is not None and (chunk := stream.read(1 << 20)):
+        if chunk.count(0) != len(chunk):
+            raise ValueError("it holds data after the end of the archive")
+        budget -= len(chunk)
+        if budget < 0:
+            raise ValueError("it holds more zero padding after the last entry than a tar writes")
 
 
 def identity_of_listing(text: str) -> str:

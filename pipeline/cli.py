@@ -26,7 +26,9 @@ def repository_root() -> Path:
     root = Path.cwd()
     if (root / "robots").is_dir() or (root / "cells").is_dir():
         return root
-    up = next((p for p in root.parents if (p / "robots").is_dir() or (p / "cells").is_dir()), None)
+    # build/ holds robots/ and cells/ too: a folder with dodo.py beside them is the root
+    holders = [p for p in root.parents if (p / "robots").is_dir() or (p / "cells").is_dir()]
+    up = next((p for p in holders if (p / "dodo.py").is_file()), holders[0] if holders else None)
     where = "" if up is None else f" (here: cd {os.path.relpath(up, root)})"
     raise ContractError(
         [
@@ -48,8 +50,10 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     if not args.check:
         nothing = Finding("usage_error", "pipeline manifest", "", "nothing to do", "pass --check")
         raise ContractError([nothing])
+    # the default is the build's descriptions: from a subfolder there are none, and "no
+    # finding" would read as "every manifest checked"
     folders = [Path(d) for d in args.dirs] or sorted(
-        p for p in Path("build/robots").glob("*") if p.is_dir()
+        p for p in (repository_root() / "build" / "robots").glob("*") if p.is_dir()
     )
     findings: list[Finding] = []
     for folder in folders:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import struct
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.findings import ContractError, Finding
 from pipeline.manifest import MANIFEST_NAME, read_manifest
 
 DOMAIN = b"rosie.robot-description.identity.v1\x00"
@@ -32,5 +35,29 @@ def description_identity(
     """Check the manifest of `folder`, then return its identity and registered file count."""
     manifest = read_manifest(folder, display_folder, model_id)
     names = [MANIFEST_NAME, *manifest.files]
-    entries = [(name, hashlib.sha256((folder / name).read_bytes()).digest()) for name in names]
+    entries = [(name, file_digest(folder / name, f"{display_folder}/{name}")) for name in names]
     return identity_of(entries), len(manifest.files)
+
+
+def file_digest(path: Path, display: str) -> bytes:
+    """The SHA-256 of a regular file (not a link), read in chunks: a registered file may be huge."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _unreadable(display, exc.strerror) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _unreadable(display, "not a regular file")
+        digest = hashlib.sha256()
+        try:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+            return digest.digest()
+        except OSError as exc:
+            raise _unreadable(display, exc.strerror) from None
+
+
+def _unreadable(display: str, why: str | None) -> ContractError:
+    # the manifest's checks passed a moment ago: the file changed since, or cannot be read
+    message = f"cannot be read ({why})"
+    return ContractError([Finding("file_unreadable", display, "", message, "check the file")])

@@ -134,6 +134,16 @@ def load_check(
     program: Path, program_display: str, cell_dir: Path, cell_display: str
 ) -> list[Finding]:
     """The refusals of loading `program` on the compiled cell in `cell_dir` (empty: accepted)."""
-    header = load_json(program, program_display)
-    cell = read_cell(cell_dir, cell_display)
+    # both sides are read before either is judged: a bad program and a bad cell are two findings
+    findings: list[Finding] = []
+    try:
+        header = load_json(program, program_display)
+    except ContractError as exc:
+        findings.extend(exc.findings)
+    try:
+        cell = read_cell(cell_dir, cell_display)
+    except ContractError as exc:
+        findings.extend(exc.findings)
+    if findings:
+        raise ContractError(findings)
     return header_refusals(header, cell, program_display)

@@ -7,7 +7,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import ContractError, Finding
+from pipeline.findings import ContractError, Finding, json_pointer
 from pipeline.strict_io import dump_json, is_utf8, load_json
 
 MANIFEST_NAME = "robot_description_manifest.json"
@@ -108,8 +108,25 @@ def path_findings(path: object, index: int, seen: set[str], display: str) -> lis
     return []
 
 
+def folder_model_id(folder: Path) -> str:
+    """The model id a description folder's name gives, also for `.` or a path ending in `..`."""
+    return Path(os.path.abspath(folder)).name
+
+
 def _regular_file(folder: Path, path: str) -> str:
-    """Empty when `folder/path` is a regular file; otherwise what it is instead."""
+    """Empty when `folder/path` is a regular file reached through real folders; else what it is."""
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        # a linked folder (meshes -> elsewhere) would take the entry out of the description
+        inner = "/".join(parts[:depth])
+        try:
+            mode = os.lstat(folder / inner).st_mode
+        except OSError:
+            return "does not exist"
+        if stat.S_ISLNK(mode):
+            return f"lies in {inner!r}, a symbolic link"
+        if not stat.S_ISDIR(mode):
+            return f"lies in {inner!r}, which is not a folder"
     try:
         mode = os.lstat(folder / path).st_mode
     except OSError:
@@ -131,7 +148,7 @@ def read_manifest(folder: Path, display_folder: str, model_id: str | None = None
             Finding(
                 "unknown_field",
                 display,
-                f"/{key}",
+                json_pointer([key]),
                 f"unknown field {key!r}",
                 "a manifest has only schema, model_id and files",
             )
@@ -146,7 +163,7 @@ def read_manifest(folder: Path, display_folder: str, model_id: str | None = None
                 f'set "schema": "{MANIFEST_SCHEMA}"',
             )
         )
-    expected = model_id or folder.name
+    expected = model_id or folder_model_id(folder)
     model_id = data.get("model_id")
     if model_id != expected:
         findings.append(

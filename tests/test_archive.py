@@ -141,3 +141,41 @@ def test_bad_archive_more_entries_than_the_limit_are_refused(
     more = {**FILES, "cell_a/extra.json": b"{}"}
     with pytest.raises(ValueError, match=f"over {len(FILES)} entries"):
         archive.listing_of_archive(archive.archive_bytes(more))
+
+
+def _tar(entries: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in entries:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+GOOD = gzip.compress(_tar([("a", b"1")]), mtime=0)
+BAD_BUNDLES = [
+    # unpacking keeps the last copy: the listing named both
+    ("duplicate", gzip.compress(_tar([("a", b"1"), ("a", b"2")])), "appears more than once"),
+    # the gzip trailer (CRC, length) cut off: the entries were whole, so it was accepted
+    ("cut_trailer", GOOD[:-4], "end-of-stream marker"),
+    # a second gzip member after the end-of-archive block: content the identity skipped
+    ("hidden_member", GOOD + gzip.compress(_tar([("b", b"2")])), "data after the end"),
+    ("trailing_garbage", GOOD + b"garbage", "Not a gzipped file"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "data", "why"), BAD_BUNDLES, ids=[case for case, _, _ in BAD_BUNDLES]
+)
+def test_bad_archive_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, data: bytes, why: str
+) -> None:
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(GOOD)
+    assert main(["bundle-identity", str(bundle)]) == 0
+    bundle.write_bytes(data)
+    capsys.readouterr()
+    assert main(["bundle-identity", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert ": bad_archive: is not a cell bundle (" in err and why in err, case

@@ -311,3 +311,12 @@ def test_not_repository_root_commands_run_from_a_subfolder_are_refused(
     assert "not_repository_root" in captured.err
     assert "cd .." in captured.err
     assert sorted(p.name for p in (project / "cells").iterdir()) == ["iiwa_bench", "weld_cell_a"]
+
+
+def test_not_repository_root_hint_skips_build_which_holds_robots_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From build/robots/<id>, the hint said `cd ../..`: build/, which holds robots/ and cells/."""
+    monkeypatch.chdir(project / "build" / "robots" / "abb_irb2400")
+    assert main(["check"]) == 2
+    assert "(here: cd ../../..)" in capsys.readouterr().err

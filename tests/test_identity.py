@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import struct
 from pathlib import Path
@@ -84,3 +85,24 @@ def test_identity_changes_with_one_byte(tmp_path: Path) -> None:
     data[100] ^= 1
     mesh.write_bytes(bytes(data))
     assert description_identity(folder, "d")[0] != before
+
+
+def test_file_digest_reads_in_chunks_and_refuses_what_changed_under_it(tmp_path: Path) -> None:
+    """It read each file whole (memory as large as the file); an OSError was a traceback.
+
+    The manifest's checks run first, so a link or a FIFO here is one swapped in since.
+    """
+    from pipeline.findings import ContractError
+    from pipeline.identity import file_digest
+
+    big = tmp_path / "big.stl"
+    big.write_bytes(bytes(range(256)) * 12_289)  # over 3 MiB: several chunks
+    assert file_digest(big, "d/big.stl") == hashlib.sha256(big.read_bytes()).digest()
+    (tmp_path / "link.stl").symlink_to(big)
+    os.mkfifo(tmp_path / "fifo.stl")
+    for name in ("link.stl", "fifo.stl", "gone.stl"):
+        with pytest.raises(ContractError) as caught:
+            file_digest(tmp_path / name, f"d/{name}")
+        assert [(f.code, f.file) for f in caught.value.findings] == [
+            ("file_unreadable", f"d/{name}")
+        ]

@@ -133,3 +133,14 @@ def test_cell_inconsistent_a_hand_edited_cell_json_is_named_where_it_is_wrong(
     assert code == 2
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), lines
+
+
+def test_a_bad_program_and_a_bad_cell_are_both_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The program's finding stopped the check: the cell's was only seen after fixing it."""
+    program = tmp_path / "program.json"
+    program.write_text("{robot_cell")
+    assert main(["load-check", str(program), "--cell", str(tmp_path / "no_cell")]) == 2
+    err = capsys.readouterr().err
+    assert ": invalid_json: " in err and "no_cell/cell.json: file_missing: " in err

@@ -73,6 +73,37 @@ def test_symlink_entry_is_not_a_regular_file(desc: Path) -> None:
     assert [(f.code, f.place) for f in exc.value.findings] == [("not_a_regular_file", "/files/0")]
 
 
+def test_not_a_regular_file_through_a_linked_folder(desc: Path, tmp_path: Path) -> None:
+    """meshes/ linked to a folder outside the description: each entry in it would leave it."""
+    shutil.move(desc / "meshes", tmp_path / "elsewhere")
+    os.symlink(tmp_path / "elsewhere", desc / "meshes")
+    with pytest.raises(ContractError) as exc:
+        read_manifest(desc, "d")
+    meshes = [f for f in json.loads((desc / MANIFEST_NAME).read_text())["files"] if "/" in f]
+    assert meshes and len(exc.value.findings) == len(meshes)
+    first = exc.value.findings[0]
+    assert first.code == "not_a_regular_file"
+    assert first.message == f"{meshes[0]!r} lies in 'meshes', a symbolic link"
+
+
+def test_not_a_regular_file_under_a_file(desc: Path) -> None:
+    write_files(desc, ["robot.urdf/x.stl"])
+    with pytest.raises(ContractError) as exc:
+        read_manifest(desc, "d")
+    assert [f.message for f in exc.value.findings] == [
+        "'robot.urdf/x.stl' lies in 'robot.urdf', which is not a folder"
+    ]
+
+
+def test_unknown_field_place_is_an_escaped_json_pointer(desc: Path) -> None:
+    data = json.loads((desc / MANIFEST_NAME).read_text())
+    data["a/b~c"] = 1
+    (desc / MANIFEST_NAME).write_text(json.dumps(data))
+    with pytest.raises(ContractError) as exc:
+        read_manifest(desc, "d")
+    assert [(f.code, f.place) for f in exc.value.findings] == [("unknown_field", "/a~1b~0c")]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "code"),
     [
@@ -144,3 +175,25 @@ def test_cli_manifest_check_refuses(desc: Path, capsys: pytest.CaptureFixture[st
         "empty segment; write the plain relative path"
     )
     assert "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("command", [["manifest", "--check", "."], ["identity", "."]])
+def test_cli_on_the_current_folder_takes_its_name_as_model_id(
+    desc: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    """`.` has no name: the model id was '' and every manifest a model_id_mismatch."""
+    monkeypatch.chdir(desc)
+    assert main(command) == 0
+    assert "model_id_mismatch" not in capsys.readouterr().err
+
+
+def test_cli_manifest_check_without_folders_outside_the_root_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It found no build/robots/* there and said nothing, exit 0, as if all were checked."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["manifest", "--check"]) == 2
+    assert ": not_repository_root: " in capsys.readouterr().err
