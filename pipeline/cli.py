@@ -119,11 +119,12 @@ def check_model_ids(model_ids: Sequence[str]) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Check each robot's sources (URDF, meshes, config.json, rtcore_definition.json); ok lines."""
+    """Check each robot's sources (URDF, meshes, the JSON config files); ok lines."""
     from pipeline.config import load_config
     from pipeline.description import read_urdf_sources
     from pipeline.plan import model_ids
     from pipeline.rtcore import load_rtcore
+    from pipeline.spheres.provenance import check_settings
     from pipeline.urdf import invalid_model_ids
 
     root = repository_root()
@@ -148,6 +149,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 load(folder, robot, root)
             except ContractError as exc:
                 problems.extend(exc.findings)
+        try:
+            check_settings(robot, folder)
+        except ContractError as exc:
+            problems.extend(exc.findings)
         findings.extend(problems)
         if not problems:
             print(f"validate: {model_id} ok")

@@ -155,12 +155,14 @@ def _cli(root: Path, fitted: bytes | None, *argv: str) -> int:
 def test_cli_status_reports_stale_provenance(
     root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _cli(root, fitted, "spheres", "status", IIWA) == 0
+    # --file: a spheres.json no stamp vouches for is taken as it is (without, all links refit)
+    given = ("--file", f"build/robots/{IIWA}/spheres.json")
+    assert _cli(root, fitted, "spheres", "status", IIWA, *given) == 0
     assert f"{IIWA} link_2: current" in capsys.readouterr().out
     (root / "robots" / IIWA / "meshes" / "link_2.stl").write_bytes(
         (REPO / "robots" / IIWA / "meshes" / "link_6.stl").read_bytes()
     )
-    assert _cli(root, None, "spheres", "status", IIWA) == 1
+    assert _cli(root, None, "spheres", "status", IIWA, *given) == 1
     out = capsys.readouterr().out
     assert f"{IIWA} link_2: refit" in out and f"{IIWA} link_1: restamp" in out
 
@@ -203,6 +205,8 @@ def test_cli_show_refuses_an_output_it_cannot_write(
         ("unexpected_field", {"defaults": {"max_sphere": 4}}),
         ("unknown_link", {"links": {"tool0": {"max_spheres": 4}}}),
         ("out_of_range", {"defaults": {"max_spheres": 0}}),
+        # JSON Schema's "integer" takes 8.0; the fitter's numpy calls did not (a traceback)
+        ("wrong_type", {"links": {"link_6": {"max_spheres": 4.0}}}),
     ],
 )
 def test_bad_settings_file_is_refused(root: Path, code: str, settings: object) -> None:
@@ -212,6 +216,21 @@ def test_bad_settings_file_is_refused(root: Path, code: str, settings: object) -
         status(load_robot(folder, root), folder, None)
     assert [f.code for f in caught.value.findings] == [code]
     assert caught.value.findings[0].file == f"robots/{IIWA}/spheres.settings.json"
+
+
+def test_bad_settings_file_findings_are_all_reported_and_by_validate_too(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A range error did not hide an unknown link; `pipeline validate` did not read the file."""
+    settings = {"defaults": {"rounds": 99, "seed": 1.0}, "links": {"ghost": {}}}
+    (root / "robots" / IIWA / "spheres.settings.json").write_text(json.dumps(settings))
+    assert _cli(root, None, "validate", IIWA) == 2
+    err = capsys.readouterr().err
+    shown = f"robots/{IIWA}/spheres.settings.json"
+    assert f"{shown}:/defaults/rounds: out_of_range: " in err
+    assert f"{shown}:/defaults/seed: wrong_type: 1.0 is not an integer; write 1 " in err
+    assert f"{shown}:/links/ghost: unknown_link: " in err
+    assert len(err.splitlines()) == 3
 
 
 def test_spheres_json_records_centres_radii_and_provenance(fitted: bytes) -> None:
@@ -262,6 +281,11 @@ def _radius(document: dict[str, Any]) -> None:
     document["links"]["link_1"]["spheres"][0]["radius"] = -0.1
 
 
+def _far(document: dict[str, Any]) -> None:
+    """Squared by the proof and the excess estimate: 1e308 overflowed numpy (a traceback)."""
+    document["links"]["link_1"]["spheres"][0]["center"] = [1e308, 0, 0]
+
+
 @pytest.mark.parametrize(
     ("code", "edit", "place"),
     [
@@ -269,6 +293,7 @@ def _radius(document: dict[str, Any]) -> None:
         ("unknown_link", _extra, "/links/tool0"),
         ("model_id_mismatch", _model, "/model_id"),
         ("out_of_range", _radius, "/links/link_1/spheres/0/radius"),
+        ("out_of_range", _far, "/links/link_1/spheres/0/center/0"),
     ],
 )
 def test_verify_refuses_a_spheres_json_that_does_not_fit_the_robot(
@@ -349,3 +374,56 @@ def test_verify_line_counts_spheres_in_words(count: int, text: str) -> None:
     from pipeline.spheres.commands import _line
 
     assert _line(LinkCheck("toe", count, True, 0.0, 0.001, 0.0)).startswith(text)
+
+
+def _grow(project: Path) -> Path:
+    """A hand edit that still covers: one radius of the committed spheres.json grown by half."""
+    target = project / "build" / "robots" / IIWA / "spheres.json"
+    document = json.loads(target.read_bytes())
+    document["links"]["link_1"]["spheres"][0]["radius"] *= 1.5
+    target.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    return target
+
+
+def test_hand_edited_spheres_json_is_not_reused_by_the_step(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A covering hand edit was restamped into build/ as current; a shrunk one failed doit."""
+    from pipeline.spheres import task
+
+    committed = (project / "build" / "robots" / IIWA / "spheres.json").read_bytes()
+    assert task.trusted_previous(project, IIWA) == committed
+    _grow(project)
+    assert task.trusted_previous(project, IIWA) is None
+    seen: list[bytes | None] = []
+
+    def spy(robot: object, folder: Path, root: Path, previous: bytes | None, **_: object) -> Any:
+        seen.append(previous)
+        return committed, None
+
+    monkeypatch.setattr(task, "build_spheres", spy)
+    assert task.make_spheres(project, IIWA) == {f"build/robots/{IIWA}/spheres.json": committed}
+    assert seen == [None]
+
+
+def test_status_of_a_hand_edited_spheres_json_says_refit(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli(project, None, "spheres", "status", IIWA) == 0
+    capsys.readouterr()
+    _grow(project)
+    assert _cli(project, None, "spheres", "status", IIWA) == 1
+    captured = capsys.readouterr()
+    assert f"build/robots/{IIWA}/spheres.json: not what spheres:{IIWA} wrote" in captured.err
+    assert set(captured.out.splitlines()) == {f"{IIWA} {link}: refit" for link in LINKS}
+
+
+@pytest.mark.parametrize("samples", ["-1", "2000000000", "many"])
+def test_verify_samples_out_of_range_is_a_usage_error(
+    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str], samples: str
+) -> None:
+    """2e9 samples asked numpy for 45 GiB (a traceback); -1 was taken as none."""
+    with pytest.raises(SystemExit) as caught:
+        _cli(root, fitted, "spheres", "verify", IIWA, "--samples", samples)
+    assert caught.value.code == 2
+    assert f"argument --samples: {samples} is not a sample count" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,11 +86,16 @@ def _line(check: LinkCheck) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     """Print each link as current, restamp or refit; exit 1 when any is not current."""
     from pipeline.spheres.build import status
+    from pipeline.spheres.task import trusted_previous
 
     root = repository_root()
     stale = 0
     for model_id in _models(args, root):
-        robot, folder, _, data = _load(root, model_id, args.file)
+        robot, folder, display, data = _load(root, model_id, args.file)
+        if args.file is None and data is not None and trusted_previous(root, model_id) is None:
+            # what the build does: a file its step did not write is refitted, not reused
+            print(f"{display}: not what spheres:{model_id} wrote; doit refits it", file=sys.stderr)
+            data = None
         for link, state in status(robot, folder, data).items():
             print(f"{model_id} {link}: {state}")
             stale += state != "current"
@@ -119,6 +125,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+# Each sample is held as 3 doubles several times over: 10^6 is ~100 MB, 2 * 10^9 was 45 GiB.
+MAX_SAMPLES = 1_000_000
+
+
+def _samples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"{text} is not a sample count from 0 to {MAX_SAMPLES}")
+    return value
+
+
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Register `spheres verify|status|show`."""
     spheres = sub.add_parser("spheres", help="verify, inspect or draw collision spheres")
@@ -131,7 +151,12 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         p.add_argument("models", nargs="*", help="model ids under robots/ (default: all)")
         p.add_argument("--file", help="a spheres.json (default: build/robots/<id>/spheres.json)")
         if name == "verify":
-            p.add_argument("--samples", type=int, default=100_000, help="Monte Carlo samples")
+            p.add_argument(
+                "--samples",
+                type=_samples,
+                default=100_000,
+                help=f"Monte Carlo samples of the excess (0 to {MAX_SAMPLES:,}; 0: no estimate)",
+            )
         p.set_defaults(run=run)
     show = inner.add_parser("show", help="draw each link's collision mesh with its spheres")
     show.add_argument("model", help="model id under robots/")

@@ -102,6 +102,11 @@ def geometry_digest(collisions: tuple[Collision, ...], meshes: dict[str, str]) -
     return sha256(dump_json({"collisions": canonical}))
 
 
+def check_settings(robot: Robot, robot_folder: Path) -> None:
+    """Raise the findings of the robot's spheres.settings.json, as the spheres step would."""
+    _settings(robot, robot_folder, folder_display(robot))
+
+
 def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dict[str, FitParams]]:
     path = folder / SETTINGS_FILE
     links = [link.name for link in robot.links if link.collisions]
@@ -111,9 +116,11 @@ def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dic
     data = read_bytes(path, shown, JSON_LIMIT)
     document = parse_json(data, shown)
     findings = check_schema(document, SETTINGS_SCHEMA, shown)
-    raise_if_errors(findings)
     defaults = document.get("defaults", {})
-    per_link: dict[str, Any] = document.get("links", {})
+    per_link = document.get("links", {})
+    if not isinstance(per_link, dict):
+        per_link = {}  # the schema's finding says so
+    findings += _fractional_counts(defaults, per_link, shown)
     for name in sorted(per_link):
         if name not in links:
             findings.append(
@@ -128,6 +135,24 @@ def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dic
     raise_if_errors(findings)
     params = {name: FitParams(**{**defaults, **per_link.get(name, {})}) for name in links}
     return sha256(data), params
+
+
+def _fractional_counts(defaults: object, per_link: dict[str, Any], shown: str) -> list[Finding]:
+    """Every parameter is a count or a seed: JSON Schema's "integer" takes 8.0, numpy does not."""
+    groups = [(["defaults"], defaults), *((["links", name], v) for name, v in per_link.items())]
+    return [
+        Finding(
+            "wrong_type",
+            shown,
+            json_pointer([*where, key]),
+            f"{value!r} is not an integer",
+            f"write {int(value)} without a fraction",
+        )
+        for where, params in groups
+        if isinstance(params, dict)
+        for key, value in sorted(params.items())
+        if isinstance(value, float) and value.is_integer()
+    ]
 
 
 def link_status(sources: Sources, previous: dict[str, Any] | None) -> dict[str, str]:

@@ -2,40 +2,53 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pipeline.findings import ContractError
 from pipeline.spheres.build import build_spheres, status
 from pipeline.spheres.document import FILE
-from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.stamps import read_stamp, sha256_bytes
+from pipeline.strict_io import JSON_LIMIT, read_regular
 from pipeline.urdf import load_robot
 
 WORKERS = 2
+
+
+def target_of(model_id: str) -> str:
+    """The repository-relative path of a robot's spheres.json in build/."""
+    return f"build/robots/{model_id}/{FILE}"
+
+
+def trusted_previous(root: Path, model_id: str) -> bytes | None:
+    """The spheres.json in build/ when it holds the bytes its step recorded writing, else None.
+
+    Its spheres are reused for links whose provenance matches, so a hand edit (a radius shrunk
+    or grown, spheres added) must not be taken for the step's own work: build/ is what the
+    sources make, and the edited file is then refitted whole, as if it were absent.
+    """
+    target = target_of(model_id)
+    stamp = read_stamp(root, f"spheres:{model_id}")
+    found = read_regular(root / target, JSON_LIMIT) if stamp is not None else None
+    if stamp is None or found is None or stamp.outputs.get(target) != sha256_bytes(found[0]):
+        return None
+    return found[0]
 
 
 def make_spheres(root: Path, model_id: str) -> dict[str, bytes]:
     """Refit the links whose geometry changed, restamp the others, prove coverage of all."""
     folder = root / "robots" / model_id
     robot = load_robot(folder, root)
-    target = f"build/robots/{model_id}/{FILE}"
-    previous = (
-        read_bytes(root / target, target, JSON_LIMIT) if os.path.lexists(root / target) else None
-    )
+    previous = trusted_previous(root, model_id)
     data, _ = build_spheres(robot, folder, root, previous, workers=WORKERS)
-    return {target: data}
+    return {target_of(model_id): data}
 
 
 def describe_status(root: Path, model_id: str) -> str:
     """`; links: ...` summarising which links a rebuild would refit or restamp (no fitting)."""
     folder = root / "robots" / model_id
-    target = f"build/robots/{model_id}/{FILE}"
     try:
         robot = load_robot(folder, root)
-        previous = None
-        if os.path.lexists(root / target):
-            previous = read_bytes(root / target, target, JSON_LIMIT)
-        states = status(robot, folder, previous)
+        states = status(robot, folder, trusted_previous(root, model_id))
     except ContractError:
         return ""
     parts = []
