@@ -184,6 +184,29 @@ def test_string_elementtree_and_lxml_envelopes_give_the_same_bytes(repo: Path) -
     assert len(set(outputs.values())) == 1
 
 
+@pytest.mark.parametrize("encoding", ["ISO-8859-1", "UTF-16", "UTF-8"])
+def test_string_envelope_declaring_an_encoding_is_read_as_the_text_it_is(
+    repo: Path, encoding: str
+) -> None:
+    """The text was encoded as UTF-8 and parsed as declared: 'é' came out 'Ã©', UTF-16 failed."""
+    real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
+    text = real + textwrap.dedent(
+        f"""
+        _g = gen_srdf
+
+
+        def gen_srdf():
+            root = _g()["xml"]
+            group = ET.SubElement(root, "group", {{"name": "wrist_\u00e9"}})
+            ET.SubElement(group, "joint", {{"name": "joint_6"}})
+            head = '<?xml version="1.0" encoding="{encoding}"?>'
+            return {{**_g(), "xml": head + ET.tostring(root, encoding="unicode")}}
+        """
+    )
+    data = compile_srdf(write_source(repo, text, "declared.py"), repo / "o.srdf", repo)
+    assert '<group name="wrist_\u00e9">' in data.decode("utf-8")
+
+
 def test_tcp_wxyz_is_normalised_on_output(repo: Path) -> None:
     source = minimal_source(
         repo,

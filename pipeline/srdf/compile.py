@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from pipeline.findings import ContractError, Finding, raise_if_errors
@@ -93,8 +94,20 @@ def compile_srdf(
     return write_srdf(srdf, link)
 
 
+# The encoding an XML declaration names, as in <?xml version="1.0" encoding="ISO-8859-1"?>.
+_DECLARED_ENCODING = re.compile(
+    r"""\A(<\?xml\s+version\s*=\s*(["'])[^"']*\2)\s+encoding\s*=\s*(["'])[^"']*\3"""
+)
+
+
 def _utf8(xml: str, display: str) -> bytes:
-    """The XML text as UTF-8; a lone surrogate (a "\\ud800" in a Python string) is refused."""
+    """The XML text as UTF-8; a lone surrogate (a "\\ud800" in a Python string) is refused.
+
+    A string is text already decoded: an encoding its declaration names is dropped (the XML
+    spec lets what is known outside a document override it), else the UTF-8 bytes of "é"
+    would be read as Latin-1 "Ã©", or as UTF-16 not at all.
+    """
+    xml = _DECLARED_ENCODING.sub(r"\1", xml, count=1)
     try:
         return xml.encode("utf-8")
     except UnicodeEncodeError as exc:
