@@ -29,6 +29,9 @@ PADDING_LIMIT = 1024 * 1024
 BUNDLE_LIMIT = 1024 * 1024 * 1024
 
 
+_FILE: dict[str, Any] = {}  # the mark of a file in `_claim`'s tree (never a folder's dict)
+
+
 def _check_path(path: str) -> None:
     parts = path.split("/")
     if (
@@ -106,17 +109,14 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
     limit = UNPACKED_LIMIT if limit is None else limit
     lines = [LISTING_DOMAIN]
     entries: list[tuple[bytes, str]] = []
-    seen: set[str] = set()
+    tree: dict[str, Any] = {}
     total = 0
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         for info in tar:
             if not info.isfile():
                 raise ValueError(f"archive entry {info.name!r} is not a regular file")
             _check_path(info.name)
-            if info.name in seen:
-                # unpacking keeps the last copy; the listing would name both
-                raise ValueError(f"archive entry {info.name!r} appears more than once")
-            seen.add(info.name)
+            _claim(tree, info.name)
             total += info.size
             if len(entries) >= ENTRY_LIMIT:
                 raise ValueError(f"it holds over {ENTRY_LIMIT} entries")
@@ -131,6 +131,25 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
         _check_end(tar.fileobj, limit - total + PADDING_LIMIT)
     lines.extend(line for _, line in sorted(entries))
     return "\n".join(lines) + "\n"
+
+
+def _claim(tree: dict[str, Any], path: str) -> None:
+    """Record a file's path in a tree of folders; refuse a path named twice or a file as folder.
+
+    Unpacking keeps the last of two copies (the listing would name both), and no folder can hold
+    both a file `d` and a file `d/x`. A tree keeps this linear in the path's length.
+    """
+    node = tree
+    *folders, name = path.split("/")
+    for depth, part in enumerate(folders, 1):
+        node = node.setdefault(part, {})
+        if node is _FILE:
+            folder = "/".join(folders[:depth])
+            raise ValueError(f"archive entry {path!r} lies in {folder!r}, a file entry")
+    if name in node:
+        what = "appears more than once" if node[name] is _FILE else "is also a folder of entries"
+        raise ValueError(f"archive entry {path!r} {what}")
+    node[name] = _FILE
 
 
 def _check_end(stream: Any, budget: int) -> None:

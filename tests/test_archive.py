@@ -157,6 +157,9 @@ GOOD = gzip.compress(_tar([("a", b"1")]), mtime=0)
 BAD_BUNDLES = [
     # unpacking keeps the last copy: the listing named both
     ("duplicate", gzip.compress(_tar([("a", b"1"), ("a", b"2")])), "appears more than once"),
+    # no folder holds both a file d and a file d/x: it cannot be unpacked
+    ("file_then_folder", gzip.compress(_tar([("d", b"1"), ("d/x", b"2")])), "lies in 'd', a file"),
+    ("folder_then_file", gzip.compress(_tar([("d/x", b"1"), ("d", b"2")])), "also a folder"),
     # the gzip trailer (CRC, length) cut off: the entries were whole, so it was accepted
     ("cut_trailer", GOOD[:-4], "end-of-stream marker"),
     # a second gzip member after the end-of-archive block: content the identity skipped
