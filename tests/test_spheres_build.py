@@ -427,3 +427,27 @@ def test_verify_samples_out_of_range_is_a_usage_error(
         _cli(root, fitted, "spheres", "verify", IIWA, "--samples", samples)
     assert caught.value.code == 2
     assert f"argument --samples: {samples} is not a sample count" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rows", [1, 2, 6, 13])
+def test_show_title_clear_of_the_panel_titles(rows: int) -> None:
+    # talos (52 collision links) draws 13 rows: the title fell onto the first row's titles
+    import matplotlib.pyplot as plt
+
+    from pipeline.spheres.picture import lay_out
+
+    fig = plt.figure(figsize=(16, 4 * rows), dpi=80)
+    panels = [fig.add_subplot(rows, 4, i + 1, projection="3d") for i in range(4 * rows)]
+    for ax in panels:
+        ax.set_title("a_link_name: 16 spheres\n0.2 m across", fontsize=9)
+        ax.set_axis_off()
+    lay_out(fig, rows, "robot: collision geometry and spheres")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    title = fig._suptitle.get_window_extent(renderer)  # type: ignore[union-attr]
+    try:
+        for ax in panels[:4]:
+            assert not title.overlaps(ax.title.get_window_extent(renderer))
+        assert title.y1 <= fig.bbox.y1
+    finally:
+        plt.close(fig)

@@ -11,12 +11,22 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 from pipeline.spheres.document import read_document, spheres_of
 from pipeline.spheres.geometry import collision_links, load_link_geometry
 from pipeline.spheres.provenance import folder_display
 from pipeline.urdf import Robot
+
+
+def lay_out(fig: Figure, rows: int, title: str) -> None:
+    """Put `title` in its own strip (half an inch) above `rows` 4-inch rows of panels."""
+    top = 0.5 / (4 * rows)
+    # in the middle of the strip: matplotlib's default place (2 % of the height from the top)
+    # falls into the first row's panel titles once a figure has more than five rows
+    fig.suptitle(title, y=1.0 - top / 2, va="center")
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - top))
 
 
 def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -> bytes:
@@ -58,9 +68,7 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
         # the axes are hidden, so the panel's width in metres stands in for a scale bar
         ax.set_title(f"{link.name}: {count} spheres\n{2 * half:.3g} m across", fontsize=9)
         ax.set_axis_off()
-    fig.suptitle(f"{robot.name}: collision geometry and spheres")
-    # the title keeps its own strip (about half an inch) above the first row of panels
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.5 / (4 * rows)))
+    lay_out(fig, rows, f"{robot.name}: collision geometry and spheres")
     out = io.BytesIO()
     fig.savefig(out, format="png", metadata={"Software": None})
     plt.close(fig)
