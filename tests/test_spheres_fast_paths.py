@@ -34,6 +34,35 @@ def test_ray_winding_per_cell_lists_count_every_crossing() -> None:
     assert (binned != 0).any() and (binned == 0).any()
 
 
+def _fan_by_unique_rows(triangles: Array) -> Array:
+    """closing_fan as first written: the edge pairs made unique as rows (np.unique axis=0)."""
+    verts, ids = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+    ids = ids.reshape(-1, 3)
+    edges = np.concatenate([ids[:, [0, 1]], ids[:, [1, 2]], ids[:, [2, 0]]])
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    sign = np.where(edges[:, 0] < edges[:, 1], 1, -1)
+    pairs, inverse = np.unique(np.sort(edges, axis=1), axis=0, return_inverse=True)
+    net = np.zeros(len(pairs), dtype=np.int64)
+    np.add.at(net, inverse.ravel(), sign)
+    pairs, net = pairs[net != 0], net[net != 0]
+    heads = np.repeat(np.where(net[:, None] > 0, pairs, pairs[:, ::-1]), np.abs(net), axis=0)
+    a, b = verts[heads[:, 0]], verts[heads[:, 1]]
+    apex = np.broadcast_to(np.concatenate([a, b]).mean(axis=0), a.shape)
+    return np.stack([b, a, apex], axis=1)
+
+
+@pytest.mark.parametrize("link", ["base_link", "link_4", "link_7"])
+def test_closing_fan_edge_keys_are_the_unique_rows(link: str) -> None:
+    # holes of every size: a random third of the triangles dropped, and one copy flipped
+    triangles = _geometry(link).solids[0].triangles
+    rng = np.random.default_rng(3)
+    opened = triangles[rng.permutation(len(triangles))[len(triangles) // 3 :]]
+    soup = np.concatenate([opened, opened[:50, ::-1], opened[:20]])
+    fan = closing_fan(soup)
+    assert len(fan) > 0
+    assert np.array_equal(fan, _fan_by_unique_rows(soup))
+
+
 def test_solid_angles_per_coordinate_are_van_oosterom_strackee() -> None:
     triangles = _geometry("link_7").solids[0].triangles[:300]
     points = np.random.default_rng(2).uniform(-0.1, 0.1, size=(500, 3))

@@ -51,7 +51,11 @@ def closing_fan(triangles: Array) -> Array:
     edges = np.concatenate([ids[:, [0, 1]], ids[:, [1, 2]], ids[:, [2, 0]]])
     edges = edges[edges[:, 0] != edges[:, 1]]
     sign = np.where(edges[:, 0] < edges[:, 1], 1, -1)
-    pairs, inverse = np.unique(np.sort(edges, axis=1), axis=0, return_inverse=True)
+    # the rows (low, high) as one integer each, in the same order: np.unique(axis=0) on the
+    # rows gives the same pairs and inverse but sorts them as records, ten times slower
+    low_high = np.sort(edges, axis=1).astype(np.int64)
+    keys, inverse = np.unique(low_high[:, 0] * len(verts) + low_high[:, 1], return_inverse=True)
+    pairs = np.stack([keys // len(verts), keys % len(verts)], axis=1)
     net = np.zeros(len(pairs), dtype=np.int64)
     np.add.at(net, inverse.ravel(), sign)
     keep = net != 0
