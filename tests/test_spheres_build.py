@@ -451,3 +451,47 @@ def test_show_title_clear_of_the_panel_titles(rows: int) -> None:
         assert title.y1 <= fig.bbox.y1
     finally:
         plt.close(fig)
+
+
+def test_links_with_the_same_collision_elements_are_fitted_once(
+    root: Path, fitted: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # twin: link_7's mesh and origin again (a hand's fingers); moved: the same mesh elsewhere
+    twin = """  <link name="twin">
+    <collision>
+      <origin rpy="0 0 0" xyz="0 0 0"/>
+      <geometry>
+        <mesh filename="package://lbr_iiwa_14_r820/meshes/link_7.stl"/>
+      </geometry>
+    </collision>
+  </link>
+  <link name="moved">
+    <collision>
+      <origin rpy="0 0 0" xyz="0 0 0.01"/>
+      <geometry>
+        <mesh filename="package://lbr_iiwa_14_r820/meshes/link_7.stl"/>
+      </geometry>
+    </collision>
+  </link>
+  <joint name="twin_joint" type="fixed"><parent link="link_7"/><child link="twin"/></joint>
+  <joint name="moved_joint" type="fixed"><parent link="link_7"/><child link="moved"/></joint>
+  <link name="tool0"/>"""
+    _edit(root / "robots" / IIWA / "robot.urdf", '  <link name="tool0"/>', twin)
+    import pipeline.spheres.build as build
+
+    calls: list[str] = []
+    fit_one = build._fit_one
+
+    def counted(job: Any) -> Any:
+        calls.append(job[3])
+        return fit_one(job)
+
+    monkeypatch.setattr(build, "_fit_one", counted)
+    data, report = _build(root, None)
+    assert report.fitted == (*LINKS, "twin", "moved")  # type: ignore[attr-defined]
+    assert calls == [*LINKS, "moved"]
+    links = json.loads(data)["links"]
+    before = json.loads(fitted)["links"]
+    assert links["twin"]["spheres"] == links["link_7"]["spheres"] == before["link_7"]["spheres"]
+    assert links["moved"]["spheres"] != links["link_7"]["spheres"]
+    assert all(links[name] == before[name] for name in LINKS)

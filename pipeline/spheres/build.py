@@ -59,6 +59,13 @@ def _fit_one(job: tuple[Robot, Path, str, str, FitParams]) -> tuple[str, list[di
     return name, sphere_list(centers, radii)
 
 
+def _fit_input(robot: Robot, name: str, params: FitParams) -> tuple[Any, ...]:
+    """What a link's fit reads: its collision elements (their line aside) and parameters."""
+    link = robot.link(name)
+    assert link is not None
+    return (tuple((c.origin, c.geometry) for c in link.collisions), params)
+
+
 def build_spheres(
     robot: Robot,
     robot_folder: Path,
@@ -72,14 +79,22 @@ def build_spheres(
     old = parse_previous(previous, FILE)
     decided = link_status(sources, old)
     refit = [name for name, state in decided.items() if state == REFIT]
+    # Links with the same collision elements (a mesh file shared by the fingers of a hand, the
+    # feet of a quadruped) and the same parameters get the same spheres: the fit is a
+    # function of those alone, so each is fitted once.
+    alike: dict[tuple[Any, ...], list[str]] = {}
+    for name in refit:
+        alike.setdefault(_fit_input(robot, name, sources.params[name]), []).append(name)
     jobs = [
-        (robot, robot_folder, sources.folder_display, name, sources.params[name]) for name in refit
+        (robot, robot_folder, sources.folder_display, names[0], sources.params[names[0]])
+        for names in alike.values()
     ]
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            fitted = dict(pool.map(_fit_one, jobs))
+            first = dict(pool.map(_fit_one, jobs))
     else:
-        fitted = dict(_fit_one(job) for job in jobs)
+        first = dict(_fit_one(job) for job in jobs)
+    fitted = {name: first[names[0]] for names in alike.values() for name in names}
     links: dict[str, dict[str, Any]] = {}
     for name in decided:
         spheres = fitted[name] if name in fitted else old["links"][name]["spheres"]  # type: ignore[index]
