@@ -68,6 +68,25 @@ def lay_out(work: Path) -> None:
         shutil.copy2(REPO / name, work / name)
 
 
+def seed_spheres(work: Path, spheres: Path, model_id: str) -> None:
+    """Give a synthesised robot its example's spheres.json, and a stamp that vouches for it.
+
+    The spheres step reuses a previous spheres.json only when its stamp recorded those bytes (a
+    hand-edited file is refitted whole); the stamp's empty inputs make the step run and restamp.
+    """
+    target = f"build/robots/{model_id}/spheres.json"
+    data = spheres.read_bytes()
+    (work / target).parent.mkdir(parents=True, exist_ok=True)
+    (work / target).write_bytes(data)
+    stamp = work / "build" / "stamps" / "spheres" / f"{model_id}.json"
+    record = {
+        "step": f"spheres:{model_id}",
+        "inputs": {},
+        "outputs": {target: hashlib.sha256(data).hexdigest()},
+    }
+    stamp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
 def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str]]:
     """Add K robots and C cells to a laid-out scratch checkout; return their ids."""
     examples = sorted(p.name for p in (REPO / "robots").iterdir() if p.is_dir())
@@ -79,8 +98,7 @@ def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str
         rename_tree(work / "robots" / new, base, new)
         spheres = work / "build" / "robots" / base / "spheres.json"
         if spheres.is_file():  # the examples' fit, so the full build restamps instead of fitting
-            (work / "build" / "robots" / new).mkdir(parents=True, exist_ok=True)
-            shutil.copy2(spheres, work / "build" / "robots" / new / "spheres.json")
+            seed_spheres(work, spheres, new)
         model_ids.append(new)
     cell_ids = []
     base_cells = (
