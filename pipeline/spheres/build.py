@@ -32,7 +32,7 @@ from pipeline.spheres.provenance import (
     parse_previous,
     read_sources,
 )
-from pipeline.urdf import Robot
+from pipeline.urdf import Collision, Robot
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,9 @@ def _fit_one(job: tuple[Robot, Path, str, str, FitParams]) -> tuple[str, list[di
     return name, sphere_list(centers, radii)
 
 
-def _fit_input(robot: Robot, name: str, params: FitParams) -> tuple[Any, ...]:
+def _fit_input(collisions: tuple[Collision, ...], params: FitParams) -> tuple[Any, ...]:
     """What a link's fit reads: its collision elements (their line aside) and parameters."""
-    link = robot.link(name)
-    assert link is not None
-    return (tuple((c.origin, c.geometry) for c in link.collisions), params)
+    return (tuple((c.origin, c.geometry) for c in collisions), params)
 
 
 def build_spheres(
@@ -82,9 +80,10 @@ def build_spheres(
     # Links with the same collision elements (a mesh file shared by the fingers of a hand, the
     # feet of a quadruped) and the same parameters get the same spheres: the fit is a
     # function of those alone, so each is fitted once.
+    collisions = {link.name: link.collisions for link in robot.links}
     alike: dict[tuple[Any, ...], list[str]] = {}
     for name in refit:
-        alike.setdefault(_fit_input(robot, name, sources.params[name]), []).append(name)
+        alike.setdefault(_fit_input(collisions[name], sources.params[name]), []).append(name)
     jobs = [
         (robot, robot_folder, sources.folder_display, names[0], sources.params[names[0]])
         for names in alike.values()
