@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.cli import check_model_ids, repository_root
+from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import JSON_LIMIT, read_bytes, write_output
 
 if TYPE_CHECKING:
@@ -19,15 +20,7 @@ if TYPE_CHECKING:
 FILE = "spheres.json"
 
 
-def repository_root() -> Path:
-    """The repository root (the current folder), as the pipeline command checks it."""
-    from pipeline.cli import repository_root as root
-
-    return root()
-
-
 def _models(args: argparse.Namespace, root: Path) -> list[str]:
-    from pipeline.cli import check_model_ids
     from pipeline.plan import model_ids
 
     chosen: list[str] = list(args.models)
@@ -37,10 +30,9 @@ def _models(args: argparse.Namespace, root: Path) -> list[str]:
 
 def _load(root: Path, model_id: str, spheres: str | None) -> tuple[Robot, Path, str, bytes | None]:
     folder = root / "robots" / model_id
-    from pipeline.urdf import invalid_model_ids, load_robot
+    from pipeline.urdf import load_robot
 
-    # an argument such as ../x would name a folder outside robots/
-    raise_if_errors(invalid_model_ids([model_id]))
+    # model ids that are paths were refused by check_model_ids; load_robot refuses the rest
     robot = load_robot(folder, root)
     display = spheres or f"build/robots/{model_id}/{FILE}"
     path = root / display
@@ -112,8 +104,6 @@ def cmd_show(args: argparse.Namespace) -> int:
         message = f"the output {args.output!r} does not end in .png"
         raise ContractError([Finding("output_not_png", args.output, "", message, hint)])
     root = repository_root()
-    from pipeline.cli import check_model_ids
-
     check_model_ids([args.model])
     robot, folder, display, data = _load(root, args.model, args.file)
     if data is None:
