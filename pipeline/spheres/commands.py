@@ -78,13 +78,13 @@ def _line(check: LinkCheck) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     """Print each link as current, restamp or refit; exit 1 when any is not current."""
     from pipeline.spheres.build import status
-    from pipeline.spheres.task import trusted_previous
+    from pipeline.spheres.task import written_by_step
 
     root = repository_root()
     stale = 0
     for model_id in _models(args, root):
         robot, folder, display, data = _load(root, model_id, args.file)
-        if args.file is None and data is not None and trusted_previous(root, model_id) is None:
+        if args.file is None and data is not None and not written_by_step(root, model_id, data):
             # what the build does: a file its step did not write is refitted, not reused
             print(f"{display}: not what spheres:{model_id} wrote; doit refits it", file=sys.stderr)
             data = None

@@ -26,12 +26,14 @@ def trusted_previous(root: Path, model_id: str) -> bytes | None:
     or grown, spheres added) must not be taken for the step's own work: build/ is what the
     sources make, and the edited file is then refitted whole, as if it were absent.
     """
-    target = target_of(model_id)
+    found = read_regular(root / target_of(model_id), JSON_LIMIT)
+    return found[0] if found is not None and written_by_step(root, model_id, found[0]) else None
+
+
+def written_by_step(root: Path, model_id: str, data: bytes) -> bool:
+    """Whether `data` are the bytes the spheres step's stamp recorded writing to build/."""
     stamp = read_stamp(root, f"spheres:{model_id}")
-    found = read_regular(root / target, JSON_LIMIT) if stamp is not None else None
-    if stamp is None or found is None or stamp.outputs.get(target) != sha256_bytes(found[0]):
-        return None
-    return found[0]
+    return stamp is not None and stamp.outputs.get(target_of(model_id)) == sha256_bytes(data)
 
 
 def make_spheres(root: Path, model_id: str) -> dict[str, bytes]:
