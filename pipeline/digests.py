@@ -36,7 +36,7 @@ READ_WHOLE = 64 << 20
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def _hash_fd(fd: int) -> str:
+def hash_fd(fd: int) -> str:
     """Hex SHA-256 of what remains to be read from an open file, read in blocks."""
     hasher = hashlib.sha256()
     for block in iter(lambda: os.read(fd, 1 << 20), b""):
@@ -139,7 +139,7 @@ class Digests:
             if not stat.S_ISREG(info.st_mode):
                 return None
             if info.st_size > READ_WHOLE:
-                digest = _hash_fd(fd)
+                digest = hash_fd(fd)
             else:
                 data = read_fd(fd, info.st_size, READ_WHOLE)
                 if data is None:

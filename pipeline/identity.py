@@ -9,6 +9,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.digests import hash_fd
 from pipeline.findings import ContractError, Finding
 from pipeline.manifest import MANIFEST_NAME, read_manifest
 
@@ -45,16 +46,14 @@ def file_digest(path: Path, display: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise _unreadable(display, exc.strerror) from None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise _unreadable(display, "not a regular file")
-        digest = hashlib.sha256()
-        try:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-            return digest.digest()
-        except OSError as exc:
-            raise _unreadable(display, exc.strerror) from None
+        return bytes.fromhex(hash_fd(fd))
+    except OSError as exc:
+        raise _unreadable(display, exc.strerror) from None
+    finally:
+        os.close(fd)
 
 
 def _unreadable(display: str, why: str | None) -> ContractError:
