@@ -87,7 +87,9 @@ def test_identity_changes_with_one_byte(tmp_path: Path) -> None:
     assert description_identity(folder, "d")[0] != before
 
 
-def test_file_digest_reads_in_chunks_and_refuses_what_changed_under_it(tmp_path: Path) -> None:
+def test_file_unreadable_file_digest_reads_in_chunks_and_refuses_what_changed_under_it(
+    tmp_path: Path,
+) -> None:
     """It read each file whole (memory as large as the file); an OSError was a traceback.
 
     The manifest's checks run first, so a link or a FIFO here is one swapped in since.
