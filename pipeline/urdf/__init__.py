@@ -18,13 +18,7 @@ from pipeline.urdf.model import (
     Visual,
 )
 from pipeline.urdf.read import parse_urdf
-from pipeline.urdf.rules import (
-    check_meshes,
-    check_rules,
-    display_path,
-    invalid_model_ids,
-    load_robot,
-)
+from pipeline.urdf.rules import check_meshes, check_rules, display_path, load_robot
 
 __all__ = [
     "BOUNDED_TYPES",
@@ -45,7 +39,6 @@ __all__ = [
     "check_meshes",
     "check_rules",
     "display_path",
-    "invalid_model_ids",
     "load_robot",
     "parse_urdf",
 ]
