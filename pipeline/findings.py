@@ -11,7 +11,6 @@ from enum import Enum
 # A file name or JSON key can hold a line break, another control character or (a name that is
 # not UTF-8) a lone surrogate; a finding stays one printable line, so these are escaped.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
-_ESCAPES = {code: ascii(chr(code))[1:-1] for code in (*range(0x20), 0x7F, *range(0xD800, 0xE000))}
 
 
 class Severity(str, Enum):
@@ -40,7 +39,7 @@ class Finding:
             text += f"; {self.hint}"
         if self.severity is Severity.WARNING:
             text = f"{text} (warning)"
-        return text.translate(_ESCAPES) if _UNPRINTABLE.search(text) else text
+        return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
 
     def as_json(self) -> dict[str, str]:
         """Render as a JSON-ready mapping."""
