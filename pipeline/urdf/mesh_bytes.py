@@ -70,13 +70,12 @@ def _obj_bad_face(data: bytes) -> tuple[str, str]:
     """
     import numpy as np
 
-    count = len(_OBJ_VERTEX.findall(data))
     faces = _OBJ_FACE.findall(data)
-    words = _OBJ_INDEX.findall(b" ".join(faces))
-    index = np.array(words or [b"1"]).astype(np.int64)
-    if count and ((index > 0) & (index <= count)).all():  # counting back needs the slow path
-        return "", ""
     if not faces:
+        return "", ""
+    count = len(_OBJ_VERTEX.findall(data))
+    index = np.array(_OBJ_INDEX.findall(b" ".join(faces))).astype(np.int64)
+    if count and ((index > 0) & (index <= count)).all():  # counting back needs the slow path
         return "", ""
     seen = 0  # vertices read so far: what a negative index counts back from
     for number, line in enumerate(data.split(b"\n"), start=1):
