@@ -67,8 +67,28 @@ def raise_if_errors(findings: Sequence[Finding]) -> None:
         raise ContractError(findings)
 
 
+def reading_order(findings: Sequence[Finding]) -> list[Finding]:
+    """Findings grouped by file (in the order files first appear), by line within a file.
+
+    Rules run one after another (a link's collisions before its visuals, say), so the order
+    they found things in is not the order a person reads the file in.
+    """
+    rank: dict[str, int] = {}
+    for finding in findings:
+        rank.setdefault(finding.file, len(rank))
+    indexed = list(enumerate(findings))
+    indexed.sort(key=lambda i_f: (rank[i_f[1].file], _line(i_f[1].place), i_f[0]))
+    return [finding for _, finding in indexed]
+
+
+def _line(place: str) -> int:
+    """A place's line number; 0 for a place that is no line (a JSON pointer keeps its order)."""
+    return int(place) if place.isdigit() and place.isascii() else 0
+
+
 def render(findings: Sequence[Finding], as_json: bool = False) -> str:
-    """All findings as text lines or a JSON document."""
+    """All findings as text lines or a JSON document, in reading order."""
+    findings = reading_order(findings)
     if as_json:
         return json.dumps([f.as_json() for f in findings], indent=2, sort_keys=True)
     return "\n".join(f.line() for f in findings)
