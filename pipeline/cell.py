@@ -32,6 +32,7 @@ from pipeline.strict_io import (
     is_utf8,
     parse_json,
     read_bytes,
+    require_source,
 )
 from pipeline.urdf import Robot, load_robot
 
@@ -165,6 +166,7 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     """Validate a cell's machine config, pin and calibration; collect every finding."""
     folder = cell_dir(cell_id)
     display = f"{folder}/{MACHINE_NAME}"
+    require_source(root / folder, MACHINE_NAME, display)
     machine = parse_machine(read_bytes(root / display, display, JSON_LIMIT), display)
     findings: list[Finding] = []
     if machine.cell_id != cell_id:

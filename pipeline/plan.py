@@ -173,17 +173,35 @@ def _lexists(root: Path, rel: str) -> bool:
 
 
 def _folders_holding(root: Path, top: str, name: str) -> list[str]:
-    """The folders directly under `top` that hold `name` (lexists: a dangling link counts)."""
+    """The folders directly under `top` that hold `name` or any other source.
+
+    A folder a person put files in is meant as one more robot or cell: one without `name` (a
+    `My_Robot.urdf`, a `Machine.json`) is planned, so that its step names the missing file
+    rather than the build skipping it without a word. Hidden entries and `__pycache__` are not
+    sources: git leaves a removed robot's `__pycache__` behind, and that folder is not planned.
+    """
     base = os.path.join(root, top)
     if not os.path.isdir(base):
         return []
     with os.scandir(base) as entries:
-        return sorted(e.name for e in entries if os.path.lexists(os.path.join(e.path, name)))
+        return sorted(e.name for e in entries if _holds(e, name))
+
+
+def _holds(entry: os.DirEntry[str], name: str) -> bool:
+    # lexists: a dangling link counts, and is refused by the step rather than skipped
+    if os.path.lexists(os.path.join(entry.path, name)):
+        return True
+    if entry.name.startswith(".") or not entry.is_dir():
+        return False
+    try:
+        with os.scandir(entry.path) as inside:
+            return any(not e.name.startswith(".") and e.name != "__pycache__" for e in inside)
+    except OSError:
+        return False
 
 
 def model_ids(root: Path) -> list[str]:
     """Every robot model with sources under robots/."""
-    # lexists, not is_file: a robot.urdf that is a dangling link is refused, never skipped
     return _folders_holding(root, ROBOTS, "robot.urdf")
 
 
@@ -258,7 +276,7 @@ def index_step(root: Path, models: list[str], manifests: list[Step]) -> Step:
 
 
 def cell_ids(root: Path) -> list[str]:
-    """Every cell folder under cells/ that holds a machine.json."""
+    """Every cell folder under cells/ (one without machine.json too: its step names it)."""
     return _folders_holding(root, CELLS, "machine.json")
 
 

@@ -90,6 +90,24 @@ def read_fd(fd: int, size: int, limit: int) -> bytes | None:
     return None if total > limit else data if len(chunks) == 1 else b"".join(chunks)
 
 
+def require_source(folder: Path, name: str, display: str) -> None:
+    """Refuse a robot or cell folder that lacks the file naming what it is (`robot.urdf`)."""
+    if os.path.lexists(folder / name):
+        return
+    suffix = os.path.splitext(name)[1].lower()
+    top = folder.parent.name
+    try:
+        near = sorted(e.name for e in os.scandir(folder) if e.name.lower().endswith(suffix))
+    except OSError:  # no such folder: a path given on the command line
+        hint = "create it or correct the path that names it"
+    else:
+        if near:
+            hint = f"rename {' or '.join(near)} to {name}: each folder in {top}/ holds its {name}"
+        else:
+            hint = f"add {name}, or move the folder out of {top}/: each folder there holds one"
+    raise _fail("file_missing", display, "", "file does not exist", hint)
+
+
 def read_bytes(path: Path, display: str, limit: int) -> bytes:
     """Read a regular file (no symlink) of at most `limit` bytes."""
     try:

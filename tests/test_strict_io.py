@@ -17,6 +17,7 @@ from pipeline.strict_io import (
     read_bytes,
     read_fd,
     read_regular,
+    require_source,
     source_line,
 )
 
@@ -122,6 +123,39 @@ def test_read_bytes_limits(tmp_path: Path) -> None:
     with pytest.raises(ContractError) as exc:
         read_bytes(tmp_path / "nope", "nope", 1000)
     assert exc.value.findings[0].code == "file_missing"
+
+
+@pytest.mark.parametrize(
+    ("files", "hint"),
+    [
+        (["my_arm.urdf"], "rename my_arm.urdf to robot.urdf: each folder in robots/ holds its"),
+        (["a.URDF", "b.urdf"], "rename a.URDF or b.urdf to robot.urdf"),
+        (["README.md"], "add robot.urdf, or move the folder out of robots/"),
+        (None, "create it or correct the path that names it"),
+    ],
+    ids=["file_missing-misnamed", "file_missing-two-candidates", "file_missing-none", "no-folder"],
+)
+def test_file_missing_a_source_folder_without_its_defining_file(
+    tmp_path: Path, files: list[str] | None, hint: str
+) -> None:
+    folder = tmp_path / "robots" / "my_arm"
+    for name in files or []:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x")
+    with pytest.raises(ContractError) as exc:
+        require_source(folder, "robot.urdf", "robots/my_arm/robot.urdf")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file, finding.message) == (
+        "file_missing",
+        "robots/my_arm/robot.urdf",
+        "file does not exist",
+    )
+    assert finding.hint.startswith(hint)
+
+
+def test_require_source_accepts_a_folder_holding_the_file(tmp_path: Path) -> None:
+    (tmp_path / "machine.json").write_text("{}")
+    require_source(tmp_path, "machine.json", "cells/x/machine.json")
 
 
 def test_dump_json_is_canonical() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
-from pipeline.strict_io import XML_LIMIT, read_bytes
+from pipeline.strict_io import XML_LIMIT, read_bytes, require_source
 from pipeline.urdf.model import (
     BOUNDED_TYPES,
     JOINT_TYPES,
@@ -314,6 +314,7 @@ def load_robot(folder: Path, display_root: Path) -> Robot:
     raise_if_errors(model_id_findings(folder, display_root))
     path = folder / "robot.urdf"
     display = display_path(path, display_root)
+    require_source(folder, "robot.urdf", display)
     robot, findings = parse_urdf(read_bytes(path, display, XML_LIMIT), display, folder.name)
     findings += check_rules(robot) + check_meshes(robot, folder)
     raise_if_errors(findings)
