@@ -495,3 +495,27 @@ def test_links_with_the_same_collision_elements_are_fitted_once(
     assert links["twin"]["spheres"] == links["link_7"]["spheres"] == before["link_7"]["spheres"]
     assert links["moved"]["spheres"] != links["link_7"]["spheres"]
     assert all(links[name] == before[name] for name in LINKS)
+
+
+def test_no_collision_geometry_is_a_finding_for_show_and_a_line_for_verify_and_status(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A robot with only visuals (the rtb-data Puma 560): show named it, not a ZeroDivisionError."""
+    import re
+
+    urdf = root / "robots" / IIWA / "robot.urdf"
+    urdf.write_text(re.sub(r"<collision>.*?</collision>", "", urdf.read_text(), flags=re.S))
+    data, _ = _build(root, None)
+    assert json.loads(data)["links"] == {}
+    png = root / "fit.png"
+    assert _cli(root, data, "spheres", "show", IIWA, "-o", str(png)) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"robots/{IIWA}/robot.urdf: no_collision_geometry: no link has a <collision> element: "
+        "there is nothing to draw; add <collision> geometry to the links the planner must keep "
+        "clear"
+    ]
+    assert not png.exists()
+    for command in ("verify", "status"):
+        assert _cli(root, data, "spheres", command, IIWA) == 0
+        assert capsys.readouterr().out == f"{IIWA}: no link has collision geometry (no spheres)\n"

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from pipeline.urdf import Robot
 
 FILE = "spheres.json"
+# what verify and status print for a robot they would otherwise print nothing for
+NO_LINKS = "no link has collision geometry (no spheres)"
 
 
 def _models(args: argparse.Namespace, root: Path) -> list[str]:
@@ -55,6 +57,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
         report = verify(robot, folder, data, samples=args.samples, display=display)
         findings.extend(report.findings)
+        if not report.links and not args.json:
+            print(f"{model_id}: {NO_LINKS}")
         for check in report.links:
             rows.append({"model_id": model_id, **check.as_json()})
             if not args.json:
@@ -88,7 +92,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             # what the build does: a file its step did not write is refitted, not reused
             print(f"{display}: not what spheres:{model_id} wrote; doit refits it", file=sys.stderr)
             data = None
-        for link, state in status(robot, folder, data).items():
+        states = status(robot, folder, data)
+        if not states:
+            print(f"{model_id}: {NO_LINKS}")
+        for link, state in states.items():
             print(f"{model_id} {link}: {state}")
             stale += state != "current"
     return 1 if stale else 0

@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
+from pipeline.findings import ContractError, Finding
 from pipeline.spheres.document import read_document, spheres_of
 from pipeline.spheres.geometry import collision_links, load_link_geometry
 from pipeline.spheres.provenance import folder_display
@@ -33,6 +34,11 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
     """PNG bytes: one panel per collision link, surface in grey, spheres as wireframes."""
     document = read_document(spheres_bytes, display, robot.name)
     links = collision_links(robot)
+    if not links:
+        message = "no link has a <collision> element: there is nothing to draw"
+        hint = "add <collision> geometry to the links the planner must keep clear"
+        urdf = f"{folder_display(robot)}/robot.urdf"
+        raise ContractError([Finding("no_collision_geometry", urdf, "", message, hint)])
     cols = min(4, len(links))
     rows = math.ceil(len(links) / cols)
     fig = plt.figure(figsize=(4 * cols, 4 * rows), dpi=80)
