@@ -18,6 +18,22 @@ J1 = '<joint name="joint_1" type="revolute">'
 L1_MESH = "package://abb_irb2400/meshes/link_1.stl"
 TOOL_JOINT = '<joint name="joint_6-tool0" type="fixed">'
 
+L1 = '<link name="link_1">'
+INERTIA = 'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"'
+
+
+def _inertial(
+    origin: str = '<origin rpy="0 0 0" xyz="0 0 0"/>',
+    mass: str | None = 'value="2"',
+    inertia: str | None = INERTIA,
+) -> str:
+    """An <inertial> element as the KR16 of rtb-data has it, with one part replaced or left out."""
+    parts = [origin]
+    parts += [] if mass is None else [f"<mass {mass}/>"]
+    parts += [] if inertia is None else [f"<inertia {inertia}/>"]
+    return "<inertial>" + "".join(parts) + "</inertial>"
+
+
 # (case id == finding code, [(old, new), ...]) applied to the real abb_irb2400 URDF.
 CASES = [
     ("robot_name_mismatch", [('name="abb_irb2400"', 'name="irb2400"')]),
@@ -99,6 +115,14 @@ CASES = [
     # An axis whose length squares to 0 (or to inf) cannot be normalised by the kinematics.
     ("zero_axis", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e-320"/>')]),
     ("zero_axis", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e200"/>')]),
+    # An <inertial> Tesseract cannot parse (it refuses the whole URDF): the rtb-data KR16's
+    # inertial, broken as xacro or a hand edit leaves it.
+    ("invalid_number", [(L1, L1 + _inertial(mass='value="two"'))]),
+    ("invalid_number", [(L1, L1 + _inertial(origin='<origin xyz="0 0 0" rpy="0 0 ${pi}"/>'))]),
+    ("invalid_number", [(L1, L1 + _inertial(inertia=INERTIA.replace('"0.01"', '"1,0"', 1)))]),
+    ("missing_attribute", [(L1, L1 + _inertial(inertia=INERTIA.replace(' izz="0.01"', "")))]),
+    ("missing_attribute", [(L1, L1 + _inertial(mass=None))]),
+    ("missing_attribute", [(L1, L1 + _inertial(inertia=None))]),
 ]
 
 
@@ -212,6 +236,20 @@ def test_symlinked_mesh_is_refused(repo: Path, tmp_path_factory: pytest.TempPath
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     assert [f.code for f in exc.value.findings] == ["mesh_is_symlink"]
+
+
+def test_inertial_is_read_and_a_bad_one_named_once(repo: Path) -> None:
+    """A well-formed <inertial> loads into the model; a broken one is one finding on its line."""
+    path = break_urdf(repo, [(L1, L1 + _inertial(origin='<origin xyz="0 0 0.1"/>'))])
+    link = load_robot(repo / ABB, repo).link("link_1")
+    assert link is not None and link.inertial is not None
+    assert (link.inertial.mass, link.inertial.origin.xyz) == (2.0, (0.0, 0.0, 0.1))
+    assert link.inertial.inertia == (0.01, 0.0, 0.0, 0.01, 0.0, 0.01)
+    path.write_text(path.read_text().replace('value="2"', 'value=""'))
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    line = next(n for n, t in enumerate(path.read_text().splitlines(), 1) if "<inertial>" in t)
+    assert [(f.code, f.place) for f in exc.value.findings] == [("invalid_number", str(line))]
 
 
 @pytest.mark.parametrize("model_id", ["abb_irb2400", "lbr_iiwa_14_r820"])

@@ -71,13 +71,24 @@ class Visual:
 
 
 @dataclass(frozen=True)
+class Inertial:
+    """An `<inertial>`: its frame, mass (kg) and inertia (kg m^2: ixx ixy ixz iyy iyz izz)."""
+
+    origin: Origin
+    mass: float
+    inertia: tuple[float, float, float, float, float, float]
+    line: int
+
+
+@dataclass(frozen=True)
 class Link:
-    """A `<link>` with its collision and visual elements."""
+    """A `<link>` with its collision and visual elements and its inertial, when it has one."""
 
     name: str
     collisions: tuple[Collision, ...]
     visuals: tuple[Visual, ...]
     line: int
+    inertial: Inertial | None = None
 
 
 @dataclass(frozen=True)

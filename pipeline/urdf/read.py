@@ -15,6 +15,7 @@ from pipeline.urdf.model import (
     Collision,
     Cylinder,
     Geometry,
+    Inertial,
     Joint,
     Limit,
     Link,
@@ -28,6 +29,7 @@ from pipeline.urdf.model import (
 )
 
 _NUMBER = re.compile(DECIMAL, re.ASCII)  # what urdfdom and Tesseract parse as a number
+_INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
 class _Reader:
@@ -211,7 +213,40 @@ class _Reader:
             geometry = self.geometry(element)
             if geometry is not None:
                 visuals.append(Visual(self.origin(element), geometry, source_line(element)))
-        return Link(self.name(node), tuple(collisions), tuple(visuals), source_line(node))
+        inertial = node.find("inertial")
+        return Link(
+            self.name(node),
+            tuple(collisions),
+            tuple(visuals),
+            source_line(node),
+            None if inertial is None else self.inertial(inertial),
+        )
+
+    def inertial(self, node: etree._Element) -> Inertial | None:
+        # Tesseract's URDF parser refuses a link whose <inertial> lacks any of these numbers,
+        # though the compiler itself never uses them
+        origin = self.origin(node)
+        values: list[float] = []
+        for tag, attrs, unit in (("mass", ("value",), "kg"), ("inertia", _INERTIA, "kg m^2")):
+            child = node.find(tag)
+            if child is None:
+                sample = " ".join(f'{a}="..."' for a in attrs)
+                self.add(
+                    "missing_attribute",
+                    source_line(node),
+                    f"<inertial> has no <{tag}>",
+                    f"add <{tag} {sample}/> in {unit}, or remove the <inertial>",
+                )
+                continue
+            for attr in attrs:
+                value = self.floats(child, attr, 1, None)
+                if value is not None:
+                    values.extend(value)
+        if len(values) != 1 + len(_INERTIA):
+            return None
+        mass, *tensor = values
+        ixx, ixy, ixz, iyy, iyz, izz = tensor
+        return Inertial(origin, mass, (ixx, ixy, ixz, iyy, iyz, izz), source_line(node))
 
     def joint(self, node: etree._Element) -> Joint:
         ends = []
