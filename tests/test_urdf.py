@@ -497,3 +497,36 @@ def test_command_argument_that_is_no_model_id_invalid_model_id(
     assert ": invalid_model_id: " in line
     assert line.startswith("robots/")
     assert str(repo) not in line
+
+
+@pytest.mark.parametrize(
+    ("array", "refused"),
+    [("Link_1-mesh-positions-array", True), ("Link_1-mesh-normals-array", False)],
+    ids=["mesh_not_a_mesh-dae-nan-position", "dae-nan-normal-accepted"],
+)
+def test_dae_nan_position_is_mesh_not_a_mesh(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    array: str,
+    refused: bool,
+) -> None:
+    """pycollada read a position 'nan' as 0.0: the spheres covered a mesh the file did not hold."""
+    from pipeline.cli import main
+
+    path = repo / ABB / "meshes" / "link_1.dae"
+    text = path.read_text()
+    start = text.index(">", text.index(f'<float_array id="{array}"')) + 1
+    path.write_text(text[:start] + "nan " + text[start:].split(" ", 1)[1])
+    line = text.count("\n", 0, start) + 1
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == (2 if refused else 0)
+    err = capsys.readouterr().err.splitlines()
+    if refused:
+        assert err == [
+            f"{ABB}/meshes/link_1.dae:{line}: mesh_not_a_mesh: is a COLLADA file whose positions "
+            f"<float_array id='{array}'> hold 'nan', not a finite number; export the mesh again: "
+            "every vertex needs three finite coordinates"
+        ]
+    else:
+        assert err == []

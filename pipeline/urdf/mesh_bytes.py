@@ -2,9 +2,9 @@
 
 Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
 finite corners); ASCII STL starts with `solid` and holds facets; COLLADA (.dae) is XML, read as
-strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root; an OBJ has
-no vertex at NaN or infinity and no face corner naming a vertex it does not have. Other formats
-are copied as they are.
+strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root and finite
+vertex positions; an OBJ has no vertex at NaN or infinity and no face corner naming a vertex it
+does not have. Other formats are copied as they are.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 import re
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import parse_xml
+from pipeline.strict_io import parse_xml, source_line
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 _HINT = "export the mesh again (binary STL or COLLADA), or name the file after its format"
 
@@ -117,4 +121,37 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         if etree.QName(root).localname != "COLLADA":
             message = f"the root element is <{etree.QName(root).localname}>, not <COLLADA>"
             return [Finding("mesh_not_a_mesh", display, "1", message, _HINT)]
+        return _dae_bad_position(root, display)
+    return []
+
+
+def _dae_bad_position(root: etree._Element, display: str) -> list[Finding]:
+    """A finding on the first COLLADA position array holding a word that is no finite number.
+
+    pycollada reads "nan" as 0.0, so the spheres would cover another mesh than the file holds.
+    Only positions are checked: exporters write NaN normals for degenerate triangles, and
+    nothing here reads normals.
+    """
+    wanted = {
+        node.get("source", "").removeprefix("#")
+        for vertices in root.iter("{*}vertices")
+        for node in vertices.iter("{*}input")
+        if node.get("semantic") == "POSITION"
+    }
+    for array in root.iter("{*}float_array"):
+        source = array.getparent()
+        if source is None or source.get("id") not in wanted:
+            continue
+        for word in (array.text or "").split():
+            try:
+                finite = math.isfinite(float(word))
+            except ValueError:
+                finite = False
+            if not finite:
+                message = (
+                    f"is a COLLADA file whose positions <float_array id={array.get('id')!r}> "
+                    f"hold {word[:40]!r}, not a finite number"
+                )
+                hint = "export the mesh again: every vertex needs three finite coordinates"
+                return [Finding("mesh_not_a_mesh", display, str(source_line(array)), message, hint)]
     return []
