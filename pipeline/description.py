@@ -18,7 +18,7 @@ from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
 from pipeline.urdf import Mesh, Robot, load_robot
-from pipeline.urdf.companions import companion_files
+from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
 
 INDEX_PATH = "build/index.json"
@@ -55,7 +55,9 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
         meshes[mesh] = read_bytes(src / mesh, display, MESH_LIMIT)
         findings += mesh_findings(meshes[mesh], display)
     raise_if_errors(findings)
-    # Material libraries and textures the meshes name, so that a visual keeps its look.
+    # Material libraries and textures the meshes and the URDF name, so a visual keeps its look.
+    urdf = out[f"{build_dir(model_id)}/robot.urdf"]
+    meshes |= urdf_texture_files(src, urdf, model_id, source_dir(model_id))
     meshes |= companion_files(src, meshes, source_dir(model_id))
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
     raise_if_errors(collision_mesh_findings(robot, out, model_id))

@@ -89,3 +89,31 @@ def test_collada_images_are_copied(repo: Path) -> None:
     copies = make_urdf_copies(repo, "abb_irb2400")
     assert copies[f"{OUT}/meshes/tex a.png"] == b"a"
     assert copies[f"{OUT}/meshes/sub/b.jpg"] == b"b"
+
+
+def test_urdf_material_textures_are_copied(repo: Path) -> None:
+    """The Interbotix arms name a texture in a URDF <material>: build/ did not hold it."""
+    meshes = repo / ABB / "meshes"
+    (meshes / "textures").mkdir()
+    (meshes / "textures" / "black.png").write_bytes(b"\x89PNG black")
+    (meshes / "grey.png").write_bytes(b"\x89PNG grey")
+    (repo / "outside.png").write_bytes(b"outside the robot")
+    urdf = repo / ABB / "robot.urdf"
+    materials = (
+        '<material name="black"><texture filename="package://abb_irb2400/meshes/textures/'
+        'black.png"/></material>'
+        '<material name="other"><texture filename="package://other_robot/meshes/grey.png"/>'
+        '</material><material name="out"><texture filename="package://abb_irb2400/meshes/../../'
+        '../outside.png"/></material><material name="gone"><texture filename="package://'
+        'abb_irb2400/meshes/missing.png"/></material><texture filename="package://abb_irb2400/'
+        'meshes/grey.png"/>'
+    )
+    text = urdf.read_text()
+    urdf.write_text(text.replace('<link name="base_link">', materials + '<link name="base_link">'))
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert copies[f"{OUT}/meshes/textures/black.png"] == b"\x89PNG black"
+    # another package's texture, one out of meshes/, a missing one and a <texture> that is
+    # no material's are not followed, as a mesh's own references are not
+    assert sorted(path for path in copies if path.endswith(".png")) == [
+        f"{OUT}/meshes/textures/black.png"
+    ]

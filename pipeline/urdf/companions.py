@@ -1,8 +1,9 @@
 """The files a mesh refers to beside itself, copied with it so that a visual keeps its look.
 
 An OBJ names its material libraries (`mtllib`), a material library its texture maps (`map_Kd`,
-`bump`, ...), a COLLADA file its images (`<image><init_from>`). A URDF names only the mesh, so
-without these the compiled description serves an OBJ whose `mtllib` names a missing file.
+`bump`, ...), a COLLADA file its images (`<image><init_from>`), and a URDF, besides its meshes,
+the textures of its materials (`<material><texture filename>`, as the Interbotix arms do).
+Without these the compiled description serves an OBJ whose `mtllib` names a missing file.
 A reference that is absolute, a URL, leaves meshes/ or names no regular file is not followed:
 the mesh is still served, as a viewer that cannot find the file still draws it.
 """
@@ -104,6 +105,25 @@ def _resolve(folder: Path, referrer: str, name: str) -> str | None:
     if not stat.S_ISREG(info.st_mode) or not (folder / path).resolve().is_relative_to(meshes):
         return None
     return path
+
+
+def urdf_texture_files(
+    folder: Path, urdf: bytes, model_id: str, display_folder: str
+) -> dict[str, bytes]:
+    """The textures the URDF's materials name as package://<model_id>/meshes/..., by path."""
+    from pipeline.strict_io import parse_xml
+
+    prefix = f"package://{model_id}/"
+    found: dict[str, bytes] = {}
+    for node in parse_xml(urdf, "").iter("texture"):
+        parent = node.getparent()
+        name = node.get("filename", "")
+        if parent is None or parent.tag != "material" or not name.startswith(prefix):
+            continue
+        path = _resolve(folder, "robot.urdf", name.removeprefix(prefix))
+        if path is not None and path not in found:
+            found[path] = read_bytes(folder / path, f"{display_folder}/{path}", MESH_LIMIT)
+    return dict(sorted(found.items()))
 
 
 def companion_files(
