@@ -226,17 +226,16 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         lazy("pipeline.description", "make_config_copies", model_id),
         tuple(f"build/robots/{model_id}/{path.rsplit('/', 1)[1]}" for path in present),
     )
-    # (a srdf.py skipped would also prune the robot's SRDF from build/)
-    if _lexists(root, f"{src}/srdf.py"):
-        steps["srdf"] = Step(
-            f"srdf:{model_id}",
-            "run gen_srdf() and write the checked SRDF",
-            # the urdf step's stamp orders this step after the URDF's own checks, so that a
-            # bad URDF is reported once (by urdf:<id>) and this step is skipped
-            (f"{src}/srdf.py", f"{src}/robot.urdf", urdf.stamp, code("srdf")),
-            lazy("pipeline.srdf.compile", "make_srdf", model_id),
-            (f"build/robots/{model_id}/robot.srdf",),
-        )
+    # srdf.py is required, not optional: a planner loads no robot without its SRDF
+    steps["srdf"] = Step(
+        f"srdf:{model_id}",
+        "run gen_srdf() and write the checked SRDF",
+        # the urdf step's stamp orders this step after the URDF's own checks, so that a
+        # bad URDF is reported once (by urdf:<id>) and this step is skipped
+        (f"{src}/srdf.py", f"{src}/robot.urdf", urdf.stamp, code("srdf")),
+        lazy("pipeline.srdf.compile", "make_srdf", model_id),
+        (f"build/robots/{model_id}/robot.srdf",),
+    )
     settings = [f"{src}/{SPHERES_SETTINGS}"] if _lexists(root, f"{src}/{SPHERES_SETTINGS}") else []
     steps["spheres"] = Step(
         f"spheres:{model_id}",

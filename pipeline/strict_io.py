@@ -90,8 +90,11 @@ def read_fd(fd: int, size: int, limit: int) -> bytes | None:
     return None if total > limit else data if len(chunks) == 1 else b"".join(chunks)
 
 
-def require_source(folder: Path, name: str, display: str) -> None:
-    """Refuse a robot or cell folder that lacks the file naming what it is (`robot.urdf`)."""
+def require_source(folder: Path, name: str, display: str, hint: str = "") -> None:
+    """Refuse a robot or cell folder that lacks a file it must hold (`robot.urdf`).
+
+    `hint` says how to write the file; without it, the hint offers moving the folder away.
+    """
     if os.path.lexists(folder / name):
         return
     suffix = os.path.splitext(name)[1].lower()
@@ -103,7 +106,7 @@ def require_source(folder: Path, name: str, display: str) -> None:
     else:
         if near:
             hint = f"rename {' or '.join(near)} to {name}: each folder in {top}/ holds its {name}"
-        else:
+        elif not hint:
             hint = f"add {name}, or move the folder out of {top}/: each folder there holds one"
     raise _fail("file_missing", display, "", "file does not exist", hint)
 

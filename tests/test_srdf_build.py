@@ -54,6 +54,32 @@ def test_bad_generator_in_doit_gives_one_line_and_leaves_build(
     assert tree_bytes(project / "build") == before
 
 
+@pytest.mark.parametrize(
+    ("renamed", "hint"),
+    [
+        (None, "add srdf.py defining gen_srdf(), which returns the robot's SRDF (docs/srdf.md)"),
+        ("gen_srdf.py", "rename gen_srdf.py to srdf.py: each folder in robots/ holds its srdf.py"),
+    ],
+    ids=["file_missing-no-generator", "file_missing-generator-misnamed"],
+)
+def test_file_missing_a_robot_without_srdf_py_is_refused(
+    renamed: str | None, hint: str, project: Path
+) -> None:
+    """The SRDF is not optional: a description without one loads in no planner."""
+    before = tree_bytes(project / "build")
+    source = project / ABB / "srdf.py"
+    if renamed:
+        source.rename(source.with_name(renamed))
+    else:
+        source.unlink()
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith(f"{ABB}/srdf.py:")]
+    assert lines == [f"{ABB}/srdf.py: file_missing: file does not exist; {hint}"]
+    assert tree_bytes(project / "build") == before
+
+
 def test_hanging_generator_is_stopped_and_build_unchanged(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,7 +12,7 @@ from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.units import to_native
 from pipeline.srdf.validate import check_srdf
 from pipeline.srdf.write import write_srdf
-from pipeline.strict_io import SOURCE_LIMIT, XML_LIMIT, parse_xml, read_bytes
+from pipeline.strict_io import SOURCE_LIMIT, XML_LIMIT, parse_xml, read_bytes, require_source
 from pipeline.urdf import Robot, check_meshes, check_rules, display_path, load_robot, parse_urdf
 
 
@@ -129,8 +129,11 @@ def _utf8(xml: str, display: str) -> bytes:
 def make_srdf(root: Path, model_id: str) -> dict[str, bytes]:
     """The build step: robots/<id>/srdf.py to build/robots/<id>/robot.srdf (URDF served beside)."""
     out = root / "build" / "robots" / model_id
+    source = root / "robots" / model_id / "srdf.py"
+    hint = "add srdf.py defining gen_srdf(), which returns the robot's SRDF (docs/srdf.md)"
+    require_source(source.parent, "srdf.py", f"robots/{model_id}/srdf.py", hint)
     data = compile_srdf(
-        root / "robots" / model_id / "srdf.py",
+        source,
         out / "robot.srdf",
         root,
         urdf_at=out / "robot.urdf",
