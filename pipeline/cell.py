@@ -166,7 +166,8 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     """Validate a cell's machine config, pin and calibration; collect every finding."""
     folder = cell_dir(cell_id)
     display = f"{folder}/{MACHINE_NAME}"
-    require_source(root / folder, MACHINE_NAME, display)
+    # a cell folder holds other JSON (its calibration): only a *machine*.json is a misnamed one
+    require_source(root / folder, MACHINE_NAME, display, like="*machine*.json")
     machine = parse_machine(read_bytes(root / display, display, JSON_LIMIT), display)
     findings: list[Finding] = []
     if machine.cell_id != cell_id:

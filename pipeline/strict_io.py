@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import os
@@ -90,17 +91,19 @@ def read_fd(fd: int, size: int, limit: int) -> bytes | None:
     return None if total > limit else data if len(chunks) == 1 else b"".join(chunks)
 
 
-def require_source(folder: Path, name: str, display: str, hint: str = "") -> None:
+def require_source(folder: Path, name: str, display: str, hint: str = "", like: str = "") -> None:
     """Refuse a robot or cell folder that lacks a file it must hold (`robot.urdf`).
 
-    `hint` says how to write the file; without it, the hint offers moving the folder away.
+    Files matching the pattern `like` (by default, any with `name`'s extension; any case) are
+    offered as the misnamed file to rename. `hint` says how to write the file when none is.
     """
     if os.path.lexists(folder / name):
         return
-    suffix = os.path.splitext(name)[1].lower()
+    like = (like or f"*{os.path.splitext(name)[1]}").lower()
     top = folder.parent.name
     try:
-        near = sorted(e.name for e in os.scandir(folder) if e.name.lower().endswith(suffix))
+        names = [entry.name for entry in os.scandir(folder)]
+        near = sorted(n for n in names if fnmatch.fnmatchcase(n.lower(), like))
     except OSError:  # no such folder: a path given on the command line
         hint = "create it or correct the path that names it"
     else:

@@ -153,6 +153,19 @@ def test_file_missing_a_source_folder_without_its_defining_file(
     assert finding.hint.startswith(hint)
 
 
+def test_file_missing_a_cell_folder_offers_only_machine_files_to_rename(tmp_path: Path) -> None:
+    folder = tmp_path / "cells" / "my_cell"
+    folder.mkdir(parents=True)
+    (folder / "calibration.json").write_text("{}")
+    with pytest.raises(ContractError) as exc:
+        require_source(folder, "machine.json", "cells/my_cell/machine.json", like="*machine*.json")
+    assert exc.value.findings[0].hint.startswith("add machine.json, or move the folder out of")
+    (folder / "Machine_Config.JSON").write_text("{}")
+    with pytest.raises(ContractError) as exc:
+        require_source(folder, "machine.json", "cells/my_cell/machine.json", like="*machine*.json")
+    assert exc.value.findings[0].hint.startswith("rename Machine_Config.JSON to machine.json")
+
+
 def test_require_source_accepts_a_folder_holding_the_file(tmp_path: Path) -> None:
     (tmp_path / "machine.json").write_text("{}")
     require_source(tmp_path, "machine.json", "cells/x/machine.json")
