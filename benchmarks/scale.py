@@ -28,6 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from pipeline.stamps import stamp_bytes  # noqa: E402
+
 TEXT_SUFFIXES = {".urdf", ".py", ".json", ".srdf"}
 FLOOR = """
 import hashlib, os, sys
@@ -79,12 +83,8 @@ def seed_spheres(work: Path, spheres: Path, model_id: str) -> None:
     (work / target).parent.mkdir(parents=True, exist_ok=True)
     (work / target).write_bytes(data)
     stamp = work / "build" / "stamps" / "spheres" / f"{model_id}.json"
-    record = {
-        "step": f"spheres:{model_id}",
-        "inputs": {},
-        "outputs": {target: hashlib.sha256(data).hexdigest()},
-    }
-    stamp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    outputs = {target: hashlib.sha256(data).hexdigest()}
+    stamp.write_bytes(stamp_bytes(f"spheres:{model_id}", {}, outputs))
 
 
 def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str]]:

@@ -3,6 +3,12 @@
 A stamp records the SHA-256 of every input (sources and the code that makes the outputs) and of
 every output. A step is current when its inputs hash to the recorded digests and its outputs
 still hold the recorded bytes, so staleness is decided by content, not by doit's database.
+
+build/ is committed, so git merges stamps line by line: two branches that changed different
+lines of one stamp (one a source, the other the code) would merge into a stamp vouching for
+inputs no step ever ran on. Each stamp therefore carries a seal, the SHA-256 of the rest of it:
+the seal line differs on both sides whenever the stamp does, so git reports a conflict, and a
+stamp whose seal does not match (merged, or edited by hand) is not read.
 """
 
 from __future__ import annotations
@@ -80,16 +86,30 @@ def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None
     return {path: known.of(path) for path in paths}
 
 
+def stamp_bytes(step: str, inputs: Mapping[str, str], outputs: Mapping[str, str]) -> bytes:
+    """The bytes of a stamp: the digests of a step's inputs and outputs, sealed."""
+    return dump_json(
+        {"step": step, "inputs": inputs, "outputs": outputs, "seal": seal(step, inputs, outputs)}
+    )
+
+
+def seal(step: str, inputs: Mapping[str, str], outputs: Mapping[str, str]) -> str:
+    """The SHA-256 of a stamp's record without its seal."""
+    return sha256_bytes(dump_json({"step": step, "inputs": inputs, "outputs": outputs}))
+
+
 def read_stamp(root: Path, step: str) -> Stamp | None:
-    """The stamp of a step, or None when there is none or it is unreadable."""
+    """The stamp of a step, or None when there is none, it is unreadable or its seal differs."""
     found = read_regular(os.path.join(root, stamp_path(step)), JSON_LIMIT)
     if found is None:
         return None
     try:
         data = json.loads(found[0])
-        return Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
+        stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
+        sealed = data["seal"] == seal(stamp.step, stamp.inputs, stamp.outputs)
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
+    return stamp if sealed else None
 
 
 def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]:
@@ -134,12 +154,9 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     ):
         return False
     outputs = dict(step.make(root))
-    record = {
-        "step": step.name,
-        "inputs": digests,
-        "outputs": {path: sha256_bytes(data) for path, data in outputs.items()},
-    }
-    writes = {**outputs, step.stamp: dump_json(record)}  # the stamp last: it vouches for the rest
+    made = {path: sha256_bytes(data) for path, data in outputs.items()}
+    # the stamp last: it vouches for the rest
+    writes = {**outputs, step.stamp: stamp_bytes(step.name, digests, made)}
     gone = [] if stamp is None else sorted(set(stamp.outputs) - set(outputs))
     for path in [*sorted(outputs), *gone, step.stamp]:
         try:

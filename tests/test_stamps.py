@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.findings import ContractError, Finding
-from pipeline.stamps import Step, changed_inputs, read_stamp, run_step, stamp_path
+from pipeline.stamps import Step, changed_inputs, read_stamp, run_step, seal, stamp_path
 
 
 class Maker:
@@ -148,3 +149,27 @@ def test_output_unwritable_is_a_finding_naming_the_file(
     [finding] = exc.value.findings
     assert (finding.code, finding.file) == ("output_unwritable", "build/out.txt")
     assert "Permission denied" in finding.message
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda d: d["inputs"].update({"src/in.txt": "0" * 64}), id="input_line"),
+        pytest.param(lambda d: d["outputs"].update({"build/out.txt": "0" * 64}), id="output_line"),
+        pytest.param(lambda d: d.pop("seal"), id="no_seal"),
+        pytest.param(lambda d: d.update({"seal": 7}), id="seal_not_text"),
+    ],
+)
+def test_a_stamp_whose_seal_does_not_match_is_not_read(tree: Path, edit: Any) -> None:
+    """A stamp merged line by line from two branches, or edited by hand, vouches for nothing:
+    its step runs again."""
+    make = Maker({"build/out.txt": b"made"})
+    step = Step("t:x", "doc", ("src/in.txt",), make)
+    run_step(tree, step)
+    data = json.loads((tree / step.stamp).read_text())
+    assert data["seal"] == seal("t:x", data["inputs"], data["outputs"])
+    edit(data)
+    (tree / step.stamp).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert read_stamp(tree, "t:x") is None
+    assert run_step(tree, step) is True and make.calls == 2
+    assert read_stamp(tree, "t:x") is not None
