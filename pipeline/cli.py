@@ -84,7 +84,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
     from pipeline.digests import COPY_BUDGET, Digests
-    from pipeline.freshness import check
+    from pipeline.freshness import advice, check
     from pipeline.plan import plan
 
     root = repository_root()
@@ -94,6 +94,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     known.save()
     for problem in problems:
         print(problem.line())
+    for hint in advice(problems):
+        print(hint, file=sys.stderr)
     if problems:
         print(f"build/ is stale: {len(problems)} file(s); run `doit` to rebuild", file=sys.stderr)
         return 1

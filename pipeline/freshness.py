@@ -16,9 +16,21 @@ from pipeline.stamps import (
     changed_outputs,
     hash_inputs,
     read_stamp,
+    sha256_bytes,
 )
+from pipeline.strict_io import MESH_LIMIT, read_regular
 
 BUILD = "build"
+# what a stamp holds after git met changes to it on both sides of a merge, rebase or stash pop
+CONFLICTED = "has a stamp holding git conflict markers"
+# a file git rewrote with CRLF line endings on checkout (core.autocrlf, an eol attribute)
+CRLF = "line endings only: CRLF"
+ADVICE = {
+    CONFLICTED: "build/ holds git conflicts: resolve the sources, take one side's build/ "
+    "(`git checkout HEAD -- build/`), run `doit`, then `git add build/` (docs/git.md)",
+    CRLF: "git converted line endings on checkout (core.autocrlf or an eol attribute): set "
+    "`git config core.autocrlf false` and check the files out again (docs/git.md)",
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,7 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         if stamp is None:
             built = [t for t in step.targets if os.path.lexists(root / t)]
             state = "has no readable stamp" if built else "has never been built"
+            state = CONFLICTED if _conflicted(root, step.stamp) else state
             causes[step.stamp] = f"{step.name} {state}"
             stampless.append(step)
             for target in step.targets or (step.stamp,):
@@ -80,7 +93,8 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         upstream = [causes[path] for path in step.inputs if path in causes]
         if changed or upstream:
             # downstream steps name the first cause, not the chain that carried it
-            cause = f"{step.name}: {_describe(changed, stamp.inputs)}" if changed else upstream[0]
+            described = _describe(root, changed, stamp.inputs)
+            cause = f"{step.name}: {described}" if changed else upstream[0]
             causes[step.stamp] = cause
             reason = cause if changed else f"{step.name}: after {cause}"
             if changed and step.name.startswith("spheres:"):
@@ -93,7 +107,8 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
             continue
         for path in changed_outputs(root, stamp, known):
             kind = "missing" if not (root / path).exists() else "modified"
-            out.append(Staleness(kind, path, f"differs from what {step.name} made"))
+            crlf = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
+            out.append(Staleness(kind, path, f"differs from what {step.name} made{crlf}"))
     extra = _build_files(root) - claimed
     removed: set[str] = set()
     if extra:
@@ -102,14 +117,27 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         orphans = orphan_stamps(root, steps)
         removed = {*orphans, *orphan_outputs(root, orphans, steps)}
     for path in sorted(extra):
-        maker = next((s.name for s in stampless if _may_make(s, path)), None)
+        maker = _maker(stampless, path)
         out.append(Staleness("extra", path, _extra_reason(path, path in removed, maker)))
     return out
 
 
-def _may_make(step: Step, path: str) -> bool:
-    """Whether `path` lies in a folder where `step` writes its targets."""
-    return any(path.startswith(target.rsplit("/", 1)[0] + "/") for target in step.targets)
+def _maker(stampless: list[Step], path: str) -> str | None:
+    """The step without a stamp writing its targets in the deepest folder holding `path`.
+
+    A step's folder holds what it writes beside and below its targets (a cell's description/),
+    except build/ itself: index:robots writes build/index.json, never what lies in build/robots/.
+    """
+    best: tuple[int, str] | None = None
+    for step in stampless:
+        for target in step.targets:
+            folder = target.rsplit("/", 1)[0]
+            below = path[len(folder) + 1 :] if path.startswith(folder + "/") else None
+            if below is None or (folder == BUILD and "/" in below):
+                continue
+            if best is None or folder.count("/") > best[0]:
+                best = (folder.count("/"), step.name)
+    return None if best is None else best[1]
 
 
 def _extra_reason(path: str, orphaned: bool, maker: str | None = None) -> str:
@@ -124,10 +152,31 @@ def _extra_reason(path: str, orphaned: bool, maker: str | None = None) -> str:
     return "no step makes it; delete it"
 
 
-def _describe(changed: list[str], recorded: dict[str, str]) -> str:
+def advice(problems: Iterable[Staleness]) -> list[str]:
+    """What to do about the causes git leaves in build/ (conflicts, converted line endings)."""
+    return [hint for cause, hint in ADVICE.items() if any(cause in p.reason for p in problems)]
+
+
+def _conflicted(root: Path, stamp: str) -> bool:
+    """Whether a stamp holds the markers git writes around the two sides of a conflict."""
+    found = read_regular(os.path.join(root, stamp), MESH_LIMIT)
+    lines = [] if found is None else found[0].splitlines()
+    return any(line.startswith(b"<<<<<<< ") for line in lines) and b"=======" in lines
+
+
+def _crlf_only(root: Path, path: str, recorded: str) -> bool:
+    """Whether a file is the recorded bytes with its LF line endings turned into CRLF."""
+    found = read_regular(os.path.join(root, path), MESH_LIMIT)
+    if found is None or b"\r\n" not in found[0]:
+        return False
+    return sha256_bytes(found[0].replace(b"\r\n", b"\n")) == recorded
+
+
+def _describe(root: Path, changed: list[str], recorded: dict[str, str]) -> str:
     parts = []
     for path in changed[:3]:
         verb = "added" if path not in recorded else "changed"
+        verb += f" ({CRLF})" if path in recorded and _crlf_only(root, path, recorded[path]) else ""
         parts.append(f"{path} {verb}")
     if len(changed) > 3:
         parts.append(f"{len(changed) - 3} more")
