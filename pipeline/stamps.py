@@ -86,16 +86,22 @@ def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None
     return {path: known.of(path) for path in paths}
 
 
+# The seal's line in a stamp (top level: two spaces of indent; inputs and outputs have four).
+_SEAL_LINE = b'\n  "seal": "'
+
+
 def stamp_bytes(step: str, inputs: Mapping[str, str], outputs: Mapping[str, str]) -> bytes:
     """The bytes of a stamp: the digests of a step's inputs and outputs, sealed."""
-    return dump_json(
-        {"step": step, "inputs": inputs, "outputs": outputs, "seal": seal(step, inputs, outputs)}
-    )
+    record = {"step": step, "inputs": inputs, "outputs": outputs}
+    return dump_json({**record, "seal": sha256_bytes(dump_json(record))})
 
 
-def seal(step: str, inputs: Mapping[str, str], outputs: Mapping[str, str]) -> str:
-    """The SHA-256 of a stamp's record without its seal."""
-    return sha256_bytes(dump_json({"step": step, "inputs": inputs, "outputs": outputs}))
+def unsealed(data: bytes) -> bytes | None:
+    """A stamp's bytes without its seal's line, which the seal is the SHA-256 of; None if none."""
+    # cut from the raw bytes rather than serialised again: a check reads 1,000 stamps at scale
+    start = data.find(_SEAL_LINE)
+    end = data.find(b"\n", start + 1)
+    return None if start < 0 or end < 0 else data[:start] + data[end:]
 
 
 def read_stamp(root: Path, step: str) -> Stamp | None:
@@ -103,10 +109,11 @@ def read_stamp(root: Path, step: str) -> Stamp | None:
     found = read_regular(os.path.join(root, stamp_path(step)), JSON_LIMIT)
     if found is None:
         return None
+    body = unsealed(found[0])
     try:
         data = json.loads(found[0])
         stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
-        sealed = data["seal"] == seal(stamp.step, stamp.inputs, stamp.outputs)
+        sealed = body is not None and data["seal"] == sha256_bytes(body)
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return stamp if sealed else None

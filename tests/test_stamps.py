@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 
 from pipeline.findings import ContractError, Finding
-from pipeline.stamps import Step, changed_inputs, read_stamp, run_step, seal, stamp_path
+from pipeline.stamps import (
+    Step,
+    changed_inputs,
+    read_stamp,
+    run_step,
+    sha256_bytes,
+    stamp_path,
+    unsealed,
+)
+from pipeline.strict_io import dump_json
 
 
 class Maker:
@@ -158,6 +167,7 @@ def test_output_unwritable_is_a_finding_naming_the_file(
         pytest.param(lambda d: d["outputs"].update({"build/out.txt": "0" * 64}), id="output_line"),
         pytest.param(lambda d: d.pop("seal"), id="no_seal"),
         pytest.param(lambda d: d.update({"seal": 7}), id="seal_not_text"),
+        pytest.param(lambda d: d.update({"seal": "0" * 64}), id="seal_of_nothing"),
     ],
 )
 def test_a_stamp_whose_seal_does_not_match_is_not_read(tree: Path, edit: Any) -> None:
@@ -166,8 +176,10 @@ def test_a_stamp_whose_seal_does_not_match_is_not_read(tree: Path, edit: Any) ->
     make = Maker({"build/out.txt": b"made"})
     step = Step("t:x", "doc", ("src/in.txt",), make)
     run_step(tree, step)
-    data = json.loads((tree / step.stamp).read_text())
-    assert data["seal"] == seal("t:x", data["inputs"], data["outputs"])
+    raw = (tree / step.stamp).read_bytes()
+    data = json.loads(raw)
+    record = {key: data[key] for key in ("step", "inputs", "outputs")}
+    assert data["seal"] == sha256_bytes(unsealed(raw) or b"") == sha256_bytes(dump_json(record))
     edit(data)
     (tree / step.stamp).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     assert read_stamp(tree, "t:x") is None
