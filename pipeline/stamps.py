@@ -98,7 +98,11 @@ def stamp_bytes(step: str, inputs: Mapping[str, str], outputs: Mapping[str, str]
 
 def unsealed(data: bytes) -> bytes | None:
     """A stamp's bytes without its seal's line, which the seal is the SHA-256 of; None if none."""
-    # cut from the raw bytes rather than serialised again: a check reads 1,000 stamps at scale
+    # cut from the raw bytes rather than serialised again: a check reads 1,000 stamps at scale.
+    # A stamp holds no CR of its own: one git turned into CRLF (core.autocrlf) reads as written,
+    # so that a check names the sources git converted rather than every stamp.
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
     start = data.find(_SEAL_LINE)
     end = data.find(b"\n", start + 1)
     return None if start < 0 or end < 0 else data[:start] + data[end:]

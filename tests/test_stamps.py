@@ -160,6 +160,15 @@ def test_output_unwritable_is_a_finding_naming_the_file(
     assert "Permission denied" in finding.message
 
 
+def test_a_stamp_git_checked_out_with_crlf_line_endings_is_still_read(tree: Path) -> None:
+    step = Step("t:x", "doc", ("src/in.txt",), Maker({"build/out.txt": b"made"}))
+    run_step(tree, step)
+    stamp = tree / step.stamp
+    written = read_stamp(tree, "t:x")
+    stamp.write_bytes(stamp.read_bytes().replace(b"\n", b"\r\n"))
+    assert written is not None and read_stamp(tree, "t:x") == written
+
+
 @pytest.mark.parametrize(
     "edit",
     [
