@@ -68,7 +68,7 @@ def lay_out(work: Path) -> None:
     for name in ("pipeline", "robots", "cells", "build"):
         if (REPO / name).is_dir():
             shutil.copytree(REPO / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("dodo.py", ".gitignore"):
+    for name in ("dodo.py", ".gitignore", ".gitattributes"):
         shutil.copy2(REPO / name, work / name)
 
 

@@ -14,7 +14,8 @@ An entry whose stat matches says only that the file, converted as git converts o
 its blob: with attributes (eol, `ident`, `working-tree-encoding`, filters) two copies of one blob
 can be checked out as different bytes of one size, and with eol conversion two different files
 of one size can be cleaned into one blob. So the index is read only when nothing git reads could
-ask for a conversion: no `.gitattributes` in the index, no `info/attributes`, no global or system
+ask for a conversion: no `.gitattributes` in the index but the project's own when it only turns
+conversion off (`* -text`, as this repository's does), no `info/attributes`, no global or system
 attributes file, and no git config file naming `autocrlf`, `attributesFile` or an include.
 """
 
@@ -101,7 +102,8 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
         return None
     data, mtime_ns = index
     prefix = "" if prefix == "." else prefix + "/"
-    entries = _parse(data, _oid_size(common), prefix, prefix + under)
+    allowed = prefix + _ATTRIBUTES if _converts_nothing(root / _ATTRIBUTES) else None
+    entries = _parse(data, _oid_size(common), prefix, prefix + under, allowed)
     return None if entries is None else Checkout(entries, mtime_ns)
 
 
@@ -165,6 +167,16 @@ def _mentions(path: Path, words: tuple[bytes, ...]) -> bool:
     return found is None or any(word in found[0].lower() for word in words)
 
 
+def _converts_nothing(path: Path) -> bool:
+    """Whether an attributes file only turns every conversion off: `* -text` and comments."""
+    found = _read_file(path, 1 << 16)
+    if found is None:
+        return False
+    lines = found[0].splitlines()
+    rules = [line.split() for line in lines if line.strip() and not line.lstrip().startswith(b"#")]
+    return bool(rules) and all(rule == [b"*", b"-text"] for rule in rules)
+
+
 def _oid_size(common: Path) -> int:
     """20 bytes for a SHA-1 repository, 32 for a SHA-256 one (its config says so)."""
     config = _read_file(common / "config")
@@ -179,8 +191,14 @@ def _read_file(path: Path, limit: int = 1 << 30) -> tuple[bytes, int] | None:
     return None if found is None else (found[0], found[1].st_mtime_ns)
 
 
-def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | None:
-    """Trusted entries whose path starts with `wanted`, keyed without `prefix`."""
+def _parse(
+    data: bytes, oid_size: int, prefix: str, wanted: str, allowed: str | None = None
+) -> Entries | None:
+    """Trusted entries whose path starts with `wanted`, keyed without `prefix`.
+
+    None when the index holds a `.gitattributes` other than `allowed` (one converting nothing).
+    """
+    allowed_bytes = None if allowed is None else allowed.encode("utf-8", "surrogateescape")
     if len(data) < _HEADER.size:
         return None
     signature, version, count = _HEADER.unpack_from(data)
@@ -208,7 +226,8 @@ def _parse(data: bytes, oid_size: int, prefix: str, wanted: str) -> Entries | No
         if name_end < 0 or name_end >= end or data[name_end] != 0:
             return None
         name = data[name_at:name_end]
-        if name == _ATTRIBUTES.encode() or name.endswith(b"/" + _ATTRIBUTES.encode()):
+        is_attributes = name == _ATTRIBUTES.encode() or name.endswith(b"/" + _ATTRIBUTES.encode())
+        if is_attributes and name != allowed_bytes:
             return None  # attributes may check out one blob differently at two paths
         # entries are padded with 1-8 NULs to a multiple of 8 bytes from the entry's start
         pos += (name_end - pos + 8) & ~7

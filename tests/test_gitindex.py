@@ -336,6 +336,8 @@ def test_two_files_cleaned_into_one_blob_are_read(tmp_path: Path, no_user_git_co
 CONVERSION_SOURCES = [
     pytest.param(".gitattributes", b"*.stl -text\n", id="gitattributes_at_top"),
     pytest.param("robots/.gitattributes", b"* ident\n", id="gitattributes_elsewhere"),
+    pytest.param(".gitattributes", b"* -text\n*.urdf eol=crlf\n", id="gitattributes_off_then_on"),
+    pytest.param("robots/.gitattributes", b"* -text\n", id="gitattributes_off_not_at_top"),
     pytest.param(".git/info/attributes", b"* eol=crlf\n", id="info_attributes"),
     pytest.param("~/.config/git/attributes", b"* ident\n", id="global_attributes"),
     pytest.param(".git/config", b"[core]\n\tautoCRLF = input\n", id="repo_autocrlf"),
@@ -358,6 +360,41 @@ def test_anything_that_may_convert_files_gives_no_shortcut(
     if where.endswith(".gitattributes"):
         git(clone, "add", where)  # the index holds it: git reads it on every checkout
     assert read_checkout(clone, "build/") is None
+
+
+SHIPPED_ATTRIBUTES = (Path(__file__).parent.parent / ".gitattributes").read_bytes()
+
+
+def test_the_shipped_gitattributes_keeps_the_shortcut(
+    tmp_path: Path, no_user_git_config: Path
+) -> None:
+    """`* -text` turns every conversion off, so git's index still says what a file holds."""
+    clone = committed(tmp_path, {**FILES, ".gitattributes": SHIPPED_ATTRIBUTES})
+    found = read_checkout(clone, "build/")
+    assert found is not None
+    expected = {path: oid for path, oid in ls_files(clone).items() if path.startswith("build/")}
+    assert {path: oid.hex() for path, (_, oid) in found.entries.items()} == expected
+
+
+def test_the_shipped_gitattributes_checks_out_exact_bytes_under_autocrlf(
+    tmp_path: Path, no_user_git_config: Path
+) -> None:
+    """Git for Windows sets core.autocrlf=true; pins and identities hash the committed bytes."""
+    text = b'{\n  "cell_id": "c"\n}\n'
+    origin = committed(
+        tmp_path, {"cells/c/machine.json": text, ".gitattributes": SHIPPED_ATTRIBUTES}
+    )
+    windows = tmp_path / "windows"
+    git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(origin), str(windows))
+    assert (windows / "cells/c/machine.json").read_bytes() == text
+    plain = tmp_path / "plain"
+    shutil.copytree(origin, plain)
+    (plain / ".gitattributes").unlink()
+    git(plain, "rm", "-q", "--cached", ".gitattributes")
+    git(plain, "commit", "-qm", "no attributes")
+    converted = tmp_path / "converted"
+    git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(plain), str(converted))
+    assert (converted / "cells/c/machine.json").read_bytes() == text.replace(b"\n", b"\r\n")
 
 
 def test_git_config_given_by_environment_gives_no_shortcut(
