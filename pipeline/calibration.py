@@ -25,7 +25,7 @@ from pipeline.kinematics import (
     translation_part,
 )
 from pipeline.schemas import check_schema
-from pipeline.strict_io import parse_json
+from pipeline.strict_json import parse_json
 from pipeline.urdf import Joint, Robot
 
 CALIBRATION_SCHEMA = "rosie.machine-planning-calibration.v1"

@@ -28,12 +28,11 @@ from pipeline.strict_io import (
     JSON_LIMIT,
     MESH_LIMIT,
     atomic_write,
-    dump_json,
     is_utf8,
-    parse_json,
     read_bytes,
     require_source,
 )
+from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
 
 CELLS = "cells"

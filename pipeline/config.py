@@ -12,7 +12,8 @@ from typing import Any
 
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
-from pipeline.strict_io import JSON_LIMIT, lone_surrogates, parse_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path
 
 CONFIG_FILE = "config.json"

@@ -16,7 +16,8 @@ from pipeline.manifest import (
 )
 from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
-from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
+from pipeline.strict_json import dump_json
 from pipeline.urdf import Mesh, Robot, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings

@@ -14,7 +14,8 @@ from pathlib import Path
 from pipeline.calibration import CALIBRATION_NAME, calibration_identity
 from pipeline.findings import ContractError, Finding, json_pointer
 from pipeline.identity import description_identity
-from pipeline.strict_io import JSON_LIMIT, load_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.strict_json import load_json
 
 BLOCK = "robot_cell"
 # Header field -> the reason code when it differs from the cell.

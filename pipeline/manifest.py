@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import ContractError, Finding, json_pointer
-from pipeline.strict_io import dump_json, is_utf8, load_json
+from pipeline.strict_io import is_utf8
+from pipeline.strict_json import dump_json, load_json
 
 MANIFEST_NAME = "robot_description_manifest.json"
 MANIFEST_SCHEMA = "rosie.robot-manifest.v1"

@@ -15,9 +15,15 @@ from pipeline.strict_io import JSON_LIMIT, read_regular
 
 ROBOTS = "robots"
 CELLS = "cells"
-BASE_CODE = ("pipeline/findings.py", "pipeline/strict_io.py", "pipeline/stamps.py")
+BASE_CODE = (
+    "pipeline/findings.py",
+    "pipeline/strict_io.py",
+    "pipeline/strict_json.py",
+    "pipeline/stamps.py",
+)
 URDF_CODE = (
     *BASE_CODE,
+    "pipeline/strict_xml.py",
     "pipeline/urdf/__init__.py",
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",

@@ -13,7 +13,8 @@ from typing import Any
 from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
-from pipeline.strict_io import JSON_LIMIT, lone_surrogates, parse_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path
 
 DEFINITION_FILE = "rtcore_definition.json"

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pipeline.digests import Digests
 from pipeline.findings import ContractError, Finding, raise_if_errors
-from pipeline.strict_io import JSON_LIMIT, atomic_write, dump_json, is_utf8, read_regular
+from pipeline.strict_io import JSON_LIMIT, atomic_write, is_utf8, read_regular
+from pipeline.strict_json import dump_json
 
 STAMP_ROOT = "build/stamps"
 Make = Callable[[Path], Mapping[str, bytes]]

@@ -351,7 +351,7 @@ def cli(code: str, file: str, breaks: Break, command: tuple[str, ...], *ids: str
 
 
 CATALOGUE = [
-    # ---- strict XML input (DESIGN: no DTD, no entities, no network; sizes from strict_io) ----
+    # ---- strict XML input (DESIGN: no DTD, no entities, no network; strict_xml, strict_io) ----
     doit("doctype_refused", URDF, write(URDF, EXTERNAL_ENTITY), "urdf-external-entity"),
     doit("doctype_refused", URDF, write(URDF, BILLION_LAUGHS), "urdf-entity-expansion-bomb"),
     doit(

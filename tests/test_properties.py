@@ -24,7 +24,8 @@ from pipeline.manifest import MANIFEST_NAME, path_findings, read_manifest
 from pipeline.rtcore import definition_from_bytes
 from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.validate import check_srdf
-from pipeline.strict_io import parse_json, parse_xml
+from pipeline.strict_json import parse_json
+from pipeline.strict_xml import parse_xml
 from pipeline.urdf import check_rules, load_robot, parse_urdf
 from tests.conftest import REPO
 

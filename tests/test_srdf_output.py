@@ -17,7 +17,7 @@ from pipeline.srdf import compile_srdf, load_srdf, parse_srdf, tesseract_view, w
 from pipeline.srdf.compile import make_srdf
 from pipeline.srdf.model import GroupState, JointValue, Srdf
 from pipeline.srdf.view import TesseractParseError, rpy_to_wxyz
-from pipeline.strict_io import parse_xml
+from pipeline.strict_xml import parse_xml
 from pipeline.urdf import load_robot
 from tests.conftest import REPO, ROBOTS
 

@@ -19,7 +19,7 @@ from pipeline.stamps import (
     stamp_path,
     unsealed,
 )
-from pipeline.strict_io import dump_json
+from pipeline.strict_json import dump_json
 
 
 class Maker:

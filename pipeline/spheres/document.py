@@ -9,7 +9,7 @@ import numpy as np
 from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
 from pipeline.spheres.geometry import Array
-from pipeline.strict_io import dump_json, parse_json
+from pipeline.strict_json import dump_json, parse_json
 
 SCHEMA = "rosie.robot-spheres.v1"
 FILE = "spheres.json"

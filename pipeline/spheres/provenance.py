@@ -11,7 +11,8 @@ from typing import Any
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema
 from pipeline.spheres.fit import FITTER_NAME, FITTER_VERSION, FitParams
-from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, dump_json, parse_json, read_bytes
+from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
+from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Box, Collision, Cylinder, Mesh, Robot, Sphere
 
 SETTINGS_FILE = "spheres.settings.json"

@@ -12,7 +12,8 @@ from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.units import to_native
 from pipeline.srdf.validate import check_srdf
 from pipeline.srdf.write import write_srdf
-from pipeline.strict_io import SOURCE_LIMIT, XML_LIMIT, parse_xml, read_bytes, require_source
+from pipeline.strict_io import SOURCE_LIMIT, XML_LIMIT, read_bytes, require_source
+from pipeline.strict_xml import parse_xml
 from pipeline.urdf import Robot, check_meshes, check_rules, display_path, load_robot, parse_urdf
 
 

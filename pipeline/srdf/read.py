@@ -33,7 +33,8 @@ from pipeline.srdf.model import (
     Tcp,
     VirtualJoint,
 )
-from pipeline.strict_io import DECIMAL, XML_LIMIT, parse_xml, read_bytes, source_line
+from pipeline.strict_io import XML_LIMIT, read_bytes
+from pipeline.strict_xml import DECIMAL, parse_xml, source_line
 
 # a decimal, or a word float() reads as NaN or infinity (refused later with its own finding)
 _NUMBER = re.compile(rf"{DECIMAL}|[+-]?(?:nan|inf|infinity)", re.I | re.ASCII)

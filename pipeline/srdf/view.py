@@ -14,7 +14,7 @@ from typing import Any
 
 from lxml import etree
 
-from pipeline.strict_io import parse_xml
+from pipeline.strict_xml import parse_xml
 from pipeline.urdf import Robot
 
 Matrix = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]

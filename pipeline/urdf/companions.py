@@ -62,7 +62,7 @@ def _local(node: etree._Element) -> str:
 
 def _dae_references(data: bytes) -> list[str]:
     from pipeline.findings import ContractError
-    from pipeline.strict_io import parse_xml
+    from pipeline.strict_xml import parse_xml
 
     try:
         root = parse_xml(data, "")
@@ -111,7 +111,7 @@ def urdf_texture_files(
     folder: Path, urdf: bytes, model_id: str, display_folder: str
 ) -> dict[str, bytes]:
     """The textures the URDF's materials name as package://<model_id>/meshes/..., by path."""
-    from pipeline.strict_io import parse_xml
+    from pipeline.strict_xml import parse_xml
 
     prefix = f"package://{model_id}/"
     found: dict[str, bytes] = {}

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import parse_xml, source_line
+from pipeline.strict_xml import parse_xml, source_line
 
 if TYPE_CHECKING:
     from lxml import etree

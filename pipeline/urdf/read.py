@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from lxml import etree
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import DECIMAL, parse_xml, source_line
+from pipeline.strict_xml import DECIMAL, parse_xml, source_line
 from pipeline.urdf.model import (
     Box,
     Collision,

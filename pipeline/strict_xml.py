@@ -1,0 +1,111 @@
+"""Strict XML: no DTD, no entities, no network; the line each element starts on."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lxml import etree
+
+from pipeline.strict_io import XML_LIMIT, read_bytes, refusal
+
+# A number as C++ URDF/SRDF readers parse it: ASCII digits, an optional exponent. Python's
+# float() also takes "1_0", "\u0661" (an Arabic-Indic one), "infinity" and surrounding spaces.
+DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+# How many lines up a start tag that closes on one line may have opened.
+_START_TAG_LINES = 200
+
+
+def source_line(node: etree._Element) -> int:
+    """The line an element starts on (1 when lxml does not know it)."""
+    line = getattr(node, "sourceline", None)
+    return line if isinstance(line, int) else 1
+
+
+def _xml_parser() -> etree.XMLParser:
+    from lxml import etree
+
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_pis=True,
+    )
+
+
+def parse_xml(data: bytes, display: str) -> etree._Element:
+    """Parse XML resolving no entities, loading no DTD, reading no network."""
+    from lxml import etree
+
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        index = data.find(b"<!DOCTYPE")
+        index = data.find(b"<!ENTITY") if index < 0 else index
+        line = data.count(b"\n", 0, index) + 1
+        raise refusal(
+            "doctype_refused",
+            display,
+            f"{line}",
+            "contains a DOCTYPE or entity declaration",
+            "remove the DOCTYPE; robot descriptions need no DTD or entities",
+        )
+    try:
+        root = etree.fromstring(data, _xml_parser())
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno or 1
+        message = str(exc.msg).split(", line ")[0]
+        raise refusal("invalid_xml", display, f"{line}", message, "fix the XML syntax") from None
+    if root is None:
+        raise refusal("invalid_xml", display, "1", "the document is empty", "write an XML document")
+    docinfo = root.getroottree().docinfo
+    if getattr(docinfo, "doctype", "") or docinfo.internalDTD is not None:
+        # the byte search above misses a DOCTYPE in another encoding (UTF-16, say)
+        raise refusal(
+            "doctype_refused",
+            display,
+            "1",
+            "contains a DOCTYPE or entity declaration",
+            "remove the DOCTYPE; robot descriptions need no DTD or entities",
+        )
+    _mark_start_lines(root, data)
+    for node in root.iter():
+        if isinstance(node, etree._Entity):
+            raise refusal(
+                "entity_refused",
+                display,
+                f"{source_line(node)}",
+                f"uses the entity &{node.name};",
+                "write the text out in full",
+            )
+    return root
+
+
+def _mark_start_lines(root: etree._Element, data: bytes) -> None:
+    """Point each element at the line its start tag opens on: lxml gives the line it closes on.
+
+    A start tag holds no other `<` (XML escapes it in attribute values), so the nearest line at
+    or above lxml's that holds `<name` is where it opens. A document not in an ASCII-compatible
+    encoding (UTF-16) keeps lxml's lines.
+    """
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\0" in data[:4]:
+        return
+    lines = data.split(b"\n")
+    for node in root.iter():
+        line = node.sourceline
+        if not isinstance(node.tag, str) or not isinstance(line, int) or line > len(lines):
+            continue
+        local = node.tag.rpartition("}")[2]
+        name = f"{node.prefix}:{local}" if node.prefix else local
+        opening = re.compile(b"<" + re.escape(name.encode()) + rb"(?=[\s/>]|$)")
+        for start in range(line, max(0, line - _START_TAG_LINES), -1):
+            if opening.search(lines[start - 1]):
+                node.sourceline = start
+                break
+
+
+def load_xml(path: Path, display: str, limit: int = XML_LIMIT) -> etree._Element:
+    """Read and strictly parse an XML file."""
+    return parse_xml(read_bytes(path, display, limit), display)
