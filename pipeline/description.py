@@ -73,7 +73,7 @@ def collision_mesh_findings(
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
     from pipeline.spheres.extent import extent_findings
-    from pipeline.spheres.geometry import mesh_triangles
+    from pipeline.spheres.triangles import mesh_triangles
 
     findings: list[Finding] = []
     triangles = {}

@@ -33,6 +33,7 @@ URDF_CODE = (
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",
+    "pipeline/spheres/triangles.py",
     "pipeline/spheres/winding.py",
     "pipeline/spheres/extent.py",
     "pipeline/description.py",
@@ -88,6 +89,7 @@ SPHERES_CODE = (
             "prove",
             "provenance",
             "task",
+            "triangles",
             "winding",
         )
     ),

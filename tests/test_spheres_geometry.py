@@ -12,10 +12,10 @@ import pytest
 from pipeline.findings import ContractError
 from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.fit import FitParams, fit_link
-from pipeline.spheres.geometry import load_link_geometry, mesh_triangles, rpy_matrix
+from pipeline.spheres.geometry import load_link_geometry, rpy_matrix
 from pipeline.spheres.prove import prove
 from pipeline.spheres.winding import closing_fan, mesh_winding, ray_winding, winding_number
-from pipeline.urdf import Mesh, load_robot
+from pipeline.urdf import load_robot
 from tests.conftest import REPO
 
 IIWA = "lbr_iiwa_14_r820"
@@ -369,28 +369,3 @@ def test_cylinder_only_link_also_starts_from_slices_along_its_axis(tmp_path: Pat
     assert prove(geometry, centers, radii).proven
     ratio, _ = excess_ratio(geometry, centers, radii, 20000)
     assert ratio < 0.6
-
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b"# no faces\nv 0 0 0\n", "holds no triangles"),
-        (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2 3\n", "holds no triangles"),
-        (b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n", "has a corner that is not a finite number"),
-    ],
-    ids=["no-faces", "lines-only", "nan"],
-)
-def test_mesh_empty_says_whether_a_mesh_is_empty_or_not_finite(data: bytes, message: str) -> None:
-    """It said 'holds no finite triangles' of a mesh of thousands with one NaN corner."""
-    with pytest.raises(ContractError) as caught:
-        mesh_triangles(data, Mesh("x.obj", "meshes/x.obj"), "robots/r/meshes/x.obj")
-    [finding] = caught.value.findings
-    assert (finding.code, finding.message) == ("mesh_empty", message)
-
-
-def test_obj_with_a_byte_order_mark_is_not_mesh_unreadable() -> None:
-    """A UTF-8 BOM before the first vertex made trimesh fail (IndexError): mesh_unreadable."""
-    obj = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
-    plain = mesh_triangles(obj, Mesh("x.obj", "meshes/x.obj"), "x.obj")
-    marked = mesh_triangles(b"\xef\xbb\xbf" + obj, Mesh("x.obj", "meshes/x.obj"), "x.obj")
-    assert np.array_equal(plain, marked)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import io
-import math
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 import trimesh
 
-from pipeline.findings import ContractError, Finding
+from pipeline.spheres.triangles import load_mesh_triangles
 from pipeline.spheres.winding import closing_fan, mesh_winding
-from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
 
 Array = np.ndarray
@@ -309,94 +306,3 @@ def _cylinder(g: Cylinder, frame: Frame) -> list[Patches]:
         Patches("cap", disc, frame, g.radius, -half),
         Patches("cap", disc.copy(), frame, g.radius, half),
     ]
-
-
-def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> Array:
-    """Triangles (N, 3, 3) of a mesh file with its URDF scale applied, in its local frame."""
-    display = (PurePosixPath(display_folder) / mesh.path).as_posix()
-    return mesh_triangles(read_bytes(folder / mesh.path, display, MESH_LIMIT), mesh, display)
-
-
-def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> Array:
-    """Triangles (N, 3, 3) of a mesh file's bytes with its URDF scale applied."""
-    suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
-    if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
-        data = data.removeprefix(b"\xef\xbb\xbf")
-    kind = suffix.upper() if suffix else "a mesh (its name has no extension)"
-    try:
-        # numpy's overflow warnings on absurd corners would print lines naming its own files
-        with np.errstate(all="ignore"):
-            loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
-            tri = np.array(getattr(loaded, "triangles", None), dtype=np.float64)
-    except Exception as exc:  # trimesh raises many types for unreadable files
-        raise ContractError(
-            [
-                Finding(
-                    "mesh_unreadable",
-                    display,
-                    "",
-                    f"cannot be read as {kind} ({type(exc).__name__})",
-                    "export the mesh again as binary STL, OBJ or DAE",
-                )
-            ]
-        ) from None
-    if suffix == "dae":
-        tri = tri * _collada_unit(loaded, display)
-    empty = tri.ndim != 3 or len(tri) == 0
-    if empty or not np.isfinite(tri).all():
-        raise ContractError(
-            [
-                Finding(
-                    "mesh_empty",
-                    display,
-                    "",
-                    "holds no triangles" if empty else "has a corner that is not a finite number",
-                    "export the collision mesh again",
-                )
-            ]
-        )
-    with np.errstate(all="ignore"):  # a huge corner is refused by its extent, not here
-        tri = tri * np.array(mesh.scale, dtype=float)
-        flat = not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
-    if flat:
-        raise ContractError(
-            [
-                Finding(
-                    "mesh_empty",
-                    display,
-                    "",
-                    "has no triangle with an area: every corner lies on one line",
-                    "export the collision mesh again from the CAD model",
-                )
-            ]
-        )
-    return tri
-
-
-def _collada_unit(loaded: object, display: str) -> float:
-    """Metres per length unit of a COLLADA file: its `<unit meter>` (1 when absent).
-
-    trimesh reads the unit into metadata but does not apply it; rviz and Gazebo do. The
-    `<up_axis>` is ignored, as rviz and MoveIt ignore it.
-    """
-    units = str(getattr(loaded, "metadata", {}).get("units", "meters"))
-    if units == "meters":
-        return 1.0
-    head = units.removesuffix(" * meters")  # trimesh writes "<meter> * meters"
-    try:
-        value = float(head)
-    except ValueError:
-        value = math.nan
-    if math.isfinite(value) and value > 0:
-        return value
-    raise ContractError(
-        [
-            Finding(
-                "mesh_unreadable",
-                display,
-                "",
-                f"its <unit meter> is {head}, not a positive number of metres per unit",
-                'set <unit meter="1"/> (or the size of its unit in metres) in its <asset>',
-            )
-        ]
-    )
