@@ -95,11 +95,13 @@ SPHERES_CODE = (
     ),
 )
 MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
-INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py")
+# identity.py hashes each registered file with digests.hash_fd
+INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py", "pipeline/digests.py")
 CELL_CODE = (
     *URDF_CODE,
     "pipeline/manifest.py",
     "pipeline/identity.py",
+    "pipeline/digests.py",
     "pipeline/schemas.py",
     "pipeline/schemas/machine-config.schema.json",
     "pipeline/schemas/machine-planning-calibration.schema.json",
