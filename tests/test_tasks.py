@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.conftest import REPO, run_doit, run_python, tree_bytes
+from tests.conftest import REPO, run_doit, tree_bytes
 
 
 def ran(output: str) -> set[str]:
@@ -53,49 +53,6 @@ def test_bad_urdf_exits_2_with_finding_lines_and_build_unchanged(project: Path) 
         "rad/s, greater than 0"
     ]
     assert tree_bytes(project / "build") == before
-
-
-def test_file_missing_robot_and_cell_folders_without_their_file_are_reported(
-    project: Path,
-) -> None:
-    """A robot folder with `my_arm.urdf`, a cell with `Machine.json`: once skipped in silence."""
-    assert run_doit(project).returncode == 0
-    before = tree_bytes(project / "build")
-    arm = project / "robots" / "my_arm"
-    arm.mkdir()
-    shutil.copy2(project / "robots/abb_irb2400/robot.urdf", arm / "my_arm.urdf")
-    cell = project / "cells" / "my_cell"
-    cell.mkdir()
-    shutil.copy2(project / "cells/weld_cell_a/machine.json", cell / "Machine.json")
-    result = run_doit(project)
-    assert result.returncode == 2
-    assert "Traceback" not in result.stdout + result.stderr
-    out = result.stdout
-    assert "robots/my_arm/robot.urdf: file_missing: file does not exist; rename my_arm.urdf" in out
-    assert "cells/my_cell/machine.json: file_missing: file does not exist; rename Machine." in out
-    assert tree_bytes(project / "build") == before
-    check = run_python(project, "-m", "pipeline", "check")
-    assert check.returncode == 1
-    assert "missing: build/robots/my_arm/robot.urdf (urdf:my_arm has never been built)" in (
-        check.stdout
-    )
-    validate = run_python(project, "-m", "pipeline", "validate")
-    assert validate.returncode == 2
-    assert "robots/my_arm/robot.urdf: file_missing: " in validate.stderr
-
-
-def test_folders_holding_only_leftovers_are_not_robots_or_cells(project: Path) -> None:
-    """git leaves a removed robot's __pycache__ behind; hidden folders are not sources either."""
-    assert run_doit(project).returncode == 0
-    (project / "robots/old_arm/__pycache__").mkdir(parents=True)
-    (project / "robots/old_arm/__pycache__/srdf.cpython-311.pyc").write_bytes(b"x")
-    (project / "robots/old_arm/.DS_Store").write_bytes(b"x")
-    (project / "cells/.scratch").mkdir()
-    (project / "cells/.scratch/notes.txt").write_text("x")
-    result = run_doit(project)
-    assert result.returncode == 0, result.stdout
-    assert ran(result.stdout) == set()
-    assert run_python(project, "-m", "pipeline", "check").returncode == 0
 
 
 def test_changed_urdf_rebuilds_that_robot_only(project: Path) -> None:

@@ -1,0 +1,299 @@
+"""The build plan: which steps the robots and cells get, what each reads and makes."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from pipeline.plan import CODE, SRDF_CODE, cell_ids, code, model_ids, needed, plan
+from pipeline.stamps import Step
+from tests.conftest import REPO, run_doit, run_python, tree_bytes
+from tests.test_tasks import ran
+
+ABB = "abb_irb2400"
+IIWA = "lbr_iiwa_14_r820"
+ROBOT_STAGES = ("urdf", "config", "srdf", "spheres", "manifest")
+
+
+def by_name(root: Path) -> dict[str, Step]:
+    return {step.name: step for step in plan(root)}
+
+
+def test_each_robot_gets_five_steps_and_each_cell_one_after_the_code_stamps(repo: Path) -> None:
+    names = [step.name for step in plan(repo)]
+    assert names == [
+        *(f"code:{stage}" for stage in CODE),
+        *(f"{stage}:{m}" for m in (ABB, IIWA) for stage in ROBOT_STAGES),
+        "index:robots",
+        "cellbuild:iiwa_bench",
+        "cellbuild:weld_cell_a",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("step", "targets"),
+    [
+        ("urdf:abb_irb2400", ["build/robots/abb_irb2400/robot.urdf"]),
+        (
+            "config:abb_irb2400",
+            [
+                "build/robots/abb_irb2400/config.json",
+                "build/robots/abb_irb2400/rtcore_definition.json",
+            ],
+        ),
+        ("srdf:abb_irb2400", ["build/robots/abb_irb2400/robot.srdf"]),
+        ("spheres:abb_irb2400", ["build/robots/abb_irb2400/spheres.json"]),
+        ("manifest:abb_irb2400", ["build/robots/abb_irb2400/robot_description_manifest.json"]),
+        ("index:robots", ["build/index.json"]),
+        (
+            "cellbuild:weld_cell_a",
+            [
+                "build/cells/weld_cell_a/cell.json",
+                "build/cells/weld_cell_a/machine_planning_calibration.json",
+            ],
+        ),
+        ("code:urdf", []),
+    ],
+)
+def test_targets_of_each_kind_of_step(repo: Path, step: str, targets: list[str]) -> None:
+    found = by_name(repo)[step]
+    assert list(found.targets) == targets
+    assert found.stamp == f"build/stamps/{step.replace(':', '/')}.json"
+
+
+def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(repo: Path) -> None:
+    steps = by_name(repo)
+    src = f"robots/{ABB}"
+    meshes = sorted(f"{src}/meshes/{p.name}" for p in (repo / src / "meshes").iterdir())
+    urdf = steps[f"urdf:{ABB}"]
+    assert list(urdf.inputs) == [f"{src}/robot.urdf", *meshes, code("urdf")]
+    assert list(steps[f"config:{ABB}"].inputs) == [
+        urdf.stamp,
+        f"{src}/config.json",
+        f"{src}/rtcore_definition.json",
+        code("config"),
+    ]
+    assert list(steps[f"srdf:{ABB}"].inputs) == [
+        f"{src}/srdf.py",
+        f"{src}/robot.urdf",
+        urdf.stamp,
+        code("srdf"),
+    ]
+    assert list(steps[f"spheres:{ABB}"].inputs) == [
+        f"{src}/robot.urdf",
+        *meshes,
+        urdf.stamp,
+        code("spheres"),
+    ]
+    assert list(steps[f"manifest:{ABB}"].inputs) == [
+        *(steps[f"{stage}:{ABB}"].stamp for stage in ("urdf", "config", "srdf", "spheres")),
+        code("manifest"),
+    ]
+    assert list(steps["index:robots"].inputs) == [
+        steps[f"manifest:{ABB}"].stamp,
+        steps[f"manifest:{IIWA}"].stamp,
+        code("index"),
+    ]
+
+
+def test_optional_sources_are_inputs_only_when_present(repo: Path) -> None:
+    """Without config files the config step makes nothing; a settings file feeds the spheres."""
+    src = repo / "robots" / IIWA
+    (src / "config.json").unlink()
+    (src / "rtcore_definition.json").unlink()
+    (src / "spheres.settings.json").write_text("{}")
+    steps = by_name(repo)
+    config = steps[f"config:{IIWA}"]
+    assert list(config.inputs) == [steps[f"urdf:{IIWA}"].stamp, code("config")]
+    assert config.targets == ()
+    assert f"robots/{IIWA}/spheres.settings.json" in steps[f"spheres:{IIWA}"].inputs
+    assert f"robots/{ABB}/spheres.settings.json" not in steps[f"spheres:{ABB}"].inputs
+
+
+def test_a_cell_reads_its_files_and_the_description_of_the_model_it_names(repo: Path) -> None:
+    cell = by_name(repo)["cellbuild:weld_cell_a"]
+    assert list(cell.inputs) == [
+        "cells/weld_cell_a/machine.json",
+        "cells/weld_cell_a/machine_planning_calibration.json",
+        f"build/stamps/manifest/{ABB}.json",
+        f"robots/{ABB}/robot.urdf",
+        f"robots/{ABB}/config.json",
+        code("cellbuild"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        b'{"robot": {"model_id": "no_such_robot"}}',
+        b'{"robot": {"model_id": 7}}',
+        b'{"robot": []}',
+        b"{not json",
+        None,  # a folder in place of machine.json
+    ],
+    ids=["unknown-model", "model-not-a-string", "robot-not-an-object", "torn", "folder"],
+)
+def test_a_cell_naming_no_known_model_reads_only_its_own_files(
+    repo: Path, machine: bytes | None
+) -> None:
+    """Planning reads machine.json leniently: the cell step itself reports what is wrong."""
+    path = repo / "cells" / "weld_cell_a" / "machine.json"
+    path.unlink()
+    if machine is None:
+        path.mkdir()
+    else:
+        path.write_bytes(machine)
+    cell = by_name(repo)["cellbuild:weld_cell_a"]
+    own = [i for i in cell.inputs if i.startswith("cells/weld_cell_a/")]
+    assert list(cell.inputs) == [*own, code("cellbuild")]
+
+
+def pycache(folder: Path) -> None:
+    """What git leaves of a removed robot: its srdf.py's compiled bytecode."""
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "srdf.cpython-311.pyc").write_bytes(b"x")
+
+
+@pytest.mark.parametrize(
+    ("make", "planned"),
+    [
+        (lambda f: pycache(f), False),
+        (lambda f: (f / ".DS_Store").write_bytes(b"x"), False),
+        (lambda f: (f / ".git").mkdir(), False),
+        (lambda f: None, False),  # an empty folder
+        (lambda f: (f / "my_arm.urdf").write_text("<robot/>"), True),
+        (lambda f: (f / "README.md").write_text("x"), True),
+        (lambda f: (f / "robot.urdf").symlink_to(f / "gone.urdf"), True),
+    ],
+    ids=["pycache", "hidden-file", "hidden-folder", "empty", "misnamed", "any-source", "dangling"],
+)
+def test_which_folders_under_robots_are_planned(
+    repo: Path, make: Callable[[Path], object], planned: bool
+) -> None:
+    """A folder a person put sources in is planned, so its step names the missing robot.urdf."""
+    folder = repo / "robots" / "my_arm"
+    folder.mkdir()
+    make(folder)
+    assert ("my_arm" in model_ids(repo)) is planned
+    assert ("urdf:my_arm" in by_name(repo)) is planned
+
+
+def test_hidden_folders_and_files_under_robots_and_cells_are_not_planned(repo: Path) -> None:
+    (repo / "robots" / ".cache").mkdir()
+    (repo / "robots" / ".cache" / "link_1.stl").write_text("solid")
+    (repo / "robots" / "notes.txt").write_text("x")
+    (repo / "cells" / ".scratch").mkdir()
+    (repo / "cells" / ".scratch" / "notes.txt").write_text("x")
+    assert model_ids(repo) == [ABB, IIWA]
+    assert cell_ids(repo) == ["iiwa_bench", "weld_cell_a"]
+
+
+def test_without_robots_or_cells_folders_the_plan_is_the_code_stamps_and_the_index(
+    tmp_path: Path,
+) -> None:
+    assert [step.name for step in plan(tmp_path)] == [
+        *(f"code:{stage}" for stage in CODE),
+        "index:robots",
+    ]
+
+
+def test_every_input_stamp_comes_from_an_earlier_step(repo: Path) -> None:
+    made: set[str] = set()
+    stamps = {step.stamp for step in plan(repo)}
+    for step in plan(repo):
+        assert {i for i in step.inputs if i in stamps} <= made, step.name
+        made.add(step.stamp)
+
+
+def test_needed_is_a_step_and_everything_upstream_of_it_in_plan_order(repo: Path) -> None:
+    names = [step.name for step in needed(plan(repo), "cellbuild:iiwa_bench")]
+    assert names == [
+        *(f"code:{stage}" for stage in ("urdf", "config", "srdf", "spheres", "manifest")),
+        "code:cellbuild",
+        *(f"{stage}:{IIWA}" for stage in ROBOT_STAGES),
+        "cellbuild:iiwa_bench",
+    ]
+    assert [step.name for step in needed(plan(repo), "code:index")] == ["code:index"]
+    assert needed(plan(repo), "no:such") == []
+
+
+def test_srdf_step_depends_on_every_module_that_makes_the_srdf() -> None:
+    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/srdf").glob("*.py")}
+    assert modules - set(SRDF_CODE) == {"pipeline/srdf/targets.py"}  # the command's, not the step's
+
+
+@pytest.mark.parametrize("stage", list(CODE))
+def test_code_list_of_a_stage_names_every_module_its_make_calls(stage: str) -> None:
+    """A module a stage's outputs depend on but its code list omits: editing it rebuilt nothing.
+
+    The make of the stage's first step runs on the shipped sources (makes are pure: they return
+    bytes and write nothing) while every function called in a pipeline module is recorded.
+    """
+    step = next(s for s in plan(REPO) if s.name.startswith(f"{stage}:"))
+    called: set[str] = set()
+    package = str(REPO / "pipeline") + os.sep
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        # functions only: a class body or a module run on import is not the stage's code
+        if event == "call" and frame.f_code.co_flags & inspect.CO_OPTIMIZED:
+            name = frame.f_code.co_filename
+            if name.startswith(package):
+                called.add("pipeline/" + name[len(package) :].replace(os.sep, "/"))
+
+    sys.setprofile(profile)
+    try:
+        step.make(REPO)
+    finally:
+        sys.setprofile(None)
+    assert called, "the trace saw no pipeline code"
+    assert called - {"pipeline/plan.py"} <= set(CODE[stage])
+
+
+def test_file_missing_robot_and_cell_folders_without_their_file_are_reported(
+    project: Path,
+) -> None:
+    """A robot folder with `my_arm.urdf`, a cell with `Machine.json`: once skipped in silence."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    arm = project / "robots" / "my_arm"
+    arm.mkdir()
+    shutil.copy2(project / "robots/abb_irb2400/robot.urdf", arm / "my_arm.urdf")
+    cell = project / "cells" / "my_cell"
+    cell.mkdir()
+    shutil.copy2(project / "cells/weld_cell_a/machine.json", cell / "Machine.json")
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    out = result.stdout
+    assert "robots/my_arm/robot.urdf: file_missing: file does not exist; rename my_arm.urdf" in out
+    assert "cells/my_cell/machine.json: file_missing: file does not exist; rename Machine." in out
+    assert tree_bytes(project / "build") == before
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 1
+    assert "missing: build/robots/my_arm/robot.urdf (urdf:my_arm has never been built)" in (
+        check.stdout
+    )
+    validate = run_python(project, "-m", "pipeline", "validate")
+    assert validate.returncode == 2
+    assert "robots/my_arm/robot.urdf: file_missing: " in validate.stderr
+
+
+def test_folders_holding_only_leftovers_are_not_robots_or_cells(project: Path) -> None:
+    """git leaves a removed robot's __pycache__ behind; hidden folders are not sources either."""
+    assert run_doit(project).returncode == 0
+    (project / "robots/old_arm/__pycache__").mkdir(parents=True)
+    (project / "robots/old_arm/__pycache__/srdf.cpython-311.pyc").write_bytes(b"x")
+    (project / "robots/old_arm/.DS_Store").write_bytes(b"x")
+    (project / "cells/.scratch").mkdir()
+    (project / "cells/.scratch/notes.txt").write_text("x")
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert ran(result.stdout) == set()
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
