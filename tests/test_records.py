@@ -1,0 +1,77 @@
+"""Local cache files: a header, then NUL-separated fields; anything unexpected reads as empty."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.records import read_records, write_records
+
+HEADER = "test records 1\0"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,  # missing
+        b"",
+        b"other records 1\0a\0b\0",  # foreign: another header
+        b"test records 0\0a\0b\0",  # an older version of the format
+        b"test records 1\0a\0b",  # torn: the last field not ended
+        b"test records 1\0a\0b\0c\0",  # torn between records: 3 fields of width 2
+    ],
+    ids=["missing", "empty", "foreign", "old-version", "torn-field", "torn-record"],
+)
+def test_a_missing_foreign_or_torn_file_reads_as_empty(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "cache"
+    if content is not None:
+        path.write_bytes(content)
+    assert read_records(path, HEADER, 2) == []
+
+
+def test_a_folder_in_place_of_the_file_reads_as_empty(tmp_path: Path) -> None:
+    (tmp_path / "cache").mkdir()
+    assert read_records(tmp_path / "cache", HEADER, 2) == []
+
+
+def test_records_round_trip_with_odd_fields(tmp_path: Path) -> None:
+    """Spaces, tabs, newlines, empty fields and names that are not UTF-8 survive the file."""
+    odd = os.fsdecode(b"robots/\xff\xfe.stl")
+    records = [["a b\tc", "line\nbreak"], ["", odd], ["x", "y"]]
+    path = tmp_path / "cache"
+    assert write_records(path, HEADER, records)
+    assert path.read_bytes().startswith(HEADER.encode())
+    assert read_records(path, HEADER, 2) == records
+
+
+def test_no_records_are_written_as_the_header_alone(tmp_path: Path) -> None:
+    path = tmp_path / "cache"
+    assert write_records(path, HEADER, [])
+    assert path.read_text() == HEADER
+    assert read_records(path, HEADER, 2) == []
+
+
+def test_a_write_replaces_the_file_through_a_rename(tmp_path: Path) -> None:
+    """A reader holding the old file sees it whole: the new one is a new file renamed in place."""
+    path = tmp_path / "cache"
+    assert write_records(path, HEADER, [["old", "1"]])
+    old = tmp_path / "old-link"
+    os.link(path, old)  # the old file's inode, as a reader that opened it holds it
+    assert write_records(path, HEADER, [["new", "2"]])
+    assert read_records(old, HEADER, 2) == [["old", "1"]]
+    assert read_records(path, HEADER, 2) == [["new", "2"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "old-link"]
+
+
+def test_a_write_that_fails_returns_false_and_leaves_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "cache"
+    assert write_records(missing, HEADER, [["a", "b"]]) is False
+    assert not missing.parent.exists()
+    blocked = tmp_path / "cache"
+    blocked.mkdir()  # os.replace cannot put a file over a folder
+    (blocked / "inside").write_text("kept")
+    assert write_records(blocked, HEADER, [["a", "b"]]) is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+    assert (blocked / "inside").read_text() == "kept"
