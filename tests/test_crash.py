@@ -15,15 +15,13 @@ import random
 import shutil
 import signal
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from pipeline.cli import main
-from pipeline.lock import FINISHED, LOCK_NAME, MARK
+from pipeline.lock import LOCK_NAME, MARK
 from pipeline.session import is_temp_name
-from pipeline.strict_io import atomic_write
 from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 SHIM = Path(__file__).with_name("killshim.py")
@@ -74,60 +72,6 @@ def assert_recovers(project: Path, reference: dict[str, bytes]) -> None:
     assert isinstance(db, dict) and db
     again = run_doit(project)
     assert again.returncode == 0 and "\n.  " not in "\n" + again.stdout
-
-
-def test_atomic_write_temporaries_are_recognised_as_temporary(tmp_path: Path) -> None:
-    """session.is_temp_name must know strict_io's temporary names, or leftovers would stay."""
-    seen: list[str] = []
-    real = os.replace
-
-    def spy(src: str, dst: str) -> None:
-        seen.append(Path(src).name)
-        real(src, dst)
-
-    os.replace = spy  # type: ignore[assignment]
-    try:
-        atomic_write(tmp_path / "robot.urdf", b"<robot/>")
-    finally:
-        os.replace = real
-    assert len(seen) == 1 and is_temp_name(seen[0])
-    assert not is_temp_name("robot.urdf") and not is_temp_name(".robot.urdf.tmp")
-    fd, name = tempfile.mkstemp(prefix=".link_1.stl.", suffix=".tmp", dir=tmp_path)
-    os.close(fd)
-    assert is_temp_name(Path(name).name)
-
-
-@pytest.mark.parametrize(
-    ("content", "killed"),
-    [
-        (b"", False),
-        (b'{"urdf:abb_irb2400": {"robot', False),
-        (b"\xff\xfe", False),
-        (b"[]", False),
-        # torn just after an inner object, so it looks whole at both ends: parsed after a kill,
-        # and after a finished run because its stat signature is not the one that run recorded
-        (b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}', True),
-        (b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}', False),
-    ],
-)
-def test_unreadable_doit_db_is_removed_with_a_message(
-    project: Path, content: bytes, killed: bool
-) -> None:
-    """A .doit.db torn by a kill mid-dump no longer stops every later run (doit exits 3)."""
-    assert run_doit(project).returncode == 0
-    before = tree_bytes(project / "build")
-    mtimes = {p: p.stat().st_mtime_ns for p in (project / "build").rglob("*") if p.is_file()}
-    (project / ".doit.db").write_bytes(content)
-    if killed:
-        (project / LOCK_NAME).write_text(MARK)
-    result = run_doit(project)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr
-    assert ".doit.db could not be read" in result.stderr
-    assert tree_bytes(project / "build") == before
-    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
-    assert isinstance(json.loads((project / ".doit.db").read_text(encoding="utf-8")), dict)
-    assert (project / LOCK_NAME).read_text().startswith(FINISHED)  # this run finished
 
 
 def test_leftover_temporaries_reported_by_check_and_removed_by_doit(
@@ -277,29 +221,3 @@ def test_build_killed_again_and_again_still_completes_byte_identical(
         kills += 1
     assert kills >= 20
     assert_recovers(project, reference)
-
-
-def test_a_folder_in_place_of_the_doit_db_stops_with_a_message(project: Path) -> None:
-    """Not removed unasked (doit never writes a folder there), and no traceback."""
-    (project / ".doit.db").mkdir()
-    before = tree_bytes(project / "build")
-    result = run_doit(project)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr
-    assert ".doit.db is a folder" in result.stderr
-    assert (project / ".doit.db").is_dir()
-    assert tree_bytes(project / "build") == before
-
-
-def test_a_link_in_place_of_the_doit_db_stops_with_a_message(project: Path, tmp_path: Path) -> None:
-    """doit writes its database in place: a link named .doit.db had it overwrite another file."""
-    precious = tmp_path / "precious.txt"
-    precious.write_text("keep me\n")
-    (project / ".doit.db").symlink_to(precious)
-    before = tree_bytes(project / "build")
-    result = run_doit(project)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr
-    assert ".doit.db is a symbolic link" in result.stderr
-    assert precious.read_text() == "keep me\n"
-    assert tree_bytes(project / "build") == before

@@ -1,0 +1,229 @@
+"""One doit run in one checkout: the build lock, and clearing what an interrupted run left."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pipeline.digests import CACHE_NAME
+from pipeline.lock import FINISHED, LOCK_NAME, MARK
+from pipeline.outputs import RECORD_NAME
+from pipeline.session import (
+    DEP_FILE,
+    is_temp_name,
+    leftover_temps,
+    open_session,
+    remove_leftover_temps,
+    repair_doit_db,
+)
+from pipeline.strict_io import atomic_write
+from tests.conftest import run_doit, tree_bytes
+
+TORN_DB = b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}'
+
+
+def test_atomic_write_temporaries_are_recognised_as_temporary(tmp_path: Path) -> None:
+    """session.is_temp_name must know strict_io's temporary names, or leftovers would stay."""
+    seen: list[str] = []
+    real = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        seen.append(Path(src).name)
+        real(src, dst)
+
+    os.replace = spy  # type: ignore[assignment]
+    try:
+        atomic_write(tmp_path / "robot.urdf", b"<robot/>")
+    finally:
+        os.replace = real
+    assert len(seen) == 1 and is_temp_name(seen[0])
+    assert not is_temp_name("robot.urdf") and not is_temp_name(".robot.urdf.tmp")
+    fd, name = tempfile.mkstemp(prefix=".link_1.stl.", suffix=".tmp", dir=tmp_path)
+    os.close(fd)
+    assert is_temp_name(Path(name).name)
+
+
+def leave_temps(root: Path) -> dict[str, Path]:
+    """What a killed run leaves: a temporary in build/ and one of each local cache."""
+    meshes = root / "build" / "robots" / "abb_irb2400" / "meshes"
+    meshes.mkdir(parents=True)
+    temps = {
+        "build": meshes / ".link_1.stl.k3j9x_a2.tmp",
+        "digests": root / f"{CACHE_NAME}.4242.tmp",
+        "outputs": root / f"{RECORD_NAME}.4242.tmp",
+    }
+    for path in temps.values():
+        path.write_bytes(b"half")
+    (meshes / "link_1.stl").write_bytes(b"solid")
+    return temps
+
+
+def test_leftover_temps_in_build_are_searched_only_when_asked(tmp_path: Path) -> None:
+    temps = leave_temps(tmp_path)
+    caches = sorted([temps["digests"], temps["outputs"]])
+    assert leftover_temps(tmp_path, in_build=False) == caches
+    assert leftover_temps(tmp_path) == sorted([*caches, temps["build"]])
+
+
+def test_remove_leftover_temps_deletes_them_and_says_how_many(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    temps = leave_temps(tmp_path)
+    assert remove_leftover_temps(tmp_path) == 3
+    assert not any(path.exists() for path in temps.values())
+    assert (tmp_path / "build/robots/abb_irb2400/meshes/link_1.stl").read_bytes() == b"solid"
+    assert "removed 3 temporary file(s)" in capsys.readouterr().err
+    assert remove_leftover_temps(tmp_path) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("content", "removed"),
+    [
+        (None, False),
+        (b'{"urdf:abb_irb2400": {}}', False),
+        (b"", True),
+        (b"\xff\xfe", True),
+        (b"[]", True),  # JSON, but not doit's database (an object)
+        (TORN_DB, True),
+    ],
+    ids=["missing", "readable", "empty", "not-utf8", "not-an-object", "torn"],
+)
+def test_repair_doit_db_removes_only_an_unreadable_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, removed: bool
+) -> None:
+    db = tmp_path / DEP_FILE
+    if content is not None:
+        db.write_bytes(content)
+    assert repair_doit_db(tmp_path, DEP_FILE) is removed
+    assert db.exists() is (content is not None and not removed)
+    assert (f"{DEP_FILE} could not be read" in capsys.readouterr().err) is removed
+
+
+def test_a_folder_in_place_of_the_database_is_kept_and_stops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / DEP_FILE).mkdir()
+    with pytest.raises(SystemExit) as exc:
+        repair_doit_db(tmp_path, DEP_FILE)
+    assert exc.value.code == 2
+    assert f"{DEP_FILE} is a folder" in capsys.readouterr().err
+    assert (tmp_path / DEP_FILE).is_dir()
+
+
+def test_a_session_holds_the_lock_until_it_finishes(tmp_path: Path) -> None:
+    with open_session(tmp_path) as lock:
+        assert (tmp_path / LOCK_NAME).read_text() == MARK
+        assert not lock.interrupted
+    assert (tmp_path / LOCK_NAME).read_text().startswith(FINISHED)
+
+
+def test_after_a_finished_run_build_is_not_searched_but_the_caches_are(tmp_path: Path) -> None:
+    """Only a killed run leaves temporaries in build/; `pipeline check` (no lock) may leave a
+    cache's."""
+    open_session(tmp_path).finish()
+    temps = leave_temps(tmp_path)
+    with open_session(tmp_path):
+        pass
+    assert temps["build"].exists()
+    assert not temps["digests"].exists() and not temps["outputs"].exists()
+
+
+def test_after_a_killed_run_its_leftovers_and_torn_database_are_cleared(tmp_path: Path) -> None:
+    temps = leave_temps(tmp_path)
+    (tmp_path / DEP_FILE).write_bytes(TORN_DB)
+    (tmp_path / LOCK_NAME).write_text(MARK)  # the killed run's mark
+    with open_session(tmp_path) as lock:
+        assert lock.interrupted
+        assert not any(path.exists() for path in temps.values())
+        assert not (tmp_path / DEP_FILE).exists()
+
+
+def test_a_database_unchanged_since_the_last_finished_run_is_not_parsed(tmp_path: Path) -> None:
+    """Its stat signature is the one that run recorded: parsing it on every run would be waste.
+    Written by anything else since, it is parsed (and removed when torn)."""
+    db = tmp_path / DEP_FILE
+    with open_session(tmp_path):
+        db.write_bytes(TORN_DB)  # as doit writes it while the run holds the lock
+    with open_session(tmp_path):
+        assert db.read_bytes() == TORN_DB  # unchanged since that run finished: not parsed
+    db.write_bytes(TORN_DB + b" ")
+    with open_session(tmp_path):
+        assert not db.exists()
+
+
+def test_a_link_in_place_of_the_database_stops_and_releases_the_lock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    (tmp_path / DEP_FILE).symlink_to(precious)
+    with pytest.raises(SystemExit) as exc:
+        open_session(tmp_path)
+    assert exc.value.code == 2
+    assert f"{DEP_FILE} is a symbolic link" in capsys.readouterr().err
+    assert precious.read_text() == "keep me\n"
+    assert (tmp_path / LOCK_NAME).read_text().startswith(FINISHED)
+
+
+@pytest.mark.parametrize(
+    ("content", "killed"),
+    [
+        (b"", False),
+        (b'{"urdf:abb_irb2400": {"robot', False),
+        (b"\xff\xfe", False),
+        (b"[]", False),
+        # torn just after an inner object, so it looks whole at both ends: parsed after a kill,
+        # and after a finished run because its stat signature is not the one that run recorded
+        (TORN_DB, True),
+        (TORN_DB, False),
+    ],
+)
+def test_unreadable_doit_db_is_removed_with_a_message(
+    project: Path, content: bytes, killed: bool
+) -> None:
+    """A .doit.db torn by a kill mid-dump no longer stops every later run (doit exits 3)."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    mtimes = {p: p.stat().st_mtime_ns for p in (project / "build").rglob("*") if p.is_file()}
+    (project / ".doit.db").write_bytes(content)
+    if killed:
+        (project / LOCK_NAME).write_text(MARK)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert ".doit.db could not be read" in result.stderr
+    assert tree_bytes(project / "build") == before
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+    assert isinstance(json.loads((project / ".doit.db").read_text(encoding="utf-8")), dict)
+    assert (project / LOCK_NAME).read_text().startswith(FINISHED)  # this run finished
+
+
+def test_a_folder_in_place_of_the_doit_db_stops_with_a_message(project: Path) -> None:
+    """Not removed unasked (doit never writes a folder there), and no traceback."""
+    (project / ".doit.db").mkdir()
+    before = tree_bytes(project / "build")
+    result = run_doit(project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert ".doit.db is a folder" in result.stderr
+    assert (project / ".doit.db").is_dir()
+    assert tree_bytes(project / "build") == before
+
+
+def test_a_link_in_place_of_the_doit_db_stops_with_a_message(project: Path, tmp_path: Path) -> None:
+    """doit writes its database in place: a link named .doit.db had it overwrite another file."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    (project / ".doit.db").symlink_to(precious)
+    before = tree_bytes(project / "build")
+    result = run_doit(project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert ".doit.db is a symbolic link" in result.stderr
+    assert precious.read_text() == "keep me\n"
+    assert tree_bytes(project / "build") == before
