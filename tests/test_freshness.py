@@ -167,38 +167,6 @@ def test_removed_robot_and_cell_are_named_by_check_and_removed_by_doit(
     assert "removed" not in run_doit(project).stdout  # nothing left to remove
 
 
-def test_a_stamp_never_names_a_file_outside_build_for_removal(project: Path) -> None:
-    """A hand-written orphan stamp listing sources is not obeyed."""
-    stamp = project / "build" / "stamps" / "urdf" / "gone_robot.json"
-    outputs = {
-        "robots/abb_irb2400/robot.urdf": "x",
-        "build/../robots/abb_irb2400/srdf.py": "x",
-        "build/robots/gone_robot/robot.urdf": "x",
-    }
-    stamp.write_text(json.dumps({"step": "urdf:gone_robot", "inputs": {}, "outputs": outputs}))
-    (project / "build" / "robots" / "gone_robot").mkdir()
-    (project / "build" / "robots" / "gone_robot" / "robot.urdf").write_text("<robot/>")
-    assert run_doit(project).returncode == 0
-    assert (project / "robots" / "abb_irb2400" / "robot.urdf").is_file()
-    assert (project / "robots" / "abb_irb2400" / "srdf.py").is_file()
-    assert not (project / "build" / "robots" / "gone_robot").exists()
-    assert not stamp.exists()
-
-
-def test_pruning_never_follows_a_linked_folder_out_of_build(project: Path, tmp_path: Path) -> None:
-    """An orphan stamp naming a file behind a folder link: the file outside stays."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("not yours")
-    (project / "build" / "robots" / "gone_robot").symlink_to(outside, target_is_directory=True)
-    stamp = project / "build" / "stamps" / "urdf" / "gone_robot.json"
-    outputs = {"build/robots/gone_robot/keep.txt": "x"}
-    stamp.write_text(json.dumps({"step": "urdf:gone_robot", "inputs": {}, "outputs": outputs}))
-    assert run_doit(project).returncode == 0
-    assert (outside / "keep.txt").read_text() == "not yours"
-    assert not stamp.exists()
-
-
 def test_doit_check_task_fails_on_stale_build(project: Path) -> None:
     assert run_doit(project, "check").returncode == 0
     flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_2_whole.stl")
@@ -268,55 +236,3 @@ def test_check_output_cut_short_by_its_reader_gives_no_traceback(project: Path) 
     assert proc.wait(timeout=60) == 1
     assert first.startswith(b"missing: ") or first.startswith(b"stale: ")
     assert "Traceback" not in err and "BrokenPipeError" not in err
-
-
-def test_output_unwritable_when_pruning_is_a_finding_per_file(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A read-only build/ stopped the prune step with a traceback."""
-    from pipeline.findings import ContractError
-    from pipeline.plan import plan
-    from pipeline.prune import remove_orphans
-
-    shutil.rmtree(project / "cells" / "iiwa_bench")
-
-    def refuse(path: str) -> None:
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(os, "unlink", refuse)
-    with pytest.raises(ContractError) as exc:
-        remove_orphans(project, plan(project))
-    findings = exc.value.findings
-    assert {f.code for f in findings} == {"output_unwritable"}
-    assert "build/stamps/cellbuild/iiwa_bench.json" in {f.file for f in findings}
-    assert "build/cells/iiwa_bench/cell.json" in {f.file for f in findings}
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [["check"], ["validate"], ["cell", "weld_cell_a"], ["spheres", "verify"], ["--json", "check"]],
-)
-def test_not_repository_root_commands_run_from_a_subfolder_are_refused(
-    project: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    argv: list[str],
-) -> None:
-    """From cells/, `check` said build/ stale (missing index.json...) and wrote a digest cache
-    there, and `validate` printed nothing and exited 0: nothing was checked."""
-    monkeypatch.chdir(project / "cells")
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert "not_repository_root" in captured.err
-    assert "cd .." in captured.err
-    assert sorted(p.name for p in (project / "cells").iterdir()) == ["iiwa_bench", "weld_cell_a"]
-
-
-def test_not_repository_root_hint_skips_build_which_holds_robots_too(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """From build/robots/<id>, the hint said `cd ../..`: build/, which holds robots/ and cells/."""
-    monkeypatch.chdir(project / "build" / "robots" / "abb_irb2400")
-    assert main(["check"]) == 2
-    assert "(here: cd ../../..)" in capsys.readouterr().err
