@@ -1,0 +1,165 @@
+"""Compiling one description directory: validated copies, the manifest, the identity index."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline.description import (
+    INDEX_PATH,
+    build_dir,
+    make_config_copies,
+    make_index,
+    make_manifest,
+    make_urdf_copies,
+    read_urdf_sources,
+    source_dir,
+)
+from pipeline.findings import ContractError
+from tests.conftest import REPO, ROBOTS
+
+FLAT_STL = b"""solid flat
+facet normal 0 0 0
+outer loop
+vertex 0 0 0
+vertex 1 0 0
+vertex 2 0 0
+endloop
+endfacet
+endsolid flat
+"""
+
+
+def sources(root: Path, model_id: str, names: list[str]) -> dict[str, bytes]:
+    """The source files `names` of a robot, keyed by their paths in its build folder."""
+    src = root / source_dir(model_id)
+    return {f"{build_dir(model_id)}/{name}": (src / name).read_bytes() for name in names}
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_urdf_copies_are_the_urdf_and_every_mesh_it_names_byte_for_byte(model_id: str) -> None:
+    copies = make_urdf_copies(REPO, model_id)
+    meshes = sorted(p.name for p in (REPO / source_dir(model_id) / "meshes").iterdir())
+    assert copies == sources(REPO, model_id, ["robot.urdf", *(f"meshes/{m}" for m in meshes)])
+    # what the committed build holds
+    for path, data in copies.items():
+        assert (REPO / path).read_bytes() == data, path
+
+
+def test_provenance_files_beside_the_sources_are_not_copied() -> None:
+    copies = make_urdf_copies(REPO, "abb_irb2400")
+    assert (REPO / "robots/abb_irb2400/LICENSE").is_file()
+    assert not any(path.endswith(("LICENSE", "NOTICE", "srdf.py")) for path in copies)
+
+
+def test_a_mesh_the_urdf_does_not_name_is_not_copied(repo: Path) -> None:
+    (repo / "robots/abb_irb2400/meshes/spare.stl").write_bytes(
+        (repo / "robots/abb_irb2400/meshes/link_1.stl").read_bytes()
+    )
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert "build/robots/abb_irb2400/meshes/spare.stl" not in copies
+    assert "build/robots/abb_irb2400/meshes/link_1.stl" in copies
+
+
+def test_read_urdf_sources_gives_the_model_with_the_copies() -> None:
+    robot, copies = read_urdf_sources(REPO, "lbr_iiwa_14_r820")
+    assert robot.name == "lbr_iiwa_14_r820"
+    assert copies == make_urdf_copies(REPO, "lbr_iiwa_14_r820")
+
+
+@pytest.mark.parametrize(
+    ("damage", "found"),
+    [
+        (None, ("mesh_missing", "robots/abb_irb2400/robot.urdf")),
+        (b"not a mesh", ("mesh_not_a_mesh", "robots/abb_irb2400/meshes/link_3.stl")),
+        # a valid STL whose only triangle has no area: refused as the spheres step reads it
+        (FLAT_STL, ("mesh_empty", "robots/abb_irb2400/meshes/link_3.stl")),
+    ],
+    ids=["mesh_missing", "mesh_not_a_mesh", "mesh_empty"],
+)
+def test_a_bad_collision_mesh_is_refused_before_anything_is_copied(
+    repo: Path, damage: bytes | None, found: tuple[str, str]
+) -> None:
+    mesh = repo / "robots/abb_irb2400/meshes/link_3.stl"
+    if damage is None:
+        mesh.unlink()
+    else:
+        mesh.write_bytes(damage)
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in exc.value.findings] == [found]
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_config_copies_are_both_json_files_byte_for_byte(model_id: str) -> None:
+    names = ["config.json", "rtcore_definition.json"]
+    assert make_config_copies(REPO, model_id) == sources(REPO, model_id, names)
+
+
+@pytest.mark.parametrize(
+    ("removed", "copied"),
+    [
+        (["config.json"], ["rtcore_definition.json"]),
+        (["rtcore_definition.json"], ["config.json"]),
+        (["config.json", "rtcore_definition.json"], []),
+    ],
+)
+def test_config_copies_are_only_of_the_files_present(
+    repo: Path, removed: list[str], copied: list[str]
+) -> None:
+    for name in removed:
+        (repo / "robots/lbr_iiwa_14_r820" / name).unlink()
+    assert make_config_copies(repo, "lbr_iiwa_14_r820") == sources(repo, "lbr_iiwa_14_r820", copied)
+
+
+def test_config_copies_report_both_files_findings_and_copy_neither(repo: Path) -> None:
+    """A bad config.json does not hide a bad rtcore_definition.json: all findings, no copy."""
+    folder = repo / "robots/abb_irb2400"
+    for name in ("config.json", "rtcore_definition.json"):
+        (folder / name).write_bytes(b'{"a": 1, "a": 2}')
+    with pytest.raises(ContractError) as exc:
+        make_config_copies(repo, "abb_irb2400")
+    files = {(f.code, f.file) for f in exc.value.findings}
+    assert files == {
+        ("duplicate_key", "robots/abb_irb2400/config.json"),
+        ("duplicate_key", "robots/abb_irb2400/rtcore_definition.json"),
+    }
+
+
+@pytest.mark.parametrize("model_id", ROBOTS)
+def test_manifest_registers_what_the_robots_steps_recorded(model_id: str) -> None:
+    steps = [f"{stage}:{model_id}" for stage in ("urdf", "config", "srdf", "spheres")]
+    made = make_manifest(REPO, model_id, steps)
+    path = f"{build_dir(model_id)}/robot_description_manifest.json"
+    assert made == {path: (REPO / path).read_bytes()}
+
+
+def test_manifest_of_steps_never_run_registers_nothing(tmp_path: Path) -> None:
+    made = make_manifest(tmp_path, "abb_irb2400", ["urdf:abb_irb2400", "srdf:abb_irb2400"])
+    [(path, data)] = made.items()
+    assert path == "build/robots/abb_irb2400/robot_description_manifest.json"
+    manifest = json.loads(data)
+    assert manifest["model_id"] == "abb_irb2400"
+    assert not manifest["files"]
+
+
+def test_index_records_each_descriptions_identity_and_file_count() -> None:
+    made = make_index(REPO, list(reversed(ROBOTS)))
+    assert made == {INDEX_PATH: (REPO / INDEX_PATH).read_bytes()}
+    index = json.loads(made[INDEX_PATH])
+    assert index["schema"] == "rosie.build-index.v1"
+    assert list(index["robots"]) == sorted(ROBOTS)
+
+
+def test_index_follows_a_description_that_changed(tmp_path: Path) -> None:
+    for model_id in ROBOTS:
+        shutil.copytree(REPO / build_dir(model_id), tmp_path / build_dir(model_id))
+    before = json.loads(make_index(tmp_path, ROBOTS)[INDEX_PATH])["robots"]
+    srdf = tmp_path / build_dir("abb_irb2400") / "robot.srdf"
+    srdf.write_bytes(srdf.read_bytes().replace(b"<robot", b"<robot ", 1))
+    after = json.loads(make_index(tmp_path, ROBOTS)[INDEX_PATH])["robots"]
+    assert after["abb_irb2400"]["identity"] != before["abb_irb2400"]["identity"]
+    assert after["lbr_iiwa_14_r820"] == before["lbr_iiwa_14_r820"]
