@@ -193,32 +193,6 @@ def test_cli_unknown_template_is_a_usage_error(capsys: pytest.CaptureFixture[str
     assert "invalid choice" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--json", "template", "cell"],
-        ["--json"],
-        ["--json", "cell"],
-        ["--json", "srdf", "x.py", "--timeout", "inf"],
-        ["--json", "spheres", "show", "abb_irb2400"],
-        ["--json", "manifest"],
-    ],
-)
-def test_usage_error_with_json_is_one_json_finding(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """argparse printed its usage text on stderr, which a tool asking for --json cannot parse."""
-    try:
-        status = main(argv)
-    except SystemExit as info:
-        status = info.code  # type: ignore[assignment]
-    assert status == 2
-    captured = capsys.readouterr()
-    [finding] = json.loads(captured.err)
-    assert finding["code"] == "usage_error" and finding["file"].startswith("pipeline")
-    assert captured.out == ""
-
-
 def test_each_unexpected_field_is_its_own_finding_naming_the_field() -> None:
     instance = {"schema": "rosie.robot-config.v1", "model_id": "m", "planning": {"joints": ["j"]}}
     instance |= {"zeta": 1, "alpha/beta": 2}

@@ -1,0 +1,167 @@
+"""The `pipeline` command through main(argv): usage errors, findings, --json, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests.conftest import REPO
+
+
+def run(argv: list[str]) -> int:
+    """main(argv)'s exit status, whether it returns it or argparse's path raises it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        assert isinstance(exc.code, int)
+        return exc.code
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog", "message"),
+    [
+        ([], "pipeline", "the following arguments are required: command"),
+        (["nope"], "pipeline", "invalid choice: 'nope'"),
+        (["identity"], "pipeline identity", "the following arguments are required: dir"),
+        (["identity", "a", "b"], "pipeline", "unrecognized arguments: b"),
+        (["load-check", "p.json"], "pipeline load-check", "required: --cell"),
+        # after `--`, --json is an argument, not the flag: the usage error stays text
+        (["identity", "--", "--json", "b"], "pipeline", "unrecognized arguments: b"),
+    ],
+    ids=[
+        "no-command",
+        "unknown-command",
+        "missing-argument",
+        "extra-argument",
+        "missing-option",
+        "json-after-double-dash",
+    ],
+)
+def test_usage_error_prints_usage_and_exits_2(
+    argv: list[str], prog: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"usage: {prog}")
+    assert f"{prog}: error: " in captured.err and message in captured.err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json", "template", "cell"],
+        ["--json"],
+        ["--json", "cell"],
+        ["--json", "srdf", "x.py", "--timeout", "inf"],
+        ["--json", "spheres", "show", "abb_irb2400"],
+        ["--json", "manifest"],
+    ],
+)
+def test_usage_error_with_json_is_one_json_finding(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse printed its usage text on stderr, which a tool asking for --json cannot parse."""
+    try:
+        status = main(argv)
+    except SystemExit as info:
+        status = info.code  # type: ignore[assignment]
+    assert status == 2
+    captured = capsys.readouterr()
+    [finding] = json.loads(captured.err)
+    assert finding["code"] == "usage_error" and finding["file"].startswith("pipeline")
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("timeout", ["inf", "1e400", "1e12", "0", "-1", "nan"])
+def test_timeout_outside_0_to_a_day_is_a_usage_error(
+    timeout: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inf and 1e12 passed argparse and overflowed the system's clock with a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main(["srdf", "--timeout", timeout, "robots/abb_irb2400/srdf.py"])
+    assert exc.value.code == 2
+    assert "is not a number of seconds above 0 and at most 86400" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["check"], ["validate"], ["cell", "weld_cell_a"], ["spheres", "verify"], ["--json", "check"]],
+)
+def test_not_repository_root_commands_run_from_a_subfolder_are_refused(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    """From cells/, `check` said build/ stale (missing index.json...) and wrote a digest cache
+    there, and `validate` printed nothing and exited 0: nothing was checked."""
+    monkeypatch.chdir(project / "cells")
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "not_repository_root" in captured.err
+    assert "cd .." in captured.err
+    assert sorted(p.name for p in (project / "cells").iterdir()) == ["iiwa_bench", "weld_cell_a"]
+
+
+def test_not_repository_root_hint_skips_build_which_holds_robots_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From build/robots/<id>, the hint said `cd ../..`: build/, which holds robots/ and cells/."""
+    monkeypatch.chdir(project / "build" / "robots" / "abb_irb2400")
+    assert main(["check"]) == 2
+    assert "(here: cd ../../..)" in capsys.readouterr().err
+
+
+def test_a_refusal_inside_a_command_is_finding_lines_on_stderr_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["manifest"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "pipeline manifest: usage_error: nothing to do; pass --check\n"
+
+
+def test_json_prints_the_findings_of_a_refusal_as_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["--json", "validate", "../abb_irb2400", "ok/no"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    findings = json.loads(captured.err)
+    assert [(f["code"], f["file"]) for f in findings] == [("unknown_model", "robots")] * 2
+    assert "'../abb_irb2400'" in findings[0]["message"]
+    assert "'ok/no'" in findings[1]["message"]
+
+
+def test_a_command_that_succeeds_prints_on_stdout_and_exits_0(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["validate", "abb_irb2400"]) == 0
+    assert capsys.readouterr() == ("validate: abb_irb2400 ok\n", "")
+    assert main(["identity", "build/robots/abb_irb2400"]) == 0
+    index = json.loads((REPO / "build/index.json").read_text())
+    assert capsys.readouterr().out == index["robots"]["abb_irb2400"]["identity"] + "\n"
+
+
+def test_a_cell_folder_outside_cells_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(REPO)
+    assert main(["cell", "--check", "robots/abb_irb2400"]) == 2
+    assert "robots/abb_irb2400: cell_outside_cells: " in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_bundle_is_bad_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "x.tar.gz").write_bytes(b"not gzip")
+    monkeypatch.chdir(tmp_path)
+    assert main(["bundle-identity", "x.tar.gz"]) == 2
+    assert capsys.readouterr().err.startswith("x.tar.gz: bad_archive: is not a cell bundle (")
