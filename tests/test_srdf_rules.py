@@ -78,6 +78,12 @@ XML_CASES = [
         "    _add(g, 'group', name=b)",
     ),
     ("tesseract_group_kind", "_add(_find('group', name='manipulator'), 'joint', name='joint_1')"),
+    # Tesseract loads a group without its subgroups: g would lose the manipulator's joints.
+    (
+        "tesseract_group_kind",
+        "g = _add(robot, 'group', name='g'); _add(g, 'joint', name='joint_1')\n"
+        "_add(g, 'group', name='manipulator')",
+    ),
     ("unknown_group", "_find('group_state').set('group', 'arm')"),
     ("empty_group_state", "_add(robot, 'group_state', name='empty', group='manipulator')"),
     ("unknown_joint", STATE + "_add(state, 'joint', name='joint_99', value=0)"),

@@ -17,6 +17,7 @@ J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
 J1 = '<joint name="joint_1" type="revolute">'
 L1_MESH = "package://abb_irb2400/meshes/link_1.stl"
 TOOL_JOINT = '<joint name="joint_6-tool0" type="fixed">'
+ORANGE = '<color rgba="0.7372549 0.3490196 0.1607843 1"/>'
 
 L1 = '<link name="link_1">'
 INERTIA = 'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"'
@@ -123,6 +124,33 @@ CASES = [
     ("missing_attribute", [(L1, L1 + _inertial(inertia=INERTIA.replace(' izz="0.01"', "")))]),
     ("missing_attribute", [(L1, L1 + _inertial(mass=None))]),
     ("missing_attribute", [(L1, L1 + _inertial(inertia=None))]),
+    # What Tesseract's URDF parser refuses beyond the model (found by tests/test_tesseract.py's
+    # cross-check): each of these made the real parser throw on the whole URDF.
+    ("missing_attribute", [(J1_LIMIT, '<limit lower="-1" upper="1" velocity="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, J1_LIMIT.replace("/>", ' acceleration="fast"/>'))]),
+    ("invalid_number", [(J1_LIMIT, J1_LIMIT.replace("/>", ' jerk="x"/>'))]),
+    ("missing_attribute", [('<axis xyz="0 0 1"/>', "<axis/>")]),
+    ("missing_attribute", [(J1_LIMIT, J1_LIMIT + '<calibration reference_position="0"/>')]),
+    ("invalid_number", [(J1_LIMIT, J1_LIMIT + '<calibration rising="x" falling="0.1"/>')]),
+    ("missing_attribute", [(J1_LIMIT, J1_LIMIT + "<dynamics/>")]),
+    ("invalid_number", [(J1_LIMIT, J1_LIMIT + '<dynamics damping="0.1" friction="x"/>')]),
+    ("missing_attribute", [(J1_LIMIT, J1_LIMIT + '<safety_controller k_position="1"/>')]),
+    ("invalid_number", [(J1_LIMIT, J1_LIMIT + '<safety_controller k_velocity="x"/>')]),
+    ("unsupported_urdf_version", [('name="abb_irb2400"', 'name="abb_irb2400" version="2"')]),
+    ("missing_attribute", [('<material name="">', "<material>")]),
+    ("invalid_material", [(ORANGE, '<color rgba="0.7 0.3 0.1"/>')]),
+    ("invalid_material", [(ORANGE, "<texture/>")]),
+    (
+        "unknown_material",
+        [(f'<material name="">\n        {ORANGE}\n      </material>', '<material name="orange"/>')],
+    ),
+    ("invalid_material", [("<!-- link list -->", '<material name="grey"><color/></material>')]),
+    ("unknown_material", [("<!-- link list -->", '<material name="grey"/>')]),
+    # a mirroring scale (talos, centauro, tiago of example-robot-data): Tesseract refuses it
+    (
+        "invalid_geometry",
+        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1 -1 1"/>')],
+    ),
 ]
 
 
@@ -155,6 +183,16 @@ def test_no_links_is_refused(repo: Path) -> None:
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     assert [(f.code, f.place) for f in exc.value.findings] == [("no_links", "1")]
+
+
+def test_no_joints_is_refused(repo: Path) -> None:
+    """One link and no joint (hector's quadrotor_base of example-robot-data): Tesseract refuses."""
+    (repo / ABB / "robot.urdf").write_text(
+        '<?xml version="1.0"?>\n<robot name="abb_irb2400">\n  <link name="base"/>\n</robot>\n'
+    )
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [(f.code, f.place) for f in exc.value.findings] == [("no_joints", "1")]
 
 
 @pytest.mark.parametrize("name", ["bad id", "a:b", "a\nb", "-x", ".hidden", "r\u00f6bot"])
@@ -278,7 +316,7 @@ def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
             (
                 "<!-- end of joint list -->",
                 '<joint name="slide" type="prismatic"><parent link="tool0"/><child link="finger"/>'
-                '<axis xyz="0 0 1"/><limit lower="0" upper="0.04" velocity="0.1"/>'
+                '<axis xyz="0 0 1"/><limit effort="0" lower="0" upper="0.04" velocity="0.1"/>'
                 '<mimic joint="joint_6" multiplier="0.01" offset="0"/></joint>',
             ),
         ],
@@ -378,13 +416,13 @@ L1_VISUAL = "package://abb_irb2400/meshes/link_1.dae"
     ],
     ids=["sphere", "box", "cylinder", "mesh-scale"],
 )
-def test_visual_sized_zero_is_not_invalid_geometry(repo: Path, shape: str) -> None:
-    """Unitree's laikago hides its toes with <visual><sphere radius="0.0"/>: a visual is only
-    drawn, so a size of 0 is accepted there (never on a collision, which is fitted)."""
+def test_visual_sized_zero_is_invalid_geometry(repo: Path, shape: str) -> None:
+    """A visual sized 0 (Unitree's idiom for hidden toes) is refused: Tesseract's URDF parser
+    throws on it, on a visual as on a collision."""
     break_urdf(repo, [(f'<mesh filename="{L1_VISUAL}"/>', shape)])
-    robot = load_robot(repo / ABB, repo)
-    link_1 = robot.link("link_1")
-    assert link_1 is not None and len(link_1.visuals) == 1
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [f.code for f in exc.value.findings] == ["invalid_geometry"]
 
 
 def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
@@ -392,7 +430,10 @@ def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     [finding] = exc.value.findings
-    assert (finding.code, finding.message) == ("invalid_geometry", "<sphere> has a negative size")
+    assert (finding.code, finding.message) == (
+        "invalid_geometry",
+        "<sphere> has a size that is not > 0",
+    )
 
 
 L1_COLLISION = "package://abb_irb2400/meshes/link_1.stl"

@@ -123,6 +123,7 @@ def _check_member(
 
 def _check_tesseract_kind(c: Checker, group: Group) -> None:
     kinds = {type(m).__name__ for m in group.members if not isinstance(m, SubgroupMember)}
+    subgroups = [m.name for m in group.members if isinstance(m, SubgroupMember)]
     if len(kinds) > 1 or (group.members and not kinds):
         c.add(
             "tesseract_group_kind",
@@ -130,6 +131,16 @@ def _check_tesseract_kind(c: Checker, group: Group) -> None:
             f"group {group.name!r} must hold exactly one kind of chain, joint or link members "
             "for Tesseract (it ignores subgroups and refuses mixed groups)",
             "split the group into one group per kind",
+        )
+    elif subgroups:
+        # Tesseract loads the group without its subgroups: a planner would get fewer joints
+        # than the group states and end effectors checked here were checked against
+        c.add(
+            "tesseract_group_kind",
+            group.place,
+            f"group {group.name!r} includes subgroup(s) {', '.join(map(repr, subgroups))}, "
+            "which Tesseract ignores: it would read the group without their joints and links",
+            "list the subgroup's chain, joints or links in the group itself",
         )
 
 

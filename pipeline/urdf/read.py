@@ -10,6 +10,7 @@ from lxml import etree
 
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_xml import DECIMAL, parse_xml, source_line
+from pipeline.urdf.extras import extra_findings
 from pipeline.urdf.model import (
     Box,
     Collision,
@@ -135,26 +136,25 @@ class _Reader:
             )
             return None
         shape = shapes[0]
-        # A visual may be sized 0 (the idiom for an invisible marker, e.g. Unitree's toe
-        # spheres): it is drawn, never fitted. A collision must have a volume to fit spheres to.
-        collision = parent.tag == "collision"
         if shape.tag == "mesh":
             filename = shape.get("filename", "")
             scale = self.floats(shape, "scale", 3, (1.0, 1.0, 1.0))
             path = self.mesh_path(shape, filename)
-            if scale is not None and 0.0 in scale and collision:
-                # A zero axis flattens the mesh to no volume; a negative one mirrors it (allowed).
+            if scale is not None and not all(s > 0 for s in scale):
+                # Tesseract's parser refuses a scale that is not > 0 on any axis, on a visual
+                # too; a zero axis would also flatten a collision mesh to no volume
                 self.add(
                     "invalid_geometry",
                     source_line(shape),
-                    f'<mesh scale="{shape.get("scale")}"> has a 0 component',
-                    "give every axis a non-zero scale (1 keeps the mesh as it is)",
+                    f'<mesh scale="{shape.get("scale")}"> has a component that is not > 0',
+                    "give every axis a scale > 0 (1 keeps the mesh as it is; mirror the mesh "
+                    "file itself rather than scaling by a negative number)",
                 )
                 return None
             return None if path is None else Mesh(filename, path, _vec3(scale))
         if shape.tag == "box":
             size = self.floats(shape, "size", 3, None)
-            return None if size is None else self.sized(shape, Box(_vec3(size)), size, collision)
+            return None if size is None else self.sized(shape, Box(_vec3(size)), size)
         if shape.tag == "cylinder":
             radius, length = self.scalar(shape, "radius"), self.scalar(shape, "length")
             if radius is None or length is None:
@@ -165,7 +165,7 @@ class _Reader:
                     "add both, in metres",
                 )
                 return None
-            return self.sized(shape, Cylinder(radius, length), (radius, length), collision)
+            return self.sized(shape, Cylinder(radius, length), (radius, length))
         if shape.tag == "sphere":
             radius = self.scalar(shape, "radius")
             if radius is None:
@@ -176,7 +176,7 @@ class _Reader:
                     "add radius in metres",
                 )
                 return None
-            return self.sized(shape, Sphere(radius), (radius,), collision)
+            return self.sized(shape, Sphere(radius), (radius,))
         self.add(
             "invalid_geometry",
             source_line(shape),
@@ -186,19 +186,17 @@ class _Reader:
         return None
 
     def sized(
-        self, node: etree._Element, shape: Geometry, sizes: tuple[float, ...], collision: bool
+        self, node: etree._Element, shape: Geometry, sizes: tuple[float, ...]
     ) -> Geometry | None:
-        if all(math.isfinite(s) and (s > 0 or (s == 0 and not collision)) for s in sizes):
+        # > 0 on a visual too: Tesseract's parser refuses a box, cylinder or sphere sized 0
+        if all(math.isfinite(s) and s > 0 for s in sizes):
             return shape
         self.add(
             "invalid_geometry",
             source_line(node),
-            f"<{node.tag}> has a size that is not > 0"
-            if collision
-            else f"<{node.tag}> has a negative size",
-            "give every dimension a positive size in metres"
-            if collision
-            else "give every dimension a size >= 0 in metres",
+            f"<{node.tag}> has a size that is not > 0",
+            "give every dimension a positive size in metres (Tesseract refuses a size of 0, "
+            "on a visual too)",
         )
         return None
 
@@ -329,4 +327,4 @@ def parse_urdf(data: bytes, display: str, model_id: str) -> tuple[Robot, list[Fi
             f"<robot name={robot.name!r}> differs from the model id {model_id!r}",
             f'set <robot name="{model_id}"> or rename the folder',
         )
-    return robot, reader.findings
+    return robot, reader.findings + extra_findings(root, display)

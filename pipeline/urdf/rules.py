@@ -72,6 +72,14 @@ def check_rules(robot: Robot) -> list[Finding]:
             "the URDF has no <link>: a robot needs at least one (urdfdom refuses it too)",
             "describe the robot's links and the joints between them",
         )
+    elif not robot.joints and len(robot.links) == 1:
+        add(
+            "no_joints",
+            1,
+            f"the URDF has one link ({robot.links[0].name!r}) and no <joint>: Tesseract's "
+            "parser refuses a robot without joints",
+            "describe the robot's joints (a robot model has at least one)",
+        )
     elif len(roots) != 1:
         names = ", ".join(repr(r) for r in roots) or "none (the joints form a cycle)"
         add(

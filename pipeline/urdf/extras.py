@@ -1,0 +1,159 @@
+"""URDF elements the compiler does not model but Tesseract's URDF parser reads and refuses.
+
+Tesseract (tesseract_urdf) throws on the whole URDF when one of these is malformed, so a
+description that passed the model's rules would still not load: the `<robot version>`, a
+joint's `<limit effort acceleration jerk>`, `<calibration>`, `<dynamics>`,
+`<safety_controller>` and `<axis>`, and the materials of visuals and of the robot.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from lxml import etree
+
+from pipeline.findings import Finding
+from pipeline.strict_xml import DECIMAL, source_line
+
+_NUMBER = re.compile(DECIMAL, re.ASCII)
+_Add = Callable[[str, etree._Element, str, str], None]
+
+
+def extra_findings(root: etree._Element, display: str) -> list[Finding]:
+    """Findings for what Tesseract parses beyond the model: version, joint tags, materials."""
+    out: list[Finding] = []
+
+    def add(code: str, node: etree._Element, message: str, hint: str) -> None:
+        out.append(Finding(code, display, str(source_line(node)), message, hint))
+
+    version = root.get("version")
+    if version is not None and not re.fullmatch(r"1(\.0*)?", version.strip()):
+        add(
+            "unsupported_urdf_version",
+            root,
+            f'<robot version="{version}">: Tesseract reads URDF version 1 only',
+            'remove version, or write version="1.0"',
+        )
+    for joint in root.findall("joint"):
+        _joint(joint, add)
+    _materials(root, add)
+    return out
+
+
+def _number(node: etree._Element, attr: str, add: _Add, required: bool = False) -> bool:
+    """Whether `attr` holds one finite decimal; a finding when it does not (or is missing)."""
+    text = node.get(attr)
+    if text is None:
+        if required:
+            add(
+                "missing_attribute",
+                node,
+                f"<{node.tag}> has no {attr!r} attribute, which Tesseract requires",
+                f'add {attr}="..."',
+            )
+        return False
+    if _NUMBER.fullmatch(text.strip()) and math.isfinite(float(text)):
+        return True
+    add(
+        "invalid_number",
+        node,
+        f'<{node.tag} {attr}="{text}"> is not a finite number',
+        "write one decimal number (ASCII digits)",
+    )
+    return False
+
+
+def _one_of(node: etree._Element, attrs: tuple[str, str], add: _Add) -> None:
+    """Each of `attrs` present is a number, and at least one is present."""
+    for attr in attrs:
+        _number(node, attr, add)
+    if all(node.get(attr) is None for attr in attrs):
+        add(
+            "missing_attribute",
+            node,
+            f"<{node.tag}> has neither {attrs[0]!r} nor {attrs[1]!r}: Tesseract refuses it",
+            f'give {attrs[0]}="..." or {attrs[1]}="...", or remove the element',
+        )
+
+
+def _joint(joint: etree._Element, add: _Add) -> None:
+    kind = joint.get("type", "")
+    limit = joint.find("limit")
+    if limit is not None and kind in ("revolute", "prismatic", "continuous"):
+        # the model reads lower, upper and velocity; Tesseract also needs these
+        _number(limit, "effort", add, required=True)
+        for attr in ("acceleration", "jerk"):
+            _number(limit, attr, add)
+    axis = joint.find("axis")
+    if axis is not None and axis.get("xyz") is None:
+        add(
+            "missing_attribute",
+            axis,
+            "<axis> has no 'xyz' attribute, which Tesseract requires",
+            'write <axis xyz="0 0 1"/> (a unit vector), or remove <axis> for the default 1 0 0',
+        )
+    calibration = joint.find("calibration")
+    if calibration is not None:
+        _one_of(calibration, ("rising", "falling"), add)
+    dynamics = joint.find("dynamics")
+    if dynamics is not None:
+        _one_of(dynamics, ("damping", "friction"), add)
+    safety = joint.find("safety_controller")
+    if safety is not None:
+        _number(safety, "k_velocity", add, required=True)
+
+
+def _materials(root: etree._Element, add: _Add) -> None:
+    # Tesseract reads the robot's own <material>s first, then each visual's in document
+    # order; a material that gives only a name must name one read before it.
+    known: set[str] = set()
+    for element in root.findall("material"):
+        _material(element, known, add)
+    for link in root.findall("link"):
+        for visual in link.findall("visual"):
+            first = visual.find("material")  # Tesseract reads the first one only
+            if first is not None:
+                _material(first, known, add)
+
+
+def _material(material: etree._Element, known: set[str], add: _Add) -> None:
+    name = material.get("name")
+    if name is None:
+        add(
+            "missing_attribute",
+            material,
+            "<material> has no 'name' attribute, which Tesseract requires",
+            'add name="..." (it may be empty when the material gives a color)',
+        )
+        return
+    texture, color = material.find("texture"), material.find("color")
+    if texture is not None and not texture.get("filename"):
+        add(
+            "invalid_material",
+            texture,
+            f"material {name!r} has a <texture> without a filename",
+            'give <texture filename="..."/> or remove the <texture>',
+        )
+    if color is not None:
+        parts = (color.get("rgba") or "").split()
+        if len(parts) != 4 or not all(_NUMBER.fullmatch(p) for p in parts):
+            add(
+                "invalid_material",
+                color,
+                f"material {name!r} has <color rgba={color.get('rgba')!r}>, not 4 numbers",
+                'write rgba="r g b a", four numbers from 0 to 1',
+            )
+    if texture is None and color is None:
+        if name not in known or not name:
+            add(
+                "unknown_material",
+                material,
+                f"material {name!r} gives only a name, and no material of that name is "
+                "defined before it",
+                "give it a <color rgba=...>, or define the material (with its color) in the "
+                "<robot> or in an earlier visual",
+            )
+    elif name:
+        known.add(name)
