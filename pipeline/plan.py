@@ -27,6 +27,7 @@ URDF_CODE = (
     "pipeline/urdf/__init__.py",
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",
+    "pipeline/urdf/extras.py",
     "pipeline/urdf/rules.py",
     "pipeline/urdf/mesh_bytes.py",
     "pipeline/urdf/companions.py",

@@ -387,7 +387,7 @@ CATALOGUE = [
     doit(
         "missing_joint_limit",
         URDF,
-        transform(URDF, lambda d: re.sub(rb'<limit [^>]*lower="[^"]*"', b"<limit", d, count=1)),
+        transform(URDF, lambda d: re.sub(rb'(<limit [^>]*)lower="[^"]*"', rb"\1", d, count=1)),
         "urdf-movable-joint-bounded",
     ),
     doit(
