@@ -18,7 +18,7 @@ from pipeline.stamps import (
     read_stamp,
     sha256_bytes,
 )
-from pipeline.strict_io import MESH_LIMIT, read_regular
+from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, read_regular
 
 BUILD = "build"
 # what a stamp holds after git met changes to it on both sides of a merge, rebase or stash pop
@@ -159,7 +159,7 @@ def advice(problems: Iterable[Staleness]) -> list[str]:
 
 def _conflicted(root: Path, stamp: str) -> bool:
     """Whether a stamp holds the markers git writes around the two sides of a conflict."""
-    found = read_regular(os.path.join(root, stamp), MESH_LIMIT)
+    found = read_regular(os.path.join(root, stamp), JSON_LIMIT)
     lines = [] if found is None else found[0].splitlines()
     return any(line.startswith(b"<<<<<<< ") for line in lines) and b"=======" in lines
 
