@@ -14,6 +14,8 @@ from pipeline.strict_io import XML_LIMIT, read_bytes, refusal
 # A number as C++ URDF/SRDF readers parse it: ASCII digits, an optional exponent. Python's
 # float() also takes "1_0", "\u0661" (an Arabic-Indic one), "infinity" and surrounding spaces.
 DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+# The same, whole: what urdfdom and Tesseract parse as a URDF number.
+NUMBER = re.compile(DECIMAL, re.ASCII)
 # How many lines up a start tag that closes on one line may have opened.
 _START_TAG_LINES = 200
 

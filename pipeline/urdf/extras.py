@@ -15,9 +15,8 @@ from collections.abc import Callable
 from lxml import etree
 
 from pipeline.findings import Finding
-from pipeline.strict_xml import DECIMAL, source_line
+from pipeline.strict_xml import NUMBER, source_line
 
-_NUMBER = re.compile(DECIMAL, re.ASCII)
 _Add = Callable[[str, etree._Element, str, str], None]
 
 
@@ -54,7 +53,7 @@ def _number(node: etree._Element, attr: str, add: _Add, required: bool = False) 
                 f'add {attr}="..."',
             )
         return False
-    if _NUMBER.fullmatch(text.strip()) and math.isfinite(float(text)):
+    if NUMBER.fullmatch(text.strip()) and math.isfinite(float(text)):
         return True
     add(
         "invalid_number",
@@ -138,7 +137,7 @@ def _material(material: etree._Element, known: set[str], add: _Add) -> None:
         )
     if color is not None:
         parts = (color.get("rgba") or "").split()
-        if len(parts) != 4 or not all(_NUMBER.fullmatch(p) for p in parts):
+        if len(parts) != 4 or not all(NUMBER.fullmatch(p) for p in parts):
             add(
                 "invalid_material",
                 color,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import PurePosixPath
 
 from lxml import etree
 
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_xml import DECIMAL, parse_xml, source_line
+from pipeline.strict_xml import NUMBER, parse_xml, source_line
 from pipeline.urdf.extras import extra_findings
 from pipeline.urdf.model import (
     Box,
@@ -29,7 +28,6 @@ from pipeline.urdf.model import (
     Visual,
 )
 
-_NUMBER = re.compile(DECIMAL, re.ASCII)  # what urdfdom and Tesseract parse as a number
 _INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
@@ -59,7 +57,7 @@ class _Reader:
             return default
         # split on spaces only: the parser has turned tabs and newlines in attributes into spaces
         parts = [part for part in text.split(" ") if part]
-        values = tuple(float(p) for p in parts if _NUMBER.fullmatch(p))
+        values = tuple(float(p) for p in parts if NUMBER.fullmatch(p))
         if len(values) != len(parts):
             values = ()
         if len(values) != count or not all(math.isfinite(v) for v in values):
