@@ -11,6 +11,7 @@ from pipeline.digests import Digests
 from pipeline.session import is_temp_name
 from pipeline.stamps import (
     STAMP_ROOT,
+    Stamp,
     Step,
     changed_inputs,
     changed_outputs,
@@ -74,6 +75,10 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
     # the first cause of each stale step, by its stamp: a step reading an upstream stamp that
     # will be rewritten is stale too, though that stamp's bytes have not changed yet
     causes: dict[str, str] = {}
+    # what each output of a stale step will hold once rebuilt (None: unknown until made), and
+    # what every other stamp read so far recorded: a byte copy is stale only if its source is
+    will_hold: dict[str, str | None] = {}
+    recorded: dict[str, str] = {}
     for step in steps:
         claimed.add(step.stamp)
         stamp = read_stamp(root, step.name)
@@ -82,6 +87,7 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
             state = "has no readable stamp" if built else "has never been built"
             state = CONFLICTED if _conflicted(root, step.stamp) else state
             causes[step.stamp] = f"{step.name} {state}"
+            will_hold.update(dict.fromkeys(step.targets))
             stampless.append(step)
             for target in step.targets or (step.stamp,):
                 claimed.add(target)
@@ -89,6 +95,7 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
                 out.append(Staleness(kind, target, causes[step.stamp]))
             continue
         claimed.update(stamp.outputs)
+        recorded.update(stamp.outputs)
         changed = changed_inputs(stamp, hash_inputs(root, step.inputs, known))
         upstream = [causes[path] for path in step.inputs if path in causes]
         if changed or upstream:
@@ -101,14 +108,13 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
                 from pipeline.spheres.task import describe_status
 
                 reason += describe_status(root, step.name.partition(":")[2])
-            # a step with no outputs of its own (code:<stage>) is reported by its stamp
-            stale = sorted(stamp.outputs) or [step.stamp]
-            out.extend(Staleness("stale", path, reason) for path in stale)
+            stale, kept = _rebuilt(root, step, stamp, will_hold, recorded, known)
+            # a step none of whose outputs changes (code:<stage>, or copies of unchanged files
+            # after a code change) is reported by its stamp, which is all that is rewritten
+            out.extend(Staleness("stale", path, reason) for path in stale or [step.stamp])
+            out.extend(_differs(root, step, stamp, kept))
             continue
-        for path in changed_outputs(root, stamp, known):
-            kind = "missing" if not (root / path).exists() else "modified"
-            crlf = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
-            out.append(Staleness(kind, path, f"differs from what {step.name} made{crlf}"))
+        out.extend(_differs(root, step, stamp, changed_outputs(root, stamp, known)))
     extra = _build_files(root) - claimed
     removed: set[str] = set()
     if extra:
@@ -119,6 +125,51 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
     for path in sorted(extra):
         maker = _maker(stampless, path)
         out.append(Staleness("extra", path, _extra_reason(path, path in removed, maker)))
+    return out
+
+
+def _rebuilt(
+    root: Path,
+    step: Step,
+    stamp: Stamp,
+    will_hold: dict[str, str | None],
+    recorded: dict[str, str],
+    known: Digests,
+) -> tuple[list[str], list[str]]:
+    """The outputs of a stale step that a rebuild changes, and its copies it leaves as they are
+    but which no longer hold their recorded bytes (edited by hand)."""
+    stale: list[str] = []
+    kept: list[str] = []
+    for path, digest in sorted(stamp.outputs.items()):
+        will = _will_hold(step.source_of(path), will_hold, recorded, known)
+        will_hold[path] = will
+        if will != digest:
+            stale.append(path)
+        elif not known.holds(path, digest):
+            kept.append(path)
+    return stale, kept
+
+
+def _will_hold(
+    source: str | None, will_hold: dict[str, str | None], recorded: dict[str, str], known: Digests
+) -> str | None:
+    """The digest a copy of `source` will have once rebuilt; None when only making it can tell."""
+    if source is None:
+        return None
+    if source in will_hold:  # an output of a stale step upstream
+        return will_hold[source]
+    if source.startswith(f"{BUILD}/"):  # an output of a current step, or of none (unknown)
+        return recorded.get(source)
+    return known.of(source)
+
+
+def _differs(root: Path, step: Step, stamp: Stamp, paths: Iterable[str]) -> list[Staleness]:
+    """Outputs that are missing or no longer hold what the step made."""
+    out = []
+    for path in paths:
+        kind = "missing" if not (root / path).exists() else "modified"
+        crlf = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
+        out.append(Staleness(kind, path, f"differs from what {step.name} made{crlf}"))
     return out
 
 

@@ -6,6 +6,7 @@ import functools
 import importlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from pipeline.strict_io import JSON_LIMIT, read_regular
 
 ROBOTS = "robots"
 CELLS = "cells"
+# a calibration path a cell may pin, as the plan reads it: folders and names, no `..`
+_PLAIN_PATH = re.compile(r"(?!.*(?:^|/)\.\.(?:/|$))[\w.-]+(?:/[\w.-]+)*")
 BASE_CODE = (
     "pipeline/findings.py",
     "pipeline/strict_io.py",
@@ -225,6 +228,7 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         (f"{src}/robot.urdf", *_files_under(root, f"{src}/meshes"), code("urdf")),
         lazy("pipeline.description", "make_urdf_copies", model_id),
         (f"build/robots/{model_id}/robot.urdf",),
+        mirrors=((f"{src}/", f"build/robots/{model_id}/"),),
     )
     steps = {"urdf": urdf}
     # lexists, not is_file, here and below: an optional source that is a folder, a FIFO or a
@@ -233,19 +237,22 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
     steps["config"] = Step(
         f"config:{model_id}",
         "validate config.json and rtcore_definition.json; copy them into build/",
-        (urdf.stamp, *present, code("config")),
+        # after the URDF's own checks, so that a bad URDF is reported once (by urdf:<id>) and
+        # this step is skipped; a mesh change leaves this step current
+        (f"{src}/robot.urdf", *present, code("config")),
         lazy("pipeline.description", "make_config_copies", model_id),
         tuple(f"build/robots/{model_id}/{path.rsplit('/', 1)[1]}" for path in present),
+        after=(urdf.name,),
+        mirrors=((f"{src}/", f"build/robots/{model_id}/"),),
     )
     # srdf.py is required, not optional: a planner loads no robot without its SRDF
     steps["srdf"] = Step(
         f"srdf:{model_id}",
         "run gen_srdf() and write the checked SRDF",
-        # the urdf step's stamp orders this step after the URDF's own checks, so that a
-        # bad URDF is reported once (by urdf:<id>) and this step is skipped
-        (f"{src}/srdf.py", f"{src}/robot.urdf", urdf.stamp, code("srdf")),
+        (f"{src}/srdf.py", f"{src}/robot.urdf", code("srdf")),
         lazy("pipeline.srdf.compile", "make_srdf", model_id),
         (f"build/robots/{model_id}/robot.srdf",),
+        after=(urdf.name,),  # as config: a bad URDF is reported by urdf:<id> alone
     )
     settings = [f"{src}/{SPHERES_SETTINGS}"] if _lexists(root, f"{src}/{SPHERES_SETTINGS}") else []
     steps["spheres"] = Step(
@@ -290,32 +297,41 @@ def cell_ids(root: Path) -> list[str]:
     return _folders_holding(root, CELLS, "machine.json")
 
 
-def _cell_model(root: Path, cell_id: str) -> str | None:
-    """The model a cell names, read leniently: the cell step itself validates machine.json."""
+def _cell_sources(root: Path, cell_id: str) -> tuple[str | None, str | None]:
+    """The model a cell names and the calibration file it pins, read leniently: the cell step
+    itself validates machine.json."""
     # only a regular file is read: a FIFO would block planning; the cell step refuses it
     found = read_regular(os.path.join(root, CELLS, cell_id, "machine.json"), JSON_LIMIT)
     try:
-        model = json.loads(found[0])["robot"]["model_id"] if found else None
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return None
-    return model if isinstance(model, str) else None
+        robot = json.loads(found[0])["robot"] if found else {}
+        model = robot.get("model_id")
+        pinned = (robot.get("machine_planning_calibration") or {}).get("path")
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return None, None
+    plain = isinstance(pinned, str) and _PLAIN_PATH.fullmatch(pinned) is not None
+    return (model if isinstance(model, str) else None), (pinned if plain else None)
 
 
 def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
     """The step that validates one cell and compiles it into build/cells/<cell_id>/."""
     inputs = _files_under(root, f"{CELLS}/{cell_id}")
-    model = _cell_model(root, cell_id)
+    model, pinned = _cell_sources(root, cell_id)
     if model is not None and model in manifests:
         src = f"{ROBOTS}/{model}"
         inputs += [manifests[model].stamp, f"{src}/robot.urdf"]
         inputs += [f"{src}/config.json"] if _is_file(root, f"{src}/config.json") else []
     out = f"build/cells/{cell_id}"
+    # the description is served as built, the calibration as pinned (the step refuses others)
+    served = [] if model is None else [(f"build/robots/{model}/", f"{out}/description/")]
+    if pinned is not None:
+        served.append((f"{CELLS}/{cell_id}/{pinned}", f"{out}/machine_planning_calibration.json"))
     return Step(
         f"cellbuild:{cell_id}",
         "validate the cell's machine config and calibration; compile it into build/cells/",
         (*inputs, code("cellbuild")),
         lazy("pipeline.cell", "make_cell", cell_id),
         (f"{out}/cell.json", f"{out}/machine_planning_calibration.json"),
+        mirrors=tuple(served),
     )
 
 
@@ -330,7 +346,9 @@ def needed(steps: list[Step], name: str) -> list[Step]:
             continue
         wanted.add(current)
         step = next((s for s in steps if s.name == current), None)
-        todo += [] if step is None else [by_stamp[i].name for i in step.inputs if i in by_stamp]
+        if step is not None:
+            todo += [by_stamp[i].name for i in step.inputs if i in by_stamp]
+            todo += step.after
     return [step for step in steps if step.name in wanted]
 
 

@@ -39,11 +39,23 @@ class Step:
     inputs: tuple[str, ...]
     make: Make
     targets: tuple[str, ...] = ()
+    # steps that must succeed first though none of their outputs is read (order, not staleness)
+    after: tuple[str, ...] = ()
+    # (source folder, output folder) pairs: an output below the output folder is a byte copy of
+    # the file at the same path below the source folder
+    mirrors: tuple[tuple[str, str], ...] = ()
 
     @property
     def stamp(self) -> str:
         """Repo-relative path of this step's stamp."""
         return stamp_path(self.name)
+
+    def source_of(self, output: str) -> str | None:
+        """The file an output is a byte copy of, when the step copies it verbatim."""
+        for source, folder in self.mirrors:
+            if output.startswith(folder):
+                return source + output[len(folder) :]
+        return None
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,7 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
         "name": name,
         "actions": [(_action, [root, step])],
         "file_dep": list(step.inputs),
+        "task_dep": list(step.after),
         "uptodate": [_output_record(str(root)).unchanged(step.name)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,

@@ -52,6 +52,62 @@ def test_one_byte_source_change_is_stale_with_its_cause(
     assert tree_bytes(project / "build") == before
 
 
+def test_one_mesh_change_names_exactly_the_files_a_rebuild_changes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Copies of unchanged files are not stale, in the description or in the cell serving it;
+    nor are the config and SRDF, which do not read meshes."""
+    flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_3.stl", 300)
+    code, lines = check(project, capsys)
+    assert code == 1
+    robot, cell = "build/robots/abb_irb2400", "build/cells/weld_cell_a"
+    assert sorted(line.split(" ")[1] for line in lines) == sorted(
+        [
+            f"{robot}/meshes/link_3.stl",
+            f"{robot}/spheres.json",
+            f"{robot}/robot_description_manifest.json",
+            "build/index.json",
+            f"{cell}/cell.json",
+            f"{cell}/description/meshes/link_3.stl",
+            f"{cell}/description/robot_description_manifest.json",
+            f"{cell}/description/spheres.json",
+        ]
+    )
+    assert run_doit(project).returncode == 0
+    assert check(project, capsys)[0] == 0
+
+
+def test_a_stale_step_still_names_its_hand_edited_copies(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy the rebuild leaves as recorded, edited by hand meanwhile, is reported modified."""
+    flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_3.stl", 300)
+    flip_byte(project / "build" / "robots" / "abb_irb2400" / "meshes" / "link_1.stl", 300)
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert (
+        "modified: build/robots/abb_irb2400/meshes/link_1.stl "
+        "(differs from what urdf:abb_irb2400 made)" in lines
+    )
+    assert not any("description/meshes/link_1.stl" in line for line in lines)
+
+
+def test_a_code_change_that_rewrites_only_stamps_names_the_stamps(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The config step copies its files byte for byte: after a change to its code, its stamp is
+    what a rebuild rewrites, not the copies."""
+    module = project / "pipeline" / "rtcore.py"
+    module.write_text(module.read_text() + "# changed\n")
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = "code:config: pipeline/rtcore.py changed"
+    for model in ("abb_irb2400", "lbr_iiwa_14_r820"):
+        stamp = f"build/stamps/config/{model}.json"
+        assert f"stale: {stamp} (config:{model}: after {cause})" in lines
+        assert not any(f"build/robots/{model}/config.json" in line for line in lines)
+
+
 def test_code_change_makes_its_stage_and_everything_downstream_stale(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import shutil
 import sys
@@ -75,7 +76,7 @@ def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(re
     urdf = steps[f"urdf:{ABB}"]
     assert list(urdf.inputs) == [f"{src}/robot.urdf", *meshes, code("urdf")]
     assert list(steps[f"config:{ABB}"].inputs) == [
-        urdf.stamp,
+        f"{src}/robot.urdf",
         f"{src}/config.json",
         f"{src}/rtcore_definition.json",
         code("config"),
@@ -83,7 +84,6 @@ def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(re
     assert list(steps[f"srdf:{ABB}"].inputs) == [
         f"{src}/srdf.py",
         f"{src}/robot.urdf",
-        urdf.stamp,
         code("srdf"),
     ]
     assert list(steps[f"spheres:{ABB}"].inputs) == [
@@ -103,6 +103,59 @@ def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(re
     ]
 
 
+def test_config_and_srdf_run_after_the_urdf_checks_without_reading_its_copies(repo: Path) -> None:
+    """Ordered after urdf:<id> (a bad URDF is reported once), yet a mesh change leaves them
+    current: they read the URDF source, not the urdf step's stamp."""
+    steps = by_name(repo)
+    for stage in ("config", "srdf"):
+        step = steps[f"{stage}:{ABB}"]
+        assert step.after == (f"urdf:{ABB}",)
+        assert steps[f"urdf:{ABB}"].stamp not in step.inputs
+    assert [s.name for s in needed(list(steps.values()), f"srdf:{ABB}")] == [
+        "code:urdf",
+        "code:srdf",
+        f"urdf:{ABB}",
+        f"srdf:{ABB}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("step", "output", "source"),
+    [
+        (f"urdf:{ABB}", f"build/robots/{ABB}/meshes/link_3.stl", f"robots/{ABB}/meshes/link_3.stl"),
+        (f"urdf:{ABB}", f"build/robots/{ABB}/robot.urdf", f"robots/{ABB}/robot.urdf"),
+        (f"config:{ABB}", f"build/robots/{ABB}/config.json", f"robots/{ABB}/config.json"),
+        (f"srdf:{ABB}", f"build/robots/{ABB}/robot.srdf", None),
+        (f"spheres:{ABB}", f"build/robots/{ABB}/spheres.json", None),
+        (
+            "cellbuild:weld_cell_a",
+            "build/cells/weld_cell_a/description/meshes/link_3.stl",
+            f"build/robots/{ABB}/meshes/link_3.stl",
+        ),
+        (
+            "cellbuild:weld_cell_a",
+            "build/cells/weld_cell_a/machine_planning_calibration.json",
+            "cells/weld_cell_a/machine_planning_calibration.json",
+        ),
+        ("cellbuild:weld_cell_a", "build/cells/weld_cell_a/cell.json", None),
+    ],
+)
+def test_each_step_names_the_outputs_it_copies_byte_for_byte(
+    repo: Path, step: str, output: str, source: str | None
+) -> None:
+    assert by_name(repo)[step].source_of(output) == source
+
+
+@pytest.mark.parametrize("pin", ["../iiwa_bench/calibration.json", "/etc/passwd", "a/../../b"])
+def test_a_calibration_pin_leaving_its_cell_is_no_copy_source(repo: Path, pin: str) -> None:
+    machine_path = repo / "cells" / "weld_cell_a" / "machine.json"
+    machine = json.loads(machine_path.read_text())
+    machine["robot"]["machine_planning_calibration"]["path"] = pin
+    machine_path.write_text(json.dumps(machine))
+    step = by_name(repo)["cellbuild:weld_cell_a"]
+    assert step.source_of("build/cells/weld_cell_a/machine_planning_calibration.json") is None
+
+
 def test_optional_sources_are_inputs_only_when_present(repo: Path) -> None:
     """Without config files the config step makes nothing; a settings file feeds the spheres."""
     src = repo / "robots" / IIWA
@@ -111,7 +164,7 @@ def test_optional_sources_are_inputs_only_when_present(repo: Path) -> None:
     (src / "spheres.settings.json").write_text("{}")
     steps = by_name(repo)
     config = steps[f"config:{IIWA}"]
-    assert list(config.inputs) == [steps[f"urdf:{IIWA}"].stamp, code("config")]
+    assert list(config.inputs) == [f"robots/{IIWA}/robot.urdf", code("config")]
     assert config.targets == ()
     assert f"robots/{IIWA}/spheres.settings.json" in steps[f"spheres:{IIWA}"].inputs
     assert f"robots/{ABB}/spheres.settings.json" not in steps[f"spheres:{ABB}"].inputs

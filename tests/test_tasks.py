@@ -89,6 +89,38 @@ def test_generator_change_rebuilds_its_robot_and_the_cells_serving_it(project: P
     assert '<tcp name="welder" xyz="0.1 1.0 0.25" wxyz="1.0 0.0 0.0 0.0"/>' in served
 
 
+def test_mesh_change_rebuilds_its_copies_spheres_and_identity_not_config_or_srdf(
+    project: Path,
+) -> None:
+    """The config and SRDF steps read the URDF, not meshes: a mesh change leaves them alone."""
+    warm(project)
+    mesh = project / "robots" / "abb_irb2400" / "meshes" / "link_3.stl"
+    data = bytearray(mesh.read_bytes())
+    data[300] ^= 1
+    mesh.write_bytes(bytes(data))
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert ran(result.stdout) == {
+        "urdf:abb_irb2400",
+        "spheres:abb_irb2400",
+        "manifest:abb_irb2400",
+        "index:robots",
+        "cellbuild:weld_cell_a",
+    }
+    served = project / "build/cells/weld_cell_a/description/meshes/link_3.stl"
+    assert served.read_bytes() == mesh.read_bytes()
+
+
+def test_bad_urdf_is_reported_once_and_its_config_and_srdf_steps_wait(project: Path) -> None:
+    warm(project)
+    urdf = project / "robots" / "abb_irb2400" / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace('velocity="2.618"', 'velocity="-1"', 1))
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert result.stdout.count("invalid_joint_velocity") == 1
+    assert not {"config:abb_irb2400", "srdf:abb_irb2400"} & ran(result.stdout)
+
+
 def test_calibration_change_rebuilds_that_cell_alone(project: Path) -> None:
     warm(project)
     cell = project / "cells" / "weld_cell_a"
