@@ -299,7 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     manifest = sub.add_parser("manifest", help="check description manifests")
-    manifest.add_argument("--check", action="store_true", help="check the manifests' rules")
+    manifest.add_argument(
+        "--check", action="store_true", help="check the manifests' rules (the only action)"
+    )
     manifest.add_argument("dirs", nargs="*", help="description folders (default: build/robots/*)")
     manifest.set_defaults(run=cmd_manifest)
 
@@ -328,7 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(run=cmd_validate)
 
     template = sub.add_parser("template", help="print an annotated template")
-    template.add_argument("name", choices=("robot", "config"), help="robot: rtcore_definition")
+    template.add_argument(
+        "name",
+        choices=("robot", "config"),
+        help="robot: of rtcore_definition.json; config: of config.json",
+    )
     template.set_defaults(run=cmd_template)
 
     cell = sub.add_parser("cell", help="validate and compile one cell")
