@@ -1,0 +1,199 @@
+"""The README and docs stay true to the code: finding codes, links, commands and task names."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import dodo
+from pipeline.cli import build_parser
+from pipeline.loadcheck import REASONS
+from pipeline.schemas import _CODES
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+INDEX = ROOT / "docs" / "findings.md"
+SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+# codes raised through data rather than a call the scan below can read: the schema keyword table,
+# load-check's reasons, the schema check's fallback, strict JSON's duplicate-key walk
+INDIRECT = {code for code, _ in _CODES.values()} | set(REASONS)
+INDIRECT |= {"schema_violation", "duplicate_key"}
+
+
+def _constants(node: ast.AST) -> Iterator[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+        yield node.value
+    elif isinstance(node, ast.IfExp):
+        yield from _constants(node.body)
+        yield from _constants(node.orelse)
+
+
+def _trees() -> list[ast.Module]:
+    return [ast.parse(p.read_text(encoding="utf-8")) for p in sorted(ROOT.glob("pipeline/**/*.py"))]
+
+
+def raised_codes() -> set[str]:
+    """Every code passed to Finding() or to a helper whose `code` parameter makes one."""
+    trees = _trees()
+    position = {"Finding": 0}
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.FunctionDef):
+            params = [a.arg for a in node.args.args if a.arg not in ("self", "cls")]
+            if "code" in params:
+                position[node.name] = params.index("code")
+    codes = set(INDIRECT)
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = getattr(func, "id", None) or getattr(func, "attr", None)
+            if name in position:
+                at = position[name]
+                args = [
+                    *node.args[at : at + 1],
+                    *(k.value for k in node.keywords if k.arg == "code"),
+                ]
+                codes.update(c for a in args for c in _constants(a))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
+            target = node.targets[0]
+            if isinstance(target, ast.Tuple):  # code, message = "...", "..."
+                for t, v in zip(target.elts, node.value.elts, strict=False):
+                    if isinstance(t, ast.Name) and t.id == "code":
+                        codes.update(_constants(v))
+    return codes
+
+
+def string_literals() -> set[str]:
+    """Every string constant of pipeline/."""
+    return {c for tree in _trees() for n in ast.walk(tree) for c in _constants(n)}
+
+
+def index_rows() -> dict[str, list[str]]:
+    """docs/findings.md: code -> the pages its row names."""
+    rows: dict[str, list[str]] = {}
+    for line in INDEX.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^\| `([a-z0-9_]+)` \| (.*) \|$", line)
+        if match:
+            rows[match.group(1)] = re.findall(r"\]\(([^)]+)\)", match.group(2))
+    return rows
+
+
+def test_findings_index_lists_every_raised_code() -> None:
+    missing = sorted(raised_codes() - set(index_rows()))
+    assert missing == [], f"add these codes to docs/findings.md: {missing}"
+
+
+def test_findings_index_lists_only_codes_the_compiler_has() -> None:
+    literals = string_literals()
+    unknown = sorted(code for code in index_rows() if code not in literals)
+    assert unknown == [], f"docs/findings.md lists codes pipeline/ never raises: {unknown}"
+
+
+def test_findings_index_pages_explain_their_codes() -> None:
+    problems = []
+    for code, links in index_rows().items():
+        if not links:
+            problems.append(f"{code}: no page")
+        for link in links:
+            page = (INDEX.parent / link).resolve()
+            if f"`{code}`" not in page.read_text(encoding="utf-8"):
+                problems.append(f"{code}: {link} does not name it")
+    assert problems == []
+
+
+def test_codes_named_in_finding_tables_exist() -> None:
+    """A backticked snake_case word in a table's code column is a code pipeline/ has."""
+    literals, problems = string_literals(), []
+    for page in PAGES:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")] if "|" in line else []
+            # the code column: last cell of a row whose every backticked word looks like a code
+            words = re.findall(r"`([^`]+)`", cells[-1]) if cells else []
+            if words and all(SNAKE.match(w) for w in words) and "code" in _header(page, line):
+                problems += [f"{page.name}: {w}" for w in words if w not in literals]
+    assert problems == []
+
+
+def _header(page: Path, row: str) -> str:
+    """The header row of the table `row` belongs to."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    at = lines.index(row)
+    while at > 0 and lines[at - 1].startswith("|"):
+        at -= 1
+    return lines[at].lower().rsplit("|", 2)[-2]
+
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_relative_links_resolve(page: Path) -> None:
+    problems = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = page.parent / path if path else page
+        if not dest.exists():
+            problems.append(f"{target}: no such file")
+        elif anchor:
+            headings = re.findall(r"^#+\s+(.*)$", dest.read_text(encoding="utf-8"), re.M)
+            if anchor not in {_slug(h) for h in headings}:
+                problems.append(f"{target}: no such heading")
+    assert problems == []
+
+
+def _choices(parser: object) -> dict[str, object]:
+    for action in getattr(parser, "_actions", []):
+        if getattr(action, "choices", None) and hasattr(action, "_name_parser_map"):
+            return dict(action.choices)
+    return {}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_pipeline_subcommands_named_in_docs_exist(page: Path) -> None:
+    commands = _choices(build_parser())
+    problems = []
+    text = page.read_text(encoding="utf-8")
+    for sub, word in re.findall(r"\bpipeline (?:--json )?([a-z][a-z-]*)(?: ([a-z]+)\b)?", text):
+        if sub not in commands:
+            problems.append(f"pipeline {sub}")
+        elif sub == "spheres" and word and word not in _choices(commands[sub]):
+            problems.append(f"pipeline spheres {word}")
+    assert problems == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_doit_tasks_named_in_docs_exist(page: Path) -> None:
+    groups = {name.removeprefix("task_") for name in dir(dodo) if name.startswith("task_")}
+    text = page.read_text(encoding="utf-8")
+    # a command: in backticks, or at the start of a line of a command block
+    named = set(re.findall(r"(?:`|^ *)doit ([a-z]+)\b", text, re.M)) - {"list"}
+    named |= {g for g in re.findall(r"`([a-z]+):(?:<[a-z_]+>|[a-z0-9_]+)`", text)}
+    named -= {"tcad", "xmlns", "explorer"}  # XML prefixes, not steps
+    assert sorted(named - groups) == []
+
+
+def _parsers(parser: object, name: str = "pipeline") -> Iterator[tuple[str, object]]:
+    yield name, parser
+    for sub, child in _choices(parser).items():
+        yield from _parsers(child, f"{name} {sub}")
+
+
+def test_every_subcommand_and_argument_has_help() -> None:
+    """`pipeline ... --help` is docs too: each subcommand and argument says what it is."""
+    problems = []
+    for name, parser in _parsers(build_parser()):
+        for action in getattr(parser, "_actions", []):
+            if hasattr(action, "_name_parser_map"):  # the subcommands: each with its help line
+                helped = {a.dest for a in action._choices_actions if a.help}
+                problems += [
+                    f"{name} {sub}: no help" for sub in action.choices if sub not in helped
+                ]
+            elif not action.help:
+                problems.append(f"{name}: {action.dest}")
+    assert problems == []
