@@ -18,6 +18,7 @@ from pipeline.stamps import (
     hash_inputs,
     read_stamp,
     sha256_bytes,
+    stamp_path,
 )
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, read_regular
 
@@ -26,11 +27,16 @@ BUILD = "build"
 CONFLICTED = "has a stamp holding git conflict markers"
 # a file git rewrote with CRLF line endings on checkout (core.autocrlf, an eol attribute)
 CRLF = "line endings only: CRLF"
+# a step's source (robot.urdf, srdf.py, machine.json) that is not there: no build makes it
+ABSENT = "is missing"
 ADVICE = {
     CONFLICTED: "build/ holds git conflicts: resolve the sources, take one side's build/ "
     "(`git checkout HEAD -- build/`), run `doit`, then `git add build/` (docs/git.md)",
     CRLF: "git converted line endings on checkout (core.autocrlf or an eol attribute): set "
     "`git config core.autocrlf false` and check the files out again (docs/git.md)",
+    ABSENT: "a robot or cell folder lacks a source its build needs: add it (`doit` names a "
+    "misnamed file to rename), or remove the folder (`git clean -n robots/ cells/` lists what "
+    "git does not track)",
 }
 
 
@@ -86,7 +92,7 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
             built = [t for t in step.targets if os.path.lexists(root / t)]
             state = "has no readable stamp" if built else "has never been built"
             state = CONFLICTED if _conflicted(root, step.stamp) else state
-            causes[step.stamp] = f"{step.name} {state}"
+            causes[step.stamp] = _stampless_cause(root, step, state, causes)
             will_hold.update(dict.fromkeys(step.targets))
             stampless.append(step)
             for target in step.targets or (step.stamp,):
@@ -223,10 +229,24 @@ def _crlf_only(root: Path, path: str, recorded: str) -> bool:
     return sha256_bytes(found[0].replace(b"\r\n", b"\n")) == recorded
 
 
+def _stampless_cause(root: Path, step: Step, state: str, causes: dict[str, str]) -> str:
+    """Why a step without a stamp is to be built: a source of its own or upstream that is not
+    there (which no build makes), else its state."""
+    for path in step.inputs:
+        if not path.startswith(f"{BUILD}/") and not os.path.lexists(os.path.join(root, path)):
+            return f"{step.name}: {path} {ABSENT}"
+    for path in (*step.inputs, *(stamp_path(name) for name in step.after)):
+        if ABSENT in causes.get(path, ""):
+            return f"{step.name}: after {causes[path]}"
+    return f"{step.name} {state}"
+
+
 def _describe(root: Path, changed: list[str], recorded: dict[str, str]) -> str:
     parts = []
     for path in changed[:3]:
         verb = "added" if path not in recorded else "changed"
+        gone = path in recorded and not os.path.lexists(os.path.join(root, path))
+        verb = "removed" if gone else verb
         verb += f" ({CRLF})" if path in recorded and _crlf_only(root, path, recorded[path]) else ""
         parts.append(f"{path} {verb}")
     if len(changed) > 3:

@@ -315,6 +315,9 @@ def _cell_sources(root: Path, cell_id: str) -> tuple[str | None, str | None]:
 def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
     """The step that validates one cell and compiles it into build/cells/<cell_id>/."""
     inputs = _files_under(root, f"{CELLS}/{cell_id}")
+    machine = f"{CELLS}/{cell_id}/machine.json"
+    # listed when absent too: the step refuses it, and a check names it as what is missing
+    inputs = inputs if machine in inputs else [machine, *inputs]
     model, pinned = _cell_sources(root, cell_id)
     if model is not None and model in manifests:
         src = f"{ROBOTS}/{model}"

@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
+from pipeline.freshness import ABSENT, ADVICE
 from tests.conftest import run_doit, tree_bytes
 
 
@@ -159,6 +160,44 @@ def test_check_writes_nothing_but_the_digest_cache(
     assert check(project, capsys)[0] == 1
     assert files() == edited
     assert set(before) == set(edited)  # no temporary file, nothing new
+
+
+def test_a_folder_without_its_main_source_is_named_with_what_is_missing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A robot folder without robot.urdf, a cell folder without machine.json: the check names
+    the missing source (no build makes it), and what to do, rather than "never built"."""
+    (project / "robots" / "ur5").mkdir()
+    (project / "robots" / "ur5" / "ur5.urdf").write_text("<robot/>")
+    (project / "cells" / "c2").mkdir()
+    (project / "cells" / "c2" / "Machine.json").write_text("{}")
+    code, lines = check(project, capsys)
+    assert code == 1
+    missing = "robots/ur5/robot.urdf is missing"
+    assert f"missing: build/robots/ur5/robot.urdf (urdf:ur5: {missing})" in lines
+    srdf = "srdf:ur5: robots/ur5/srdf.py is missing"
+    assert f"missing: build/robots/ur5/robot.srdf ({srdf})" in lines
+    manifest = "build/robots/ur5/robot_description_manifest.json"
+    assert f"missing: {manifest} (manifest:ur5: after urdf:ur5: {missing})" in lines
+    cell = "cellbuild:c2: cells/c2/machine.json is missing"
+    assert f"missing: build/cells/c2/cell.json ({cell})" in lines
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        assert main(["check"]) == 1
+    finally:
+        os.chdir(cwd)
+    assert ADVICE[ABSENT] in capsys.readouterr().err.splitlines()
+
+
+def test_a_removed_source_is_named_removed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "robots" / "abb_irb2400" / "srdf.py").unlink()
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = "srdf:abb_irb2400: robots/abb_irb2400/srdf.py removed"
+    assert f"stale: build/robots/abb_irb2400/robot.srdf ({cause})" in lines
 
 
 def test_a_deleted_stamp_names_its_step_for_the_files_it_made(

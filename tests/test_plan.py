@@ -330,9 +330,8 @@ def test_file_missing_robot_and_cell_folders_without_their_file_are_reported(
     assert tree_bytes(project / "build") == before
     check = run_python(project, "-m", "pipeline", "check")
     assert check.returncode == 1
-    assert "missing: build/robots/my_arm/robot.urdf (urdf:my_arm has never been built)" in (
-        check.stdout
-    )
+    missing = "urdf:my_arm: robots/my_arm/robot.urdf is missing"
+    assert f"missing: build/robots/my_arm/robot.urdf ({missing})" in check.stdout
     validate = run_python(project, "-m", "pipeline", "validate")
     assert validate.returncode == 2
     assert "robots/my_arm/robot.urdf: file_missing: " in validate.stderr
