@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pipeline.calibration import CALIBRATION_NAME, calibration_identity
-from pipeline.findings import ContractError, Finding, json_pointer
+from pipeline.calibration import (
+    CALIBRATION_NAME,
+    calibration_identity,
+    empty_document,
+    kinematics_review,
+    parse_calibration,
+)
+from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, MachineConfig, Pin, compiled_cell_json
+from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
-from pipeline.strict_io import JSON_LIMIT, read_bytes
-from pipeline.strict_json import load_json
+from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes
+from pipeline.strict_json import load_json, parse_json
+from pipeline.urdf import check_rules, parse_urdf
 
 BLOCK = "robot_cell"
 # Header field -> the reason code when it differs from the cell.
@@ -49,14 +58,14 @@ def served_description_identity(folder: Path, display: str, model_id: str) -> st
 
 def read_cell(folder: Path, display: str) -> CellIdentity:
     """A compiled cell's identities, recomputed from its files and checked against cell.json."""
-    doc = load_json(folder / "cell.json", f"{display}/cell.json")
+    doc = load_json(folder / CELL_NAME, f"{display}/{CELL_NAME}")
     block = doc.get(BLOCK)
     model = block.get("model_id") if isinstance(block, dict) else None
     if not isinstance(block, dict) or not isinstance(model, str):
         # before, blamed on the description's manifest for not naming the model None
         raise ContractError([_inconsistent(display, [BLOCK, "model_id"], model, "a model id")])
     description = served_description_identity(
-        folder / "description", f"{display}/description", str(model)
+        folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)
     )
     served = read_bytes(folder / CALIBRATION_NAME, f"{display}/{CALIBRATION_NAME}", JSON_LIMIT)
     cell = CellIdentity(
@@ -77,16 +86,78 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     ]
     if problems:
         raise ContractError(problems)
+    raise_if_errors(_compiled_problems(folder, display, doc, served, cell))
     return cell
+
+
+def _compiled_problems(
+    folder: Path, display: str, doc: dict[str, Any], served: bytes, cell: CellIdentity
+) -> list[Finding]:
+    """Every other field of cell.json against what the served files compile to.
+
+    The pin's path and source and the cell id cannot be recomputed from the files, so they are
+    taken as cell.json states them; the pin's digest, the kinematics review and the rest must agree.
+    """
+    urdf = f"{display}/{DESCRIPTION}/robot.urdf"
+    data = read_bytes(folder / DESCRIPTION / "robot.urdf", urdf, XML_LIMIT)
+    robot, findings = parse_urdf(data, urdf, cell.model_id)
+    raise_if_errors(findings + check_rules(robot))
+    calibration = parse_calibration(served, f"{display}/{CALIBRATION_NAME}")
+    stated = doc.get("calibration_pin")
+    pin = None
+    if isinstance(stated, dict) and all(isinstance(stated.get(k), str) for k in ("path", "source")):
+        digest = cell.calibration_identity.removeprefix("sha256:")
+        pin = Pin(stated["path"], digest, stated["source"])
+    elif stated is not None:
+        return [_inconsistent(display, ["calibration_pin"], stated, "a {path, sha256, source} pin")]
+    elif served != empty_document(cell.model_id):
+        why = f"a pin: {CALIBRATION_NAME} is not the empty document"
+        return [_inconsistent(display, ["calibration_pin"], stated, why)]
+    machine = MachineConfig(str(doc.get("cell_id")), cell.model_id, pin)
+    review = kinematics_review(robot, calibration.kinematics)
+    compiled = compiled_cell_json(
+        Cell(machine, robot, served, calibration), cell.description_identity, review
+    )
+    want = parse_json(compiled, f"{display}/{CELL_NAME}")
+    return [
+        _inconsistent(display, where, found, _brief(value))
+        for where, found, value in _differences(doc, want, [])
+    ]
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+ABSENT = _Absent()
+
+
+def _differences(found: Any, want: Any, where: list[str]) -> list[tuple[list[str], Any, Any]]:
+    """Each place where `found` differs from `want`, comparing object members one by one."""
+    if not (isinstance(found, dict) and isinstance(want, dict)):
+        same = found == want and type(found) is type(want)
+        return [] if same else [(where, found, want)]
+    out = []
+    for key in sorted(set(found) | set(want)):
+        out += _differences(found.get(key, ABSENT), want.get(key, ABSENT), [*where, key])
+    return out
+
+
+def _brief(value: object) -> str:
+    """A value for a message, cut short when long (a whole kinematics review is pages)."""
+    text = repr(value)
+    return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
 
 
 def _inconsistent(display: str, where: list[str], found: object, want: str) -> Finding:
     return Finding(
         "cell_inconsistent",
-        f"{display}/cell.json",
+        f"{display}/{CELL_NAME}",
         json_pointer(where),
-        f"cell.json says {found!r} but the cell's files give {want}",
-        "recompile the cell (`doit cellbuild:<cell_id>`); never edit build/ by hand",
+        f"cell.json says {_brief(found)} but the cell's files give {want}",
+        "recompile the cell (`doit cellbuild:<cell_id>`) or unpack its bundle again;"
+        " never edit a compiled cell by hand",
     )
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipeline.archive import archive_bytes
 from pipeline.cli import main
 from pipeline.loadcheck import REASONS
 from tests.cellrepo import REPO, copy_repo, read_doc
@@ -30,8 +33,12 @@ def run(
     return code, captured.err.splitlines() + captured.out.splitlines()
 
 
-def test_own_header_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, lines = run(tmp_path, capsys, header_of(CELL))
+@pytest.mark.parametrize("cell", ["weld_cell_a", "iiwa_bench"])
+def test_own_header_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cell: str
+) -> None:
+    folder = REPO / "build/cells" / cell
+    code, lines = run(tmp_path, capsys, header_of(folder), folder)
     assert code == 0
     assert len(lines) == 1 and " accepted on " in lines[0]
 
@@ -123,8 +130,15 @@ def test_a_program_that_is_not_json_is_bad_input(
 def test_cell_inconsistent_a_hand_edited_cell_json_is_named_where_it_is_wrong(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, place: str
 ) -> None:
-    root = copy_repo(tmp_path / "repo")
-    cell = root / "build/cells/weld_cell_a"
+    cell = copy_repo(tmp_path / "repo") / "build/cells/weld_cell_a"
+    line = refused_after_editing(tmp_path, capsys, cell, change)
+    assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
+
+
+def refused_after_editing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cell: Path, change: Any
+) -> str:
+    """The one line the cell's own header gets once `change` has edited its cell.json."""
     header = header_of(cell)
     doc = read_doc(cell / "cell.json")
     change(doc)
@@ -132,7 +146,7 @@ def test_cell_inconsistent_a_hand_edited_cell_json_is_named_where_it_is_wrong(
     code, lines = run(tmp_path, capsys, header, cell)
     assert code == 2
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), lines
+    return lines[0]
 
 
 def test_a_bad_program_and_a_bad_cell_are_both_reported(
@@ -144,3 +158,59 @@ def test_a_bad_program_and_a_bad_cell_are_both_reported(
     assert main(["load-check", str(program), "--cell", str(tmp_path / "no_cell")]) == 2
     err = capsys.readouterr().err
     assert ": invalid_json: " in err and "no_cell/cell.json: file_missing: " in err
+
+
+def _unpacked_bundle(dest: Path) -> Path:
+    """weld_cell_a's bundle, unpacked into `dest` as a cell's software does: no repo beside it."""
+    base = REPO / "build/cells"
+    files = {
+        p.relative_to(base).as_posix(): p.read_bytes()
+        for p in sorted((base / "weld_cell_a").rglob("*"))
+        if p.is_file()
+    }
+    with tarfile.open(fileobj=io.BytesIO(archive_bytes(files)), mode="r:gz") as tar:
+        tar.extractall(dest, filter="data")
+    return dest / "weld_cell_a"
+
+
+def _set_pin(field: str, value: Any) -> Any:
+    return lambda doc: doc["calibration_pin"].__setitem__(field, value)
+
+
+# cell.json fields the served files decide, beyond the three identities: each once accepted
+CELL_JSON_EDITS = [
+    (
+        "tip_pose",
+        lambda doc: doc["kinematics"]["tip"]["calibrated"]["xyz_m"].__setitem__(0, 0.9),
+        "/kinematics/tip/calibrated/xyz_m",
+    ),
+    (
+        "tip_link",
+        lambda doc: doc["kinematics"].__setitem__("tip_link", "link_6"),
+        "/kinematics/tip_link",
+    ),
+    ("review_removed", lambda doc: doc.pop("kinematics"), "/kinematics"),
+    ("pin_digest", _set_pin("sha256", "0" * 64), "/calibration_pin/sha256"),
+    ("pin_removed", lambda doc: doc.__setitem__("calibration_pin", None), "/calibration_pin"),
+    (
+        "pin_not_a_pin",
+        lambda doc: doc.__setitem__("calibration_pin", "cal.json"),
+        "/calibration_pin",
+    ),
+    ("schema", lambda doc: doc.__setitem__("schema", "rosie.compiled-cell.v9"), "/schema"),
+    ("cell_id_not_text", lambda doc: doc.__setitem__("cell_id", 7), "/cell_id"),
+    ("field_added", lambda doc: doc.__setitem__("note", "x"), "/note"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "place"), CELL_JSON_EDITS, ids=[c for c, _, _ in CELL_JSON_EDITS]
+)
+def test_cell_inconsistent_every_field_of_an_unpacked_bundles_cell_json_is_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, change: Any, place: str
+) -> None:
+    cell = _unpacked_bundle(tmp_path / "site")
+    assert run(tmp_path, capsys, header_of(cell), cell)[0] == 0, case
+    line = refused_after_editing(tmp_path, capsys, cell, change)
+    assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
+    assert len(line.removeprefix(str(cell))) < 400  # a whole review is cut short
