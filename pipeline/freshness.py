@@ -102,11 +102,12 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
             continue
         claimed.update(stamp.outputs)
         recorded.update(stamp.outputs)
-        changed = changed_inputs(stamp, hash_inputs(root, step.inputs, known))
+        current = hash_inputs(root, step.inputs, known)
+        changed = changed_inputs(stamp, current)
         upstream = [causes[path] for path in step.inputs if path in causes]
         if changed or upstream:
             # downstream steps name the first cause, not the chain that carried it
-            described = _describe(root, changed, stamp.inputs)
+            described = _describe(root, changed, stamp.inputs, current)
             cause = f"{step.name}: {described}" if changed else upstream[0]
             causes[step.stamp] = cause
             reason = cause if changed else f"{step.name}: after {cause}"
@@ -241,13 +242,20 @@ def _stampless_cause(root: Path, step: Step, state: str, causes: dict[str, str])
     return f"{step.name} {state}"
 
 
-def _describe(root: Path, changed: list[str], recorded: dict[str, str]) -> str:
+def _describe(
+    root: Path, changed: list[str], recorded: dict[str, str], current: dict[str, str]
+) -> str:
     parts = []
     for path in changed[:3]:
-        verb = "added" if path not in recorded else "changed"
-        gone = path in recorded and not os.path.lexists(os.path.join(root, path))
-        verb = "removed" if gone else verb
-        verb += f" ({CRLF})" if path in recorded and _crlf_only(root, path, recorded[path]) else ""
+        # an input the step no longer reads (a cell now names another model) did not change
+        if path not in current:
+            verb = "no longer an input"
+        elif path not in recorded:
+            verb = "added"
+        elif not os.path.lexists(os.path.join(root, path)):
+            verb = "removed"
+        else:
+            verb = "changed" + (f" ({CRLF})" if _crlf_only(root, path, recorded[path]) else "")
         parts.append(f"{path} {verb}")
     if len(changed) > 3:
         parts.append(f"{len(changed) - 3} more")

@@ -331,3 +331,19 @@ def test_check_output_cut_short_by_its_reader_gives_no_traceback(project: Path) 
     assert proc.wait(timeout=60) == 1
     assert first.startswith(b"missing: ") or first.startswith(b"stale: ")
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_stale_cause_an_input_the_step_no_longer_reads_is_not_called_changed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cell switched to another model: the old model's files were reported as changed."""
+    machine = project / "cells" / "iiwa_bench" / "machine.json"
+    machine.write_text(machine.read_text().replace("lbr_iiwa_14_r820", "abb_irb2400"))
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = next(line for line in lines if line.startswith("stale: build/cells/iiwa_bench/"))
+    assert (
+        "(cellbuild:iiwa_bench: build/stamps/manifest/abb_irb2400.json added, "
+        "build/stamps/manifest/lbr_iiwa_14_r820.json no longer an input, "
+        "cells/iiwa_bench/machine.json changed, " in cause
+    ), cause
