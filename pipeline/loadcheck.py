@@ -22,7 +22,7 @@ from pipeline.calibration import (
 from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, MachineConfig, Pin, compiled_cell_json
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
-from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes
+from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes, refusal
 from pipeline.strict_json import load_json, parse_json
 from pipeline.urdf import check_rules, parse_urdf
 
@@ -64,6 +64,15 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     if not isinstance(block, dict) or not isinstance(model, str):
         # before, blamed on the description's manifest for not naming the model None
         raise ContractError([_inconsistent(display, [BLOCK, "model_id"], model, "a model id")])
+    if (folder / DESCRIPTION).is_symlink():
+        # the manifest refuses a linked meshes/ inside it; the folder itself is no different
+        raise refusal(
+            "symlink_refused",
+            f"{display}/{DESCRIPTION}",
+            "",
+            "is a symbolic link: the cell would serve files from wherever it points",
+            "replace the link with the folder itself (unpack the bundle again)",
+        )
     description = served_description_identity(
         folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)
     )

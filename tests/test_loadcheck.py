@@ -214,3 +214,19 @@ def test_cell_inconsistent_every_field_of_an_unpacked_bundles_cell_json_is_check
     line = refused_after_editing(tmp_path, capsys, cell, change)
     assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
     assert len(line.removeprefix(str(cell))) < 400  # a whole review is cut short
+
+
+def test_symlink_refused_a_linked_description_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A description/ linked to a copy elsewhere was accepted, unlike a linked meshes/ in it."""
+    cell = _unpacked_bundle(tmp_path / "site")
+    (cell / "description").rename(tmp_path / "elsewhere")
+    (cell / "description").symlink_to(tmp_path / "elsewhere")
+    code, lines = run(tmp_path, capsys, header_of(cell), cell)
+    assert code == 2
+    assert lines == [
+        f"{cell}/description: symlink_refused: is a symbolic link: the cell would serve files"
+        " from wherever it points; replace the link with the folder itself (unpack the bundle"
+        " again)"
+    ]
