@@ -247,13 +247,13 @@ def _describe(
 ) -> str:
     parts = []
     for path in changed[:3]:
+        if path in recorded and not os.path.lexists(os.path.join(root, path)):
+            verb = "removed"
         # an input the step no longer reads (a cell now names another model) did not change
-        if path not in current:
+        elif path not in current:
             verb = "no longer an input"
         elif path not in recorded:
             verb = "added"
-        elif not os.path.lexists(os.path.join(root, path)):
-            verb = "removed"
         else:
             verb = "changed" + (f" ({CRLF})" if _crlf_only(root, path, recorded[path]) else "")
         parts.append(f"{path} {verb}")
