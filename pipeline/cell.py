@@ -11,6 +11,7 @@ from typing import Any
 from pipeline.archive import archive_bytes, identity_of_listing, listing, over_limits
 from pipeline.calibration import (
     CALIBRATION_NAME,
+    CALIBRATION_SCHEMA,
     Calibration,
     calibration_identity,
     check_calibration,
@@ -195,7 +196,7 @@ def load_cell(root: Path, cell_id: str) -> Cell:
         raise ContractError(findings)
     robot = load_robot(model_folder, root)
     if machine.pin is None:
-        raise_if_errors(findings)
+        raise_if_errors(findings + _unpinned_calibrations(root / folder, folder))
         return Cell(machine, robot, empty_document(machine.model_id), None)
     pin = machine.pin
     path_problems = _pin_path_findings(root, cell_id, pin, display)
@@ -224,6 +225,45 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     findings += check_calibration(calibration, machine.model_id, robot, config, cal_display)
     raise_if_errors(findings)
     return Cell(machine, robot, served, calibration)
+
+
+def _unpinned_calibrations(folder: Path, display: str) -> list[Finding]:
+    """Calibration files in a cell folder whose machine.json pins none.
+
+    The cell would serve the empty document, and its robot would be planned on nominal
+    kinematics and limits while its measured calibration lies beside the config.
+    """
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if name == CALIBRATION_NAME or (name.endswith(".json") and _is_calibration(path)):
+                found.append(path.relative_to(folder).as_posix())
+    return [
+        Finding(
+            "calibration_not_pinned",
+            f"{display}/{MACHINE_NAME}",
+            "/robot",
+            f"pins no calibration, so the cell serves the empty document, but {display}/{rel} "
+            "is a calibration",
+            "pin it (robot.machine_planning_calibration: path, sha256 of its bytes, source), "
+            "or remove it from the cell's folder",
+        )
+        for rel in found
+        if rel != MACHINE_NAME
+    ]
+
+
+def _is_calibration(path: Path) -> bool:
+    """Whether a JSON file names the calibration schema (read leniently: others are no concern)."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > JSON_LIMIT:
+            return False
+        doc = parse_json(path.read_bytes(), path.name)
+    except (OSError, ContractError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == CALIBRATION_SCHEMA
 
 
 def _description_files(root: Path, model_id: str) -> dict[str, bytes]:

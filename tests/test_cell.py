@@ -152,6 +152,19 @@ def _symlinked_folder(root: Path) -> None:
     _pin("path", f"sub/{CAL}")(root)
 
 
+def _unpin(renamed: str | None) -> Callable[[Path], None]:
+    """Drop weld_cell_a's pin, leaving its calibration file (renamed) in the folder."""
+
+    def apply(root: Path) -> None:
+        _machine(lambda d: d["robot"].pop("machine_planning_calibration"))(root)
+        if renamed is not None:
+            folder = root / "cells/weld_cell_a"
+            (folder / "2026").mkdir()
+            (folder / CAL).rename(folder / "2026" / renamed)
+
+    return apply
+
+
 def _widen(doc: dict[str, Any]) -> None:
     doc["limits"]["joints"]["joint_1"]["upper_rad"] = 3.2
 
@@ -181,6 +194,8 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
         None,
         _cal(lambda d: d.__setitem__("model_id", "lbr_iiwa_14_r820")),
     ),
+    ("calibration_not_pinned", None, _unpin(None)),
+    ("calibration_not_pinned-another_name", None, _unpin("tracker.json")),
     ("unknown_model", None, _machine(lambda d: d["robot"].__setitem__("model_id", "irb9"))),
     ("cell_id_mismatch", None, _machine(lambda d: d.__setitem__("cell_id", "weld_cell_b"))),
     ("unexpected_field", None, _machine(lambda d: d["robot"].__setitem__("tool", "torch"))),
