@@ -214,6 +214,27 @@ def _holds(entry: os.DirEntry[str], name: str) -> bool:
         return False
 
 
+def _helper_modules(root: Path, src: str) -> list[str]:
+    """Python files beside a robot's srdf.py (and below, but for meshes/), sorted.
+
+    gen_srdf() may import them (its folder leads its sys.path), so they make the SRDF as much
+    as srdf.py does: a change to one must make the step stale.
+    """
+    out: list[str] = []
+    skip = len(os.path.join(root, ""))
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, src)):
+        top = dirpath[skip:].replace(os.sep, "/") == src
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and d != "__pycache__" and not (top and d == "meshes")
+        )
+        rel = dirpath[skip:].replace(os.sep, "/")
+        names = (n for n in filenames if n.endswith(".py") and not (top and n == "srdf.py"))
+        out.extend(f"{rel}/{name}" for name in names)
+    return sorted(out)
+
+
 def model_ids(root: Path) -> list[str]:
     """Every robot model with sources under robots/."""
     return _folders_holding(root, ROBOTS, "robot.urdf")
@@ -249,7 +270,7 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
     steps["srdf"] = Step(
         f"srdf:{model_id}",
         "run gen_srdf() and write the checked SRDF",
-        (f"{src}/srdf.py", f"{src}/robot.urdf", code("srdf")),
+        (f"{src}/srdf.py", *_helper_modules(root, src), f"{src}/robot.urdf", code("srdf")),
         lazy("pipeline.srdf.compile", "make_srdf", model_id),
         (f"build/robots/{model_id}/robot.srdf",),
         after=(urdf.name,),  # as config: a bad URDF is reported by urdf:<id> alone

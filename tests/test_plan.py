@@ -156,6 +156,30 @@ def test_a_calibration_pin_leaving_its_cell_is_no_copy_source(repo: Path, pin: s
     assert step.source_of("build/cells/weld_cell_a/machine_planning_calibration.json") is None
 
 
+def test_a_module_srdf_py_imports_is_an_input_of_the_srdf_step(project: Path) -> None:
+    """gen_srdf() may import a module beside it; a change to that module makes the SRDF stale."""
+    src = project / "robots" / ABB
+    (src / "tcps.py").write_text('TCPS = {"welder": {"xyz": ".1 1 .2", "wxyz": "1 0 0 0"}}\n')
+    source = (src / "srdf.py").read_text()
+    start = source.index("TCPS = {")
+    end = source.index("\n}\n", start) + 3
+    (src / "srdf.py").write_text(source[:start] + "from tcps import TCPS\n" + source[end:])
+    (src / "meshes" / "notes.py").write_text("# not a module gen_srdf() can import\n")
+    step = by_name(project)[f"srdf:{ABB}"]
+    assert f"robots/{ABB}/tcps.py" in step.inputs
+    assert f"robots/{ABB}/meshes/notes.py" not in step.inputs
+    assert run_doit(project).returncode == 0
+    (src / "tcps.py").write_text('TCPS = {"welder": {"xyz": ".1 1 .3", "wxyz": "1 0 0 0"}}\n')
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 1
+    assert f"(srdf:{ABB}: robots/{ABB}/tcps.py changed)" in check.stdout
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert f"srdf:{ABB}" in ran(result.stdout)
+    srdf = (project / "build" / "robots" / ABB / "robot.srdf").read_text()
+    assert 'xyz="0.1 1.0 0.3"' in srdf
+
+
 def test_optional_sources_are_inputs_only_when_present(repo: Path) -> None:
     """Without config files the config step makes nothing; a settings file feeds the spheres."""
     src = repo / "robots" / IIWA
