@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.cli import main
+from pipeline.findings import ContractError
 from pipeline.srdf import compile_srdf, load_srdf, parse_srdf, tesseract_view, write_srdf
 from pipeline.srdf.compile import make_srdf
 from pipeline.srdf.model import GroupState, JointValue, Srdf
@@ -125,6 +126,25 @@ def write_source(repo: Path, body: str, name: str = "gen.py") -> Path:
 def minimal_source(repo: Path, lines: str) -> Path:
     """A generator of the manipulator chain plus `lines` (indented into gen_srdf)."""
     return write_source(repo, MINIMAL.format(body=textwrap.indent(textwrap.dedent(lines), "    ")))
+
+
+def test_a_generator_iterating_a_set_writes_the_same_bytes_on_every_run(repo: Path) -> None:
+    # the child's hash seed is fixed: a set of names iterates in one order, run after run
+    real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
+    text = real.replace("in ALLOWED_COLLISIONS:", "in set(ALLOWED_COLLISIONS):")
+    assert text != real
+    source = write_source(repo, text, "set_order.py")
+    runs = {compile_srdf(source, repo / "o.srdf", repo) for _ in range(3)}
+    assert len(runs) == 1
+
+
+def test_a_generator_cannot_import_the_compilers_modules_by_bare_name(repo: Path) -> None:
+    # child.py runs as a script: its own folder (pipeline/srdf/) is not left on sys.path
+    source = minimal_source(repo, "import model")
+    with pytest.raises(ContractError) as raised:
+        compile_srdf(source, repo / "o.srdf", repo)
+    [finding] = raised.value.findings
+    assert finding.code == "generator_raised" and "No module named 'model'" in finding.message
 
 
 def test_value_deg_is_converted_to_radians_that_read_back_exactly(repo: Path) -> None:

@@ -1,6 +1,7 @@
 """Child-process side of running a `gen_srdf()` source; run as a script, imports no pipeline code.
 
-Usage: python -I -B child.py SOURCE RESULT_JSON. Writes one JSON object to RESULT_JSON:
+Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON (environment: generate.py).
+Writes one JSON object to RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}.
 An audit hook refuses file writes and process spawns while the source runs: a generator
 computes XML and returns it; the CLI writes the file.
@@ -8,13 +9,20 @@ computes XML and returns it; the CLI writes the file.
 
 from __future__ import annotations
 
-import inspect
-import json
-import os
-import runpy
+import os  # already loaded at start-up: never looked up in this folder
 import sys
-import traceback
-from typing import Any
+
+# Run as a script without -I (which would ignore PYTHONHASHSEED): drop this script's folder,
+# which Python put first on sys.path, before importing anything else, so that neither this
+# file's imports nor a generator find the compiler's modules by their bare names.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
+
+import inspect  # noqa: E402
+import json  # noqa: E402
+import runpy  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any  # noqa: E402
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _MUTATING = {

@@ -51,8 +51,11 @@ def run_child(
         sandbox = Path(work) / "cwd"
         sandbox.mkdir()
         result_path = Path(work) / "result.json"
-        command = [sys.executable, "-I", "-B", str(CHILD), str(source.resolve()), str(result_path)]
-        env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"}
+        # not -I: it would ignore PYTHONHASHSEED, and a random seed makes a generator that
+        # iterates a set of names write another order on every build. The environment is built
+        # here (no other PYTHON* variable), and child.py drops its own folder from sys.path.
+        command = [sys.executable, "-s", "-B", str(CHILD), str(source.resolve()), str(result_path)]
+        env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
         process = subprocess.Popen(
             command,
             cwd=sandbox,
