@@ -10,6 +10,7 @@ touched that file in between.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import sys
@@ -36,9 +37,11 @@ class BuildLock:
             fd = os.open(root / LOCK_NAME, flags, 0o644)
             self.handle = os.fdopen(fd, "a+", encoding="utf-8", errors="replace")
         except OSError as exc:  # a folder or a link in its place: a message, not a traceback
+            fix = f"remove {LOCK_NAME} (a local file, never committed) and run again"
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # another user's checkout
+                fix = "run as the user who owns the checkout, or make the checkout writable"
             print(
-                f"doit: the build lock {LOCK_NAME} cannot be opened ({exc.strerror}); "
-                f"remove {LOCK_NAME} (a local file, never committed) and run again",
+                f"doit: the build lock {LOCK_NAME} cannot be opened ({exc.strerror}); {fix}",
                 file=sys.stderr,
             )
             raise SystemExit(2) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
@@ -9,6 +10,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from pipeline.lock import FINISHED, LOCK_NAME, MARK, BuildLock, hold_build_lock
 
@@ -147,3 +150,20 @@ def test_a_link_in_place_of_the_lock_is_not_followed(tmp_path: Path) -> None:
     (repo / LOCK_NAME).symlink_to(precious)
     assert_refused_with_a_message(repo)
     assert precious.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS])
+def test_a_checkout_this_user_cannot_write_says_so_not_remove_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: int
+) -> None:
+    """Another user's checkout (or a read-only one) was told to remove a lock that isn't there."""
+
+    def refuse(*_: object) -> int:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(SystemExit) as stopped:
+        BuildLock(tmp_path)
+    assert stopped.value.code == 2
+    message = capsys.readouterr().err
+    assert "remove" not in message and "the user who owns the checkout" in message
