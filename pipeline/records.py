@@ -1,22 +1,36 @@
 """Local cache files (git-ignored, never a source of truth): a header, then NUL-separated fields.
 
 Paths cannot hold NUL, so one split reads a whole file; a missing, foreign or torn file reads as
-empty, and a write goes through a temporary file renamed into place.
+empty, and a write goes through a temporary file renamed into place. The file ends with a seal,
+the SHA-256 of the rest of it, so a corrupted one (a flipped bit in a remembered digest, which
+a stat signature still matches) reads as empty too rather than vouching for the wrong bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
+# the seal: 64 hex digits of the SHA-256 of everything before it, then NUL
+SEAL_SIZE = 65
+
+
+def _seal(body: bytes) -> bytes:
+    return hashlib.sha256(body).hexdigest().encode("ascii") + b"\0"
 
 
 def read_records(path: Path, header: str, width: int) -> list[list[str]]:
     """The records of `width` fields each; none when the file is missing, foreign or torn."""
     try:
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        data = path.read_bytes()
     except OSError:
         return []
+    body, seal = data[:-SEAL_SIZE], data[-SEAL_SIZE:]
+    if len(data) < SEAL_SIZE or seal != _seal(body):
+        return []
+    text = body.decode("utf-8", errors="surrogateescape")
     if not text.startswith(header) or not text.endswith("\0"):
         return []
     fields = text[len(header) : -1].split("\0")
@@ -29,8 +43,9 @@ def write_records(path: Path, header: str, records: Iterable[Iterable[str]]) -> 
     """Write the records atomically; False when the file could not be written."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     text = header + "".join(f"{chr(0).join(record)}\0" for record in records)
+    body = text.encode("utf-8", errors="surrogateescape")
     try:
-        tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+        tmp.write_bytes(body + _seal(body))
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)

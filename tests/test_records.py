@@ -1,7 +1,8 @@
-"""Local cache files: a header, then NUL-separated fields; anything unexpected reads as empty."""
+"""Local cache files: a header, NUL-separated fields, a seal; anything unexpected reads as empty."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -12,19 +13,39 @@ from pipeline.records import read_records, write_records
 HEADER = "test records 1\0"
 
 
+def sealed(body: bytes) -> bytes:
+    """`body` with the seal a write gives it, so that the case tests what follows the seal."""
+    return body + hashlib.sha256(body).hexdigest().encode() + b"\0"
+
+
 @pytest.mark.parametrize(
     "content",
     [
         None,  # missing
         b"",
-        b"other records 1\0a\0b\0",  # foreign: another header
-        b"test records 0\0a\0b\0",  # an older version of the format
-        b"test records 1\0a\0b",  # torn: the last field not ended
-        b"test records 1\0a\0b\0c\0",  # torn between records: 3 fields of width 2
+        sealed(b"other records 1\0a\0b\0"),  # foreign: another header
+        sealed(b"test records 0\0a\0b\0"),  # an older version of the format
+        sealed(b"test records 1\0a\0b"),  # torn: the last field not ended
+        sealed(b"test records 1\0a\0b\0c\0"),  # torn between records: 3 fields of width 2
+        b"test records 1\0a\0b\0",  # unsealed (as this format was before the seal)
+        sealed(b"test records 1\0a\0b\0")[:-1],  # torn inside the seal
+        sealed(b"test records 1\0a\0b\0").replace(b"\0b\0", b"\0c\0"),  # corrupted
     ],
-    ids=["missing", "empty", "foreign", "old-version", "torn-field", "torn-record"],
+    ids=[
+        "missing",
+        "empty",
+        "foreign",
+        "old-version",
+        "torn-field",
+        "torn-record",
+        "unsealed",
+        "torn-seal",
+        "corrupted",
+    ],
 )
-def test_a_missing_foreign_or_torn_file_reads_as_empty(tmp_path: Path, content: bytes) -> None:
+def test_a_missing_foreign_torn_or_corrupted_file_reads_as_empty(
+    tmp_path: Path, content: bytes
+) -> None:
     path = tmp_path / "cache"
     if content is not None:
         path.write_bytes(content)
@@ -49,7 +70,7 @@ def test_records_round_trip_with_odd_fields(tmp_path: Path) -> None:
 def test_no_records_are_written_as_the_header_alone(tmp_path: Path) -> None:
     path = tmp_path / "cache"
     assert write_records(path, HEADER, [])
-    assert path.read_text() == HEADER
+    assert path.read_bytes() == sealed(HEADER.encode())
     assert read_records(path, HEADER, 2) == []
 
 
@@ -75,3 +96,17 @@ def test_a_write_that_fails_returns_false_and_leaves_nothing(tmp_path: Path) -> 
     assert write_records(blocked, HEADER, [["a", "b"]]) is False
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
     assert (blocked / "inside").read_text() == "kept"
+
+
+def test_a_sealed_file_reads_back_and_a_flipped_bit_anywhere_empties_it(tmp_path: Path) -> None:
+    """A flipped bit in a remembered digest was trusted: the stat signature beside it matched."""
+    path = tmp_path / "cache"
+    records = [["robots/a/robot.urdf", "1 2 3 4", "ab" * 32]]
+    assert write_records(path, HEADER, records)
+    good = path.read_bytes()
+    assert read_records(path, HEADER, 3) == records
+    for index in range(len(good)):
+        bad = bytearray(good)
+        bad[index] ^= 1
+        path.write_bytes(bytes(bad))
+        assert read_records(path, HEADER, 3) == [], index
