@@ -43,6 +43,17 @@ def repository_root() -> Path:
     )
 
 
+def _cell_model(folder: Path) -> str | None:
+    """For a compiled cell's description/ (its name is not the model id): cell.json's model."""
+    from pipeline.strict_json import load_json
+
+    cell = Path(os.path.abspath(folder)).parent / "cell.json"
+    if Path(os.path.abspath(folder)).name != "description" or not cell.is_file():
+        return None
+    model = load_json(cell, _display(cell)).get("model_id")
+    return model if isinstance(model, str) else None
+
+
 def cmd_manifest(args: argparse.Namespace) -> int:
     """Check description manifests and print one ok line per description."""
     from pipeline.manifest import check_complete, read_manifest
@@ -59,7 +70,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     for folder in folders:
         display = _display(folder)
         try:
-            manifest = read_manifest(folder, display)
+            manifest = read_manifest(folder, display, _cell_model(folder))
         except ContractError as exc:
             findings.extend(exc.findings)
             continue
@@ -76,7 +87,8 @@ def cmd_identity(args: argparse.Namespace) -> int:
     """Print the identity of a compiled description directory."""
     from pipeline.identity import description_identity
 
-    identity, _ = description_identity(Path(args.dir), _display(Path(args.dir)))
+    folder = Path(args.dir)
+    identity, _ = description_identity(folder, _display(folder), _cell_model(folder))
     print(identity)
     return 0
 
@@ -306,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     manifest.set_defaults(run=cmd_manifest)
 
     identity = sub.add_parser("identity", help="print a description's identity")
-    identity.add_argument("dir", help="a compiled description folder")
+    identity.add_argument("dir", help="a compiled description folder (or a cell's description/)")
     identity.set_defaults(run=cmd_identity)
 
     srdf = sub.add_parser("srdf", help="run gen_srdf() sources into checked SRDF files")

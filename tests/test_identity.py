@@ -42,6 +42,25 @@ def test_cli_identity_matches_spec(model_id: str, capsys: pytest.CaptureFixture[
     assert index["robots"][model_id]["identity"] == printed
 
 
+@pytest.mark.parametrize("cell_id", ["weld_cell_a", "iiwa_bench"])
+def test_cli_identity_of_a_cells_description_is_its_cell_json_identity(
+    cell_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A compiled cell's (or an unpacked bundle's) description/ was refused: model_id_mismatch."""
+    cell = tmp_path / cell_id  # as unpacked from dist/<cell_id>.tar.gz
+    shutil.copytree(REPO / "build" / "cells" / cell_id, cell)
+    expected = json.loads((cell / "cell.json").read_text())["description_identity"]
+    for folder in (REPO / "build" / "cells" / cell_id / "description", cell / "description"):
+        assert main(["identity", str(folder)]) == 0
+        assert capsys.readouterr().out == expected + "\n"
+        assert main(["manifest", "--check", str(folder)]) == 0
+        assert capsys.readouterr().out.startswith("manifest: ")
+    assert spec_identity(cell / "description") == expected
+    (cell / "cell.json").unlink()  # a description/ outside a cell: its name is no model id
+    assert main(["identity", str(cell / "description")]) == 2
+    assert "model_id_mismatch" in capsys.readouterr().err
+
+
 def test_vector_non_ascii_sorted_by_bytes() -> None:
     # "Z" (0x5a) < "a" (0x61) < "é" (0xc3 0xa9) in byte order; code points agree here, but
     # "ﬀ" (U+FB00, 0xef 0xac 0x80) sorts after "𝔸" only by code point, not by bytes.
