@@ -128,13 +128,38 @@ def minimal_source(repo: Path, lines: str) -> Path:
     return write_source(repo, MINIMAL.format(body=textwrap.indent(textwrap.dedent(lines), "    ")))
 
 
-def test_a_generator_iterating_a_set_writes_the_same_bytes_on_every_run(repo: Path) -> None:
-    # the child's hash seed is fixed: a set of names iterates in one order, run after run
+@pytest.mark.parametrize(
+    ("case", "old", "new"),
+    [
+        # a set of names iterates in another order under another hash seed (or Python)
+        ("set", "in ALLOWED_COLLISIONS:", "in set(ALLOWED_COLLISIONS):"),
+        (
+            "random",
+            "in ALLOWED_COLLISIONS:",
+            "in __import__('random').sample(ALLOWED_COLLISIONS, len(ALLOWED_COLLISIONS)):",
+        ),
+    ],
+)
+def test_generator_not_deterministic_runs_that_differ_are_refused(
+    repo: Path, case: str, old: str, new: str
+) -> None:
     real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
-    text = real.replace("in ALLOWED_COLLISIONS:", "in set(ALLOWED_COLLISIONS):")
+    text = real.replace(old, new)
     assert text != real
-    source = write_source(repo, text, "set_order.py")
-    runs = {compile_srdf(source, repo / "o.srdf", repo) for _ in range(3)}
+    source = write_source(repo, text, f"{case}_order.py")
+    with pytest.raises(ContractError) as raised:
+        compile_srdf(source, repo / "o.srdf", repo)
+    [finding] = raised.value.findings
+    assert finding.code == "generator_not_deterministic", finding.line()
+    assert finding.place == "gen_srdf()" and "sorted()" in finding.hint
+    assert not (repo / "o.srdf").exists()
+
+
+def test_a_sorted_set_is_deterministic(repo: Path) -> None:
+    real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
+    text = real.replace("in ALLOWED_COLLISIONS:", "in sorted(set(ALLOWED_COLLISIONS)):")
+    source = write_source(repo, text, "sorted_set.py")
+    runs = {compile_srdf(source, repo / "o.srdf", repo) for _ in range(2)}
     assert len(runs) == 1
 
 

@@ -184,6 +184,11 @@ GENERATORS = [
     ("generator_exited", "import sys\n\ndef gen_srdf():\n    sys.exit(3)\n"),
     ("generator_exited", "import os\n\ndef gen_srdf():\n    os._exit(0)\n"),
     ("generator_timeout", "def gen_srdf():\n    while True:\n        pass\n"),
+    # the real generator, its allowed collisions iterated as a set (order by hash seed)
+    (
+        "generator_not_deterministic",
+        REAL + "ALLOWED_COLLISIONS = set(ALLOWED_COLLISIONS)\n",
+    ),
     ("missing_gen_srdf", "def generate():\n    return {}\n"),
     ("gen_srdf_takes_arguments", "def gen_srdf(robot):\n    return {}\n"),
     ("envelope_not_dict", "def gen_srdf():\n    return '<robot name=\"abb_irb2400\"/>'\n"),

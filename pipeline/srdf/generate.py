@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -43,7 +44,7 @@ def _sandbox_files(sandbox: Path) -> list[str]:
 
 
 def run_child(
-    source: Path, display: str, timeout: float, repo_root: Path | None = None
+    source: Path, display: str, timeout: float, repo_root: Path | None = None, seed: int = 0
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Run the source's gen_srdf() in a child with a fresh temporary cwd and a time limit."""
     findings: list[Finding] = []
@@ -55,7 +56,7 @@ def run_child(
         # iterates a set of names write another order on every build. The environment is built
         # here (no other PYTHON* variable), and child.py drops its own folder from sys.path.
         command = [sys.executable, "-s", "-B", str(CHILD), str(source.resolve()), str(result_path)]
-        env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
+        env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": str(seed)}
         process = subprocess.Popen(
             command,
             cwd=sandbox,
@@ -231,6 +232,31 @@ def _urdf_findings(
     return []
 
 
+def _determinism_findings(
+    result: dict[str, Any], again: dict[str, Any], display: str
+) -> list[Finding]:
+    """A generator whose two runs returned different envelopes."""
+    if result.get("status") != "ok" or again.get("status") != "ok":
+        return []
+    differs = [k for k in ("envelope", "keys", "xml", "urdf") if result.get(k) != again.get(k)]
+    if not differs:
+        return []
+    first, second = str(result.get(differs[0])), str(again.get(differs[0]))
+    pairs = enumerate(zip(first, second, strict=False))
+    at = next((i for i, (a, b) in pairs if a != b), min(len(first), len(second)))
+    return [
+        _finding(
+            "generator_not_deterministic",
+            display,
+            "gen_srdf()",
+            f"returned another {differs[0]!r} when run again under another hash seed "
+            f"(first difference at character {at}: {first[at : at + 40]!r})",
+            "build the XML from lists, or sorted() sets, and read no clock, random source or "
+            "object id: the same source must give the same SRDF on every machine",
+        )
+    ]
+
+
 def run_generator(
     source: Path, display: str, repo_root: Path, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[Envelope | None, list[Finding]]:
@@ -239,8 +265,14 @@ def run_generator(
     The envelope comes back whenever its xml and urdf are usable, so that the caller can
     report the SRDF's own findings together with these.
     """
-    result, findings = run_child(source, display, timeout, repo_root)
+    # Run twice at once, the second under another hash seed: a generator iterating a set, or
+    # reading the clock or a random source, writes other bytes on another machine or Python.
+    with ThreadPoolExecutor(2) as pool:
+        second = pool.submit(run_child, source, display, timeout, repo_root, 1)
+        result, findings = run_child(source, display, timeout, repo_root)
+        again = second.result()[0]
     findings += _status_findings(result, display)
+    findings += _determinism_findings(result, again, display)
     if result.get("status") != "ok":
         return None, findings
     if result.get("envelope") != "dict":
