@@ -453,8 +453,25 @@ OBJ_HEAD = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
         (OBJ_HEAD + b"f 1 2 3\nf 1 2 5\n", 7, "vertex 5,"),
         # a negative index counts back from the vertices read so far
         (b"v 0 0 0\nv 1 0 0\nf -1 -2 -3\nv 0 1 0\n", 3, "vertex -3,"),
+        # Tesseract's reader (assimp) divides by a weight, trimesh ignored it: the spheres
+        # covered a mesh half the size of the planner's (and -1 mirrored it)
+        (OBJ_HEAD.replace(b"1 0 0\n", b"1 0 0 0.5\n") + b"f 1 2 3\n", 3, "weight w = 0.5:"),
+        (OBJ_HEAD.replace(b"0 0 0\n", b"0 0 0 -1\n") + b"f 1 2 3\n", 2, "weight w = -1:"),
+        # trimesh dropped every z when one vertex had two numbers (a traceback: broadcast)
+        (OBJ_HEAD.replace(b"0 1 0\n", b"0 1\n") + b"f 1 2 3\n", 4, "of 2 numbers"),
+        # assimp refuses the file ("vertex index out of range"); trimesh read x y z
+        (OBJ_HEAD.replace(b"0 0 1\n", b"0 0 1 1 1\n") + b"f 1 2 3\n", 5, "of 5 numbers"),
     ],
-    ids=["vertex-not-finite", "face-index-0", "face-index-past-the-end", "face-index-negative"],
+    ids=[
+        "vertex-not-finite",
+        "face-index-0",
+        "face-index-past-the-end",
+        "face-index-negative",
+        "vertex-weight-half",
+        "vertex-weight-negative",
+        "vertex-two-numbers",
+        "vertex-five-numbers",
+    ],
 )
 def test_obj_mesh_not_a_mesh_at_its_line(
     repo: Path,
@@ -486,6 +503,15 @@ def test_obj_negative_face_indices_are_read(repo: Path) -> None:
     from pipeline.description import make_urdf_copies
 
     assert "build/robots/abb_irb2400/meshes/link_1.obj" in make_urdf_copies(repo, "abb_irb2400")
+
+
+def test_obj_vertex_weight_1_and_colours_are_not_mesh_not_a_mesh() -> None:
+    """`v x y z 1` and `v x y z r g b` (CRLF too) place a vertex alike in every reader."""
+    obj = b"v 0 0 0 1\nv 1 0 0 1.0\r\nv 0 1 0 0.5 0.5 0.5\nv 0 0 1 # tip\n"
+    obj += b"f 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+    from pipeline.urdf.mesh_bytes import mesh_findings
+
+    assert mesh_findings(obj, f"{ABB}/meshes/link_1.obj") == []
 
 
 def test_obj_word_nan_outside_a_vertex_is_not_mesh_not_a_mesh(repo: Path) -> None:

@@ -62,8 +62,43 @@ def _obj_not_finite(data: bytes) -> str:
 
 
 _OBJ_VERTEX = re.compile(rb"(?m)^[ \t]*v[ \t]")
+# a vertex line of exactly three words: what nearly every exporter writes (the fast path)
+_OBJ_XYZ = re.compile(rb"(?m)^[ \t]*v[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]*\r?$")
 _OBJ_FACE = re.compile(rb"(?m)^[ \t]*f[ \t]([^\n#]*)")
 _OBJ_INDEX = re.compile(rb"(?:^|\s)([+-]?\d+)")  # a corner's vertex index, before any '/'
+
+
+def _obj_bad_vertex(data: bytes) -> tuple[str, str]:
+    """The line of an OBJ's first vertex mesh readers place differently, and what is wrong.
+
+    A vertex is `v x y z`, `v x y z 1` or `v x y z r g b` (a colour). Readers part ways on
+    anything else: assimp (Tesseract's loader) divides x y z by a weight `w`, trimesh ignores
+    it, so a weight of 0.5 gives the planner a mesh twice as large as the one the spheres cover;
+    trimesh drops every z when one vertex has two numbers, and assimp refuses such a file.
+    """
+    count = len(_OBJ_VERTEX.findall(data))
+    if count == 0 or len(_OBJ_XYZ.findall(data)) == count:
+        return "", ""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        words = line.split(b"#")[0].split()
+        if words[:1] != [b"v"] or len(words) in (4, 7):
+            continue
+        if len(words) == 5:
+            try:
+                if float(words[4]) == 1.0:
+                    continue
+            except ValueError:
+                pass  # not a number: a weight that is not 1 either
+            weight = words[4][:40].decode("ascii", "replace")
+            return str(number), (
+                f"a vertex weight w = {weight}: Tesseract's mesh reader divides x y z by it, "
+                "trimesh ignores it, so the spheres would cover another mesh than the planner's"
+            )
+        return str(number), (
+            f"a vertex of {len(words) - 1} numbers (not x y z, x y z 1 or x y z r g b): mesh "
+            "readers place it differently or refuse the file"
+        )
+    return "", ""
 
 
 def _obj_bad_face(data: bytes) -> tuple[str, str]:
@@ -106,6 +141,11 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         message = "is an OBJ with a vertex coordinate that is not a finite number (NaN, inf)"
         hint = "export the mesh again: every vertex needs three finite coordinates"
         if line:
+            return [Finding("mesh_not_a_mesh", display, line, message, hint)]
+        line, what = _obj_bad_vertex(data)
+        if line:
+            message = f"is an OBJ with {what}"
+            hint = "export the mesh again: each vertex `v x y z` (or `v x y z r g b`)"
             return [Finding("mesh_not_a_mesh", display, line, message, hint)]
         line, index = _obj_bad_face(data)
         message = f"is an OBJ with a face naming vertex {index}, which it does not have"
