@@ -14,10 +14,9 @@ from pipeline.urdf import Mesh
     ("data", "message"),
     [
         (b"# no faces\nv 0 0 0\n", "holds no triangles"),
-        (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2 3\n", "holds no triangles"),
         (b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n", "has a corner that is not a finite number"),
     ],
-    ids=["no-faces", "lines-only", "nan"],
+    ids=["no-faces", "nan"],
 )
 def test_mesh_empty_says_whether_a_mesh_is_empty_or_not_finite(data: bytes, message: str) -> None:
     """It said 'holds no finite triangles' of a mesh of thousands with one NaN corner."""
@@ -33,3 +32,85 @@ def test_obj_with_a_byte_order_mark_is_not_mesh_unreadable() -> None:
     plain = mesh_triangles(obj, Mesh("x.obj", "meshes/x.obj"), "x.obj")
     marked = mesh_triangles(b"\xef\xbb\xbf" + obj, Mesh("x.obj", "meshes/x.obj"), "x.obj")
     assert np.array_equal(plain, marked)
+
+
+TETRA_OBJ = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 50 0 0\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+TETRA_PLY = (
+    b"ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nproperty float y\n"
+    b"property float z\nelement face %d\nproperty list uchar int vertex_indices\nend_header\n"
+    b"0 0 0\n1 0 0\n0 1 0\n0 0 1\n50 0 0\n3 0 1 2\n3 0 1 3\n3 0 2 3\n3 1 2 3\n"
+)
+
+
+def _dae(extra: str) -> bytes:
+    """A COLLADA tetrahedron (vertex 4 at x = 50 used by no triangle) with `extra` beside it."""
+    head = '<input offset="0" semantic="VERTEX" source="#v"/>'
+    return f"""<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+<asset><unit meter="1"/></asset>
+<library_geometries><geometry id="g"><mesh>
+<source id="p"><float_array id="a" count="15">0 0 0 1 0 0 0 1 0 0 0 1 50 0 0</float_array>
+<technique_common><accessor source="#a" count="5" stride="3"><param name="X" type="float"/>
+<param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common>
+</source>
+<vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+<triangles count="4">{head}<p>0 1 2 0 1 3 0 2 3 1 2 3</p></triangles>
+{extra.format(head=head)}
+</mesh></geometry></library_geometries>
+<library_visual_scenes><visual_scene id="s"><node id="n"><instance_geometry url="#g"/></node>
+</visual_scene></library_visual_scenes><scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>""".encode()
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "place"),
+    [
+        ("x.obj", TETRA_OBJ + b"l 1 5\n", "10"),
+        ("x.obj", TETRA_OBJ + b"p 5\n", "10"),
+        ("x.obj", TETRA_OBJ + b"f 1 5\n", "10"),
+        ("x.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2 3\n", "4"),
+        ("x.dae", _dae('<lines count="1">{head}<p>0 4</p></lines>'), "10"),
+        ("x.dae", _dae('<linestrips count="1">{head}<p>0 4 1</p></linestrips>'), "10"),
+        ("x.dae", _dae('<polylist count="1">{head}<vcount>2</vcount><p>0 4</p></polylist>'), "10"),
+        ("x.dae", _dae('<polygons count="1">{head}<p>0 4</p></polygons>'), "10"),
+        ("x.ply", TETRA_PLY % 5 + b"2 0 4\n", ""),
+    ],
+    ids=[
+        "obj-line",
+        "obj-point",
+        "obj-face-of-two",
+        "obj-lines-only",
+        "dae-lines",
+        "dae-linestrips",
+        "dae-polylist-of-two",
+        "dae-polygons-of-two",
+        "ply-face-of-two",
+    ],
+)
+def test_mesh_lines_or_points_are_refused(name: str, data: bytes, place: str) -> None:
+    """Tesseract (assimp) collides with these; trimesh skipped them: the spheres missed x = 50."""
+    with pytest.raises(ContractError) as caught:
+        mesh_triangles(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
+    [finding] = caught.value.findings
+    assert (finding.code, finding.place) == ("mesh_lines_or_points", place)
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("x.obj", TETRA_OBJ.replace(b"v 50 0 0\n", b"") + b"f 1 2 3 4\n"),
+        ("x.dae", _dae('<polygons count="1">{head}<p>0 1 2</p></polygons>')),
+        ("x.dae", _dae('<tristrips count="1">{head}<p>0 1 2 3</p></tristrips>')),
+        (
+            "x.ply",
+            (TETRA_PLY % 5)
+            .replace(b"5\nproperty float x", b"4\nproperty float x")
+            .replace(b"50 0 0\n", b"")
+            .replace(b"face 5", b"face 4"),
+        ),
+    ],
+    ids=["obj-quad", "dae-polygons", "dae-tristrips", "ply-triangles"],
+)
+def test_surfaces_of_polygons_are_not_mesh_lines_or_points(name: str, data: bytes) -> None:
+    """Faces of three or more corners are read (an unused COLLADA or OBJ vertex is dropped)."""
+    tri = mesh_triangles(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
+    assert tri.shape[1:] == (3, 3) and tri.max() <= 1.0

@@ -10,6 +10,7 @@ import numpy as np
 import trimesh
 
 from pipeline.findings import ContractError, Finding
+from pipeline.spheres.loose import loose_element
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
 
@@ -43,9 +44,25 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
                 )
             ]
         ) from None
+    place, loose = loose_element(data, suffix, loaded, display)
+    if loose:
+        raise ContractError(
+            [
+                Finding(
+                    "mesh_lines_or_points",
+                    display,
+                    place,
+                    f"holds {loose}: Tesseract collides with its lines and points, trimesh "
+                    "reads triangles only, so the spheres would not cover them",
+                    "export the collision mesh again as a surface of triangles only",
+                )
+            ]
+        )
     if suffix == "dae":
         tri = tri * _collada_unit(loaded, display)
-    empty = tri.ndim != 3 or len(tri) == 0
+    # trimesh gives 2-D corners when one OBJ vertex has two numbers (mesh_bytes refuses that
+    # file in the urdf step; `pipeline spheres verify` reads the sources without it)
+    empty = tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3
     if empty or not np.isfinite(tri).all():
         raise ContractError(
             [
