@@ -29,6 +29,7 @@ from pipeline.strict_io import (
     JSON_LIMIT,
     MESH_LIMIT,
     atomic_write,
+    case_collisions,
     is_utf8,
     read_bytes,
     require_source,
@@ -166,6 +167,7 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     """Validate a cell's machine config, pin and calibration; collect every finding."""
     folder = cell_dir(cell_id)
     display = f"{folder}/{MACHINE_NAME}"
+    raise_if_errors(case_collisions(root / folder, folder))
     # a cell folder holds other JSON (its calibration): only a *machine*.json is a misnamed one
     require_source(root / folder, MACHINE_NAME, display, like="*machine*.json")
     machine = parse_machine(read_bytes(root / display, display, JSON_LIMIT), display)

@@ -101,6 +101,28 @@ def require_source(folder: Path, name: str, display: str, hint: str = "", like: 
     raise refusal("file_missing", display, "", "file does not exist", hint)
 
 
+def case_collisions(folder: Path, display: str) -> list[Finding]:
+    """A robot or cell folder whose name a sibling repeats in another case."""
+    try:
+        names = os.listdir(folder.parent)
+    except OSError:
+        return []
+    own = folder.name.casefold()
+    twins = sorted(n for n in names if n != folder.name and n.casefold() == own)
+    top = folder.parent.name
+    return [
+        Finding(
+            "case_collision",
+            display,
+            "",
+            f"{top}/{folder.name} and {top}/{twin} differ only in case: a file system that "
+            "ignores case (macOS, Windows) checks them out as one folder",
+            f"rename one of them (and its id) so that no two folders of {top}/ differ only in case",
+        )
+        for twin in twins
+    ]
+
+
 def read_bytes(path: Path, display: str, limit: int) -> bytes:
     """Read a regular file (no symlink) of at most `limit` bytes."""
     try:

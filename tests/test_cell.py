@@ -250,6 +250,24 @@ def test_bad_cell_is_refused_with_one_line_and_build_unchanged(
     assert snapshot(root / "build") == before
 
 
+def test_case_collision_two_cell_folders_differing_only_in_case_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    shutil.copytree(root / "cells/weld_cell_a", root / "cells/Weld_Cell_A")
+    before = snapshot(root / "build")
+    capsys.readouterr()
+    for cell, twin, args in (
+        ("Weld_Cell_A", "weld_cell_a", []),  # the new folder's build stops
+        ("weld_cell_a", "Weld_Cell_A", ["--check"]),  # the built one is current, not valid
+    ):
+        assert main(["cell", f"cells/{cell}", *args]) == 2
+        [line] = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"cells/{cell}: case_collision: cells/{cell} and cells/{twin} ")
+    assert snapshot(root / "build") == before
+
+
 def test_check_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

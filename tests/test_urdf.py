@@ -208,6 +208,18 @@ def test_invalid_model_id_folder_is_refused_alone(repo: Path, name: str) -> None
     assert finding.file.startswith("robots/")
 
 
+def test_case_collision_two_robot_folders_differing_only_in_case_are_refused(repo: Path) -> None:
+    """macOS and Windows check such folders out as one: each is refused, naming the other."""
+    robots = repo / "robots"
+    shutil.copytree(repo / ABB, robots / "ABB_irb2400")
+    for name, twin in (("abb_irb2400", "ABB_irb2400"), ("ABB_irb2400", "abb_irb2400")):
+        with pytest.raises(ContractError) as exc:
+            load_robot(robots / name, repo)
+        [finding] = exc.value.findings
+        assert (finding.code, finding.file) == ("case_collision", f"robots/{name}")
+        assert f"robots/{name} and robots/{twin} differ only in case" in finding.message
+
+
 def test_kinematic_cycle_check_is_linear_in_a_long_chain(repo: Path) -> None:
     """A chain of 20,000 links: walking each link up to the root took minutes (cubic)."""
     chain = "".join(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
-from pipeline.strict_io import XML_LIMIT, read_bytes, require_source
+from pipeline.strict_io import XML_LIMIT, case_collisions, read_bytes, require_source
 from pipeline.urdf.model import (
     BOUNDED_TYPES,
     JOINT_TYPES,
@@ -291,8 +291,10 @@ MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII)
 
 
 def model_id_findings(folder: Path, display_root: Path) -> list[Finding]:
-    """A finding when the folder's name is not a valid model id (shown escaped)."""
-    return invalid_model_ids([folder.name], display_path(folder.parent, display_root))
+    """A finding when the folder's name is not a valid model id (shown escaped), or another
+    robot's in another case."""
+    found = invalid_model_ids([folder.name], display_path(folder.parent, display_root))
+    return found or case_collisions(folder, display_path(folder, display_root))
 
 
 def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Finding]:
