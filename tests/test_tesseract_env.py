@@ -1,0 +1,231 @@
+"""The committed descriptions in a Tesseract Environment, as a planner initialises one: forward
+kinematics, a cell's calibrated tip, joint groups and self-contact at every group state."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+pytest.importorskip("tesseract_robotics")
+
+import tesseract_robotics
+from tesseract_robotics.tesseract_collision import (
+    ContactRequest,
+    ContactResultMap,
+    ContactResultVector,
+    ContactTestType_CLOSEST,
+)
+from tesseract_robotics.tesseract_common import GeneralResourceLocator, Isometry3d
+from tesseract_robotics.tesseract_environment import ChangeJointOriginCommand, Environment
+
+from pipeline.kinematics import (
+    Mat4,
+    forward_kinematics,
+    quaternion_matrix,
+    rpy_matrix,
+    transform,
+)
+from pipeline.srdf import load_srdf
+from pipeline.srdf.model import (
+    ChainMember,
+    JointMember,
+)
+from pipeline.urdf import Robot
+from tests.conftest import REPO
+from tests.tesseract_support import DESCRIPTIONS, load
+
+LIBS = Path(tesseract_robotics.__file__).resolve().parent.parent / "tesseract_robotics.libs"
+
+
+def _plugin(stem: str) -> str:
+    return next(LIBS.glob(f"lib{stem}-*.so")).name[len("lib") : -len(".so")]
+
+
+def _plugin_configs(folder: Path, srdf: Any) -> str:
+    """SRDF elements naming a Bullet contact manager and a KDL solver per chain group."""
+    contact = folder / "contact.yaml"
+    contact.write_text(
+        f"contact_manager_plugins:\n  search_paths: [{LIBS}]\n"
+        f"  search_libraries: [{_plugin('tesseract_collision_bullet_factories')}]\n"
+        "  discrete_plugins:\n    default: Bullet\n    plugins:\n"
+        "      Bullet: {class: BulletDiscreteBVHManagerFactory}\n"
+    )
+    solvers = "".join(
+        f"    {group}:\n      default: KDL\n      plugins:\n        KDL:\n"
+        f"          class: KDLInvKinChainLMAFactory\n"
+        f"          config: {{base_link: {chain[0][0]}, tip_link: {chain[0][1]}}}\n"
+        for group, chain in srdf.kinematics_information.chain_groups.items()
+    )
+    kinematics = folder / "kinematics.yaml"
+    kinematics.write_text(
+        f"kinematic_plugins:\n  search_paths: [{LIBS}]\n"
+        f"  search_libraries: [{_plugin('tesseract_kinematics_kdl_factories')}]\n"
+        f"  inv_kin_plugins:\n{solvers}"
+    )
+    return (
+        f'<contact_managers_plugin_config filename="{contact.as_uri()}"/>'
+        f'<kinematics_plugin_config filename="{kinematics.as_uri()}"/>'
+    )
+
+
+def _environment(folder: Path, scratch: Path, allowed: bool = True) -> Any:
+    """A Tesseract Environment of a description directory, as a planner initialises one."""
+    robot, _, srdf = load(folder)
+    urdf = (folder / "robot.urdf").read_text()
+    urdf = urdf.replace(f"package://{robot.name}/", folder.resolve().as_uri() + "/")
+    text = (folder / "robot.srdf").read_text()
+    if not allowed:
+        text = re.sub(r"\s*<disable_collisions [^>]*/>", "", text)
+    text = text.replace("</robot>", _plugin_configs(scratch, srdf) + "</robot>")
+    env = Environment()
+    assert env.init(urdf, text, GeneralResourceLocator())
+    return env
+
+
+@pytest.fixture(scope="module", params=DESCRIPTIONS, ids=lambda p: str(p.relative_to(REPO)))
+def planner(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Robot, Any]:
+    folder: Path = request.param
+    return folder, load(folder)[0], _environment(folder, tmp_path_factory.mktemp("plugins"))
+
+
+def _ours(robot: Robot, values: dict[str, float], origins: dict[str, Mat4]) -> dict[str, Mat4]:
+    """Every link's pose in the root frame by pipeline.kinematics.forward_kinematics."""
+    out: dict[str, Mat4] = {}
+    for link in robot.links:
+        steps = []
+        for joint in robot.chain(robot.root(), link.name) or []:
+            origin = origins.get(joint.name, transform(joint.origin.xyz, joint.origin.rpy))
+            steps.append((origin, joint.type, joint.axis, values.get(joint.name, 0.0)))
+        out[link.name] = forward_kinematics(steps)
+    return out
+
+
+def _set(env: Any, values: dict[str, float]) -> Any:
+    env.setState(list(values), np.array(list(values.values())))
+    return env.getState()  # keep the state alive while its transforms are used
+
+
+def test_forward_kinematics_of_every_link(planner: tuple[Path, Robot, Any]) -> None:
+    """Ours and Tesseract's at seeded random joint values within the limits, every link."""
+    _, robot, env = planner
+    rng = random.Random(20261130)
+    active = list(env.getActiveJointNames())
+    assert sorted(active) == sorted(j.name for j in robot.joints if j.type != "fixed")
+    for _ in range(25):
+        values = {}
+        for name in active:
+            limit = robot.joint(name).limit  # type: ignore[union-attr]
+            assert limit is not None and limit.lower is not None and limit.upper is not None
+            values[name] = rng.uniform(limit.lower, limit.upper)
+        state = _set(env, values)
+        for link, pose in _ours(robot, values, {}).items():
+            theirs = state.link_transforms[link].matrix()
+            assert np.max(np.abs(np.array(pose) - theirs)) < 1e-12, link
+
+
+def _matrix(pose: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cell.json's pose: its translation, its rpy's and its quaternion's rotation matrices."""
+    xyz, rpy, q = pose["xyz_m"], pose["rpy_rad"], pose["quaternion_wxyz"]
+    by_rpy = np.array(rpy_matrix((rpy[0], rpy[1], rpy[2])))
+    return np.array(xyz), by_rpy, np.array(quaternion_matrix((q[0], q[1], q[2], q[3])))
+
+
+def _agrees(theirs: np.ndarray, pose: dict[str, list[float]]) -> None:
+    xyz, by_rpy, by_quaternion = _matrix(pose)
+    assert np.max(np.abs(theirs[:3, 3] - xyz)) < 1e-9
+    assert np.max(np.abs(theirs[:3, :3] - by_rpy)) < 1e-9
+    assert np.max(np.abs(theirs[:3, :3] - by_quaternion)) < 1e-9
+
+
+@pytest.mark.parametrize("cell", sorted((REPO / "build" / "cells").iterdir()), ids=lambda p: p.name)
+def test_cell_tip_pose_in_tesseract(cell: Path, tmp_path: Path) -> None:
+    """cell.json's home tip pose, nominal and calibrated (T' = T_origin · Trans(xyz) · R(rpy))."""
+    review = json.loads((cell / "cell.json").read_text())["kinematics"]
+    env = _environment(cell / "description", tmp_path)
+    base, tip = review["base_link"], review["tip_link"]
+    _set(env, dict.fromkeys(env.getActiveJointNames(), 0.0))
+    _agrees(env.getRelativeLinkTransform(base, tip).matrix(), review["tip"]["nominal"])
+    calibration = json.loads((cell / "machine_planning_calibration.json").read_text())
+    for name, correction in calibration.get("kinematics", {}).items():
+        roll, pitch, yaw = correction["rpy_rad"]
+        step = np.eye(4)  # Trans(xyz) · Rz(yaw) · Ry(pitch) · Rx(roll), written out with numpy
+        step[:3, :3] = Rotation.from_euler("ZYX", [yaw, pitch, roll]).as_matrix()
+        step[:3, 3] = correction["xyz_m"]
+        origin = env.getJoint(name).parent_to_joint_origin_transform.matrix()
+        assert env.applyCommand(ChangeJointOriginCommand(name, Isometry3d(origin @ step)))
+        changed = env.getJoint(name).parent_to_joint_origin_transform.matrix()
+        _agrees(changed, review["joints"][name]["calibrated_origin"])
+    _set(env, dict.fromkeys(env.getActiveJointNames(), 0.0))
+    _agrees(env.getRelativeLinkTransform(base, tip).matrix(), review["tip"]["calibrated"])
+
+
+def test_joint_groups_as_a_planner_gets_them(planner: tuple[Path, Robot, Any]) -> None:
+    """Each group's joints in order with the URDF's limits; `manipulator` solves base to tip."""
+    folder, robot, env = planner
+    ours = load_srdf(folder / "robot.srdf", "robot.srdf")
+    for group in ours.groups():
+        expected = [
+            joint.name
+            for m in group.members
+            for joint in (robot.chain(m.base, m.tip) or [] if isinstance(m, ChainMember) else [])
+            if joint.type != "fixed"
+        ] + [m.name for m in group.members if isinstance(m, JointMember)]
+        joints = env.getJointGroup(group.name)
+        assert list(joints.getJointNames()) == expected
+        limits = joints.getLimits()
+        for i, name in enumerate(expected):
+            limit = robot.joint(name).limit  # type: ignore[union-attr]
+            assert limit is not None and limit.velocity is not None
+            assert tuple(limits.joint_limits[i]) == (limit.lower, limit.upper)
+            assert tuple(limits.velocity_limits[i]) == (-limit.velocity, limit.velocity)
+        for state in ours.group_states():
+            if state.group == group.name:
+                values = {v.name: v.value for v in state.values}
+                assert set(values) <= set(expected)
+                full = [values.get(n, 0.0) for n in expected]
+                assert joints.checkJoints(np.array(full)), state.name
+    (chain,) = [m for g in ours.groups() if g.name == "manipulator" for m in g.members]
+    assert isinstance(chain, ChainMember)
+    solver = env.getKinematicGroup("manipulator")
+    assert solver.getBaseLinkName() == chain.base
+    assert list(solver.getAllPossibleTipLinkNames()) == [chain.tip]
+
+
+def _contacts(env: Any, values: dict[str, float]) -> set[tuple[str, ...]]:
+    """Link pairs in contact (distance <= 0) by the environment's discrete contact manager."""
+    state = _set(env, values)
+    manager = env.getDiscreteContactManager()
+    manager.setActiveCollisionObjects(env.getActiveLinkNames())
+    manager.setCollisionObjectsTransform(state.link_transforms)
+    results = ContactResultMap()
+    manager.contactTest(results, ContactRequest(ContactTestType_CLOSEST))
+    flat = ContactResultVector()
+    results.flattenMoveResults(flat)
+    return {tuple(sorted(c.link_names)) for c in flat}
+
+
+def test_no_unallowed_self_contact_at_group_states(
+    planner: tuple[Path, Robot, Any], tmp_path: Path
+) -> None:
+    """At every group state, links touch only where the SRDF allows it, and there they do."""
+    folder, _, env = planner
+    bare = _environment(folder, tmp_path, allowed=False)
+    acm, info = env.getAllowedCollisionMatrix(), env.getKinematicsInformation()
+    allowed = {tuple(sorted(p)) for p in acm.getAllAllowedCollisions()}
+    states = {g: {n: dict(v) for n, v in s.items()} for g, s in info.group_states.items()}
+    assert states
+    for group, by_name in states.items():
+        for name, values in by_name.items():
+            assert _contacts(env, values) == set(), (group, name)
+            touching = _contacts(bare, values)
+            assert touching  # the check sees contacts: adjacent links overlap at home
+            assert touching <= allowed, (group, name, touching - allowed)
