@@ -121,8 +121,13 @@ def unsealed(data: bytes) -> bytes | None:
     return None if start < 0 or end < 0 else data[:start] + data[end:]
 
 
-def read_stamp(root: Path, step: str) -> Stamp | None:
-    """The stamp of a step, or None when there is none, it is unreadable or its seal differs."""
+def read_stamp(root: Path, step: str, unsealed_ok: bool = False) -> Stamp | None:
+    """The stamp of a step, or None when there is none, it is unreadable or its seal differs.
+
+    `unsealed_ok`: a stamp without any seal (written before stamps were sealed, by an older
+    version of this tool) is read too. Such a stamp never makes a step current; it only tells
+    which bytes that step wrote, so that spheres.json is reused, not refitted, on upgrading.
+    """
     found = read_regular(os.path.join(root, stamp_path(step)), JSON_LIMIT)
     if found is None:
         return None
@@ -130,6 +135,8 @@ def read_stamp(root: Path, step: str) -> Stamp | None:
     try:
         data = json.loads(found[0])
         stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
+        if unsealed_ok and set(data) == {"step", "inputs", "outputs"} and data["step"] == step:
+            return stamp
         sealed = body is not None and data["seal"] == sha256_bytes(body)
     except (ValueError, KeyError, TypeError, RecursionError):
         return None

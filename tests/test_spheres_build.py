@@ -406,6 +406,32 @@ def test_hand_edited_spheres_json_is_not_reused_by_the_step(
     assert seen == [None]
 
 
+@pytest.mark.parametrize(
+    ("seal", "reused"),
+    [
+        pytest.param(None, True, id="older_version_unsealed_stamp"),
+        pytest.param("0" * 64, False, id="seal_of_nothing"),
+    ],
+)
+def test_upgrading_from_an_unsealed_stamp_reuses_spheres_json(
+    project: Path, seal: str | None, reused: bool
+) -> None:
+    """Versions before sealed stamps wrote the same spheres.json; every link was refitted on
+    upgrading (iiwa and irb2400: 19 s) because the unsealed stamp was taken for a hand edit."""
+    from pipeline.spheres import task
+
+    committed = (project / "build" / "robots" / IIWA / "spheres.json").read_bytes()
+    stamp = project / "build" / "stamps" / "spheres" / f"{IIWA}.json"
+    data = json.loads(stamp.read_bytes())
+    del data["seal"]
+    if seal is not None:
+        data["seal"] = seal
+    stamp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert task.trusted_previous(project, IIWA) == (committed if reused else None)
+    _grow(project)
+    assert task.trusted_previous(project, IIWA) is None
+
+
 def test_status_of_a_hand_edited_spheres_json_says_refit(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

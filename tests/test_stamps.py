@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.findings import ContractError, Finding
 from pipeline.stamps import (
+    Stamp,
     Step,
     changed_inputs,
     read_stamp,
@@ -191,6 +192,35 @@ def test_a_stamp_whose_seal_does_not_match_is_not_read(tree: Path, edit: Any) ->
     assert data["seal"] == sha256_bytes(unsealed(raw) or b"") == sha256_bytes(dump_json(record))
     edit(data)
     (tree / step.stamp).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert read_stamp(tree, "t:x") is None
+    assert run_step(tree, step) is True and make.calls == 2
+    assert read_stamp(tree, "t:x") is not None
+
+
+@pytest.mark.parametrize(
+    ("edit", "read"),
+    [
+        pytest.param(lambda d: d.pop("seal"), True, id="older_version_unsealed"),
+        pytest.param(lambda d: d.update({"seal": "0" * 64}), False, id="seal_of_nothing"),
+        pytest.param(lambda d: (d.pop("seal"), d.update({"step": "t:y"})), False, id="other_step"),
+        pytest.param(lambda d: (d.pop("seal"), d.update({"extra": 1})), False, id="extra_field"),
+    ],
+)
+def test_an_unsealed_stamp_of_an_older_version_is_read_only_when_asked(
+    tree: Path, edit: Any, read: bool
+) -> None:
+    """Stamps written before seals existed say which bytes their step wrote (spheres.json is
+    reused on upgrading), but never make the step current: it runs again and seals its stamp."""
+    make = Maker({"build/out.txt": b"made"})
+    step = Step("t:x", "doc", ("src/in.txt",), make)
+    run_step(tree, step)
+    data = json.loads((tree / step.stamp).read_bytes())
+    edit(data)
+    (tree / step.stamp).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    legacy = read_stamp(tree, "t:x", unsealed_ok=True)
+    assert (legacy is not None) is read
+    if read:
+        assert legacy == Stamp("t:x", data["inputs"], data["outputs"])
     assert read_stamp(tree, "t:x") is None
     assert run_step(tree, step) is True and make.calls == 2
     assert read_stamp(tree, "t:x") is not None

@@ -31,8 +31,12 @@ def trusted_previous(root: Path, model_id: str) -> bytes | None:
 
 
 def written_by_step(root: Path, model_id: str, data: bytes) -> bool:
-    """Whether `data` are the bytes the spheres step's stamp recorded writing to build/."""
-    stamp = read_stamp(root, f"spheres:{model_id}")
+    """Whether `data` are the bytes the spheres step's stamp recorded writing to build/.
+
+    A stamp of the unsealed format of older versions counts: upgrading the tool must not refit
+    links whose provenance (geometry, fitter version, parameters) still matches.
+    """
+    stamp = read_stamp(root, f"spheres:{model_id}", unsealed_ok=True)
     return stamp is not None and stamp.outputs.get(target_of(model_id)) == sha256_bytes(data)
 
 
