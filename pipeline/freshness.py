@@ -29,6 +29,8 @@ CONFLICTED = "has a stamp holding git conflict markers"
 CRLF = "line endings only: CRLF"
 # a step's source (robot.urdf, srdf.py, machine.json) that is not there: no build makes it
 ABSENT = "is missing"
+# a stamp without a seal: written before stamps were sealed, by an older version of this tool
+OLDER = "has a stamp of an older version of this tool (not sealed)"
 ADVICE = {
     CONFLICTED: "build/ holds git conflicts: resolve the sources, take one side's build/ "
     "(`git checkout HEAD -- build/`), run `doit`, then `git add build/` (docs/git.md)",
@@ -89,9 +91,8 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
         claimed.add(step.stamp)
         stamp = read_stamp(root, step.name)
         if stamp is None:
-            built = [t for t in step.targets if os.path.lexists(root / t)]
-            state = "has no readable stamp" if built else "has never been built"
-            state = CONFLICTED if _conflicted(root, step.stamp) else state
+            built = [t for t in step.targets or (step.stamp,) if os.path.lexists(root / t)]
+            state = _stampless_state(root, step, bool(built))
             causes[step.stamp] = _stampless_cause(root, step, state, causes)
             will_hold.update(dict.fromkeys(step.targets))
             stampless.append(step)
@@ -202,7 +203,7 @@ def _extra_reason(path: str, orphaned: bool, maker: str | None = None) -> str:
     if is_temp_name(path.rsplit("/", 1)[-1]):
         return "temporary file of an interrupted build; the next `doit` removes it"
     if maker is not None:
-        return f"no stamp records it; {maker}, which has no stamp, may make it: run `doit`"
+        return f"no stamp records it; {maker}, which has no readable stamp, may make it: run `doit`"
     if orphaned and path.startswith(STAMP_ROOT):
         return "stamp of a step the sources no longer have; the next `doit` removes it"
     if orphaned:
@@ -228,6 +229,17 @@ def _crlf_only(root: Path, path: str, recorded: str) -> bool:
     if found is None or b"\r\n" not in found[0]:
         return False
     return sha256_bytes(found[0].replace(b"\r\n", b"\n")) == recorded
+
+
+def _stampless_state(root: Path, step: Step, built: bool) -> str:
+    """Why a step's stamp vouches for nothing: conflicted, older, unreadable, or never written."""
+    if _conflicted(root, step.stamp):
+        return CONFLICTED
+    if read_stamp(root, step.name, unsealed_ok=True) is not None:
+        return OLDER
+    if built or os.path.lexists(root / step.stamp):
+        return "has no readable stamp"
+    return "has never been built"
 
 
 def _stampless_cause(root: Path, step: Step, state: str, causes: dict[str, str]) -> str:

@@ -8,12 +8,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
-from pipeline.freshness import ABSENT, ADVICE
+from pipeline.freshness import ABSENT, ADVICE, OLDER
+from pipeline.stamps import stamp_path
 from tests.conftest import run_doit, tree_bytes
 
 
@@ -210,10 +212,38 @@ def test_a_deleted_stamp_names_its_step_for_the_files_it_made(
     cause = "urdf:abb_irb2400 has no readable stamp"
     assert f"stale: build/robots/abb_irb2400/robot.urdf ({cause})" in lines
     mesh = "build/robots/abb_irb2400/meshes/link_3.stl"
-    maker = "urdf:abb_irb2400, which has no stamp, may make it: run `doit`"
+    maker = "urdf:abb_irb2400, which has no readable stamp, may make it: run `doit`"
     assert f"extra: {mesh} (no stamp records it; {maker})" in lines
     assert not any("delete it" in line for line in lines)
     assert any(line.startswith("stale: build/index.json (index:robots: after") for line in lines)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert check(project, capsys) == (0, ["build/ is current: 20 steps"])
+
+
+@pytest.mark.parametrize(
+    ("edit", "state"),
+    [
+        pytest.param(lambda d: d.pop("seal"), OLDER, id="older_version_unsealed"),
+        pytest.param(lambda d: d.update({"seal": "0" * 64}), "has no readable stamp", id="edited"),
+    ],
+)
+def test_a_stamp_of_an_older_version_is_stale_not_missing(
+    project: Path, capsys: pytest.CaptureFixture[str], edit: Any, state: str
+) -> None:
+    """A checkout built by a version before sealed stamps, upgraded: its code stamps were
+    called `missing ... has never been built` though they are there."""
+    for step in ("code:urdf", "urdf:abb_irb2400"):
+        stamp = project / stamp_path(step)
+        data = json.loads(stamp.read_bytes())
+        edit(data)
+        stamp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert f"stale: build/stamps/code/urdf.json (code:urdf {state})" in lines
+    cause = f"urdf:abb_irb2400 {state}"
+    assert f"stale: build/robots/abb_irb2400/robot.urdf ({cause})" in lines
+    assert not any(line.startswith("missing: ") for line in lines)
     result = run_doit(project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert check(project, capsys) == (0, ["build/ is current: 20 steps"])

@@ -85,7 +85,7 @@ def test_stamp_with_conflict_markers_is_named_and_one_side_of_build_resolves_it(
     assert "`git checkout HEAD -- build/`" in err
     # the description copied into the cell is the cell step's, not the index step's
     description = "build/cells/weld_cell_a/description/robot.urdf"
-    maker = "cellbuild:weld_cell_a, which has no stamp, may make it: run `doit`"
+    maker = "cellbuild:weld_cell_a, which has no readable stamp, may make it: run `doit`"
     assert f"extra: {description} (no stamp records it; {maker})" in out.splitlines()
 
     built = {}
@@ -113,7 +113,7 @@ def test_extra_files_name_the_step_writing_in_their_folder(
     assert "extra: build/robots/abb_irb2400/notes.txt (no step makes it; delete it)" in out
     (project / "build" / "stamps" / "cellbuild" / "weld_cell_a.json").unlink()
     code, out, _ = run(project, capsys, "check")
-    maker = "cellbuild:weld_cell_a, which has no stamp, may make it: run `doit`"
+    maker = "cellbuild:weld_cell_a, which has no readable stamp, may make it: run `doit`"
     spheres = "build/cells/weld_cell_a/description/spheres.json"
     assert f"extra: {spheres} (no stamp records it; {maker})" in out.splitlines()
     assert "index:robots, which" not in out
