@@ -211,6 +211,10 @@ def _package(root: Path, cell_id: str) -> ContractFailure | None:
     return None
 
 
+# the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
+PACKAGE_CODE = ("pipeline/archive.py",)
+
+
 def task_cell() -> Iterator[dict[str, Any]]:
     """Package a compiled cell as dist/<cell_id>.tar.gz and print its bundle identity."""
     root = Path.cwd()
@@ -219,7 +223,9 @@ def task_cell() -> Iterator[dict[str, Any]]:
         yield {
             "name": cell_id,
             "actions": [(_package, [root, cell_id])],
-            "file_dep": [stamp_path(f"cellbuild:{cell_id}")],
+            # the cell's compiled files (its stamp covers cell.py and identity.py, which pick
+            # and hash them) and the code that packs them, so a new archive format repacks
+            "file_dep": [stamp_path(f"cellbuild:{cell_id}"), *PACKAGE_CODE],
             "targets": [f"dist/{cell_id}.tar.gz", f"dist/{cell_id}.identity"],
             "doc": f"package {cell_id} as dist/{cell_id}.tar.gz with its identity",
             "verbosity": 2,

@@ -340,6 +340,19 @@ def test_doit_cell_in_two_clones_gives_identical_archives(tmp_path: Path) -> Non
     assert outputs[first][1].startswith("sha256:") and len(outputs[first][1]) == 72
 
 
+def test_doit_cell_repacks_after_an_upgrade_of_the_archive_code(tmp_path: Path) -> None:
+    """doit took dist/ as current after an upgrade that changed only pipeline/archive.py,
+    whose bytes a fresh checkout of the new code would pack differently."""
+    root = copy_repo(tmp_path)
+    first = run_doit(root, "cell:weld_cell_a")
+    assert first.returncode == 0 and ".  cell:weld_cell_a" in first.stdout, first.stdout
+    assert "-- cell:weld_cell_a" in run_doit(root, "cell:weld_cell_a").stdout
+    archive = root / "pipeline" / "archive.py"
+    archive.write_text(archive.read_text() + "# upgraded\n")
+    again = run_doit(root, "cell:weld_cell_a")
+    assert again.returncode == 0 and ".  cell:weld_cell_a" in again.stdout, again.stdout
+
+
 def test_plain_doit_runs_every_group_but_packaging() -> None:
     spec = importlib.util.spec_from_file_location("dodo_under_test", REPO / "dodo.py")
     assert spec is not None and spec.loader is not None
