@@ -61,6 +61,9 @@ class BuildLock:
         self.handle.seek(0)
         found = self.handle.read()
         self.interrupted = found != "" and not found.startswith(FINISHED)
+        # no run recorded how it ended: a new checkout, or a lock an older version left empty
+        # (a killed run of that version left its temporary files without a mark)
+        self.unrecorded = found == ""
         # the watched file's signature when the last holder finished ("" when not recorded)
         self.left = found[len(FINISHED) :].strip() if found.startswith(FINISHED) else ""
         if not self.interrupted:

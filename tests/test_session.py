@@ -133,6 +133,21 @@ def test_after_a_finished_run_build_is_not_searched_but_the_caches_are(tmp_path:
     assert not temps["digests"].exists() and not temps["outputs"].exists()
 
 
+@pytest.mark.parametrize("lock", [None, ""], ids=["no_lock_yet", "older_version_empty_lock"])
+def test_without_a_record_of_the_last_run_build_is_searched(
+    tmp_path: Path, lock: str | None
+) -> None:
+    """Versions before the mark held an empty lock, so a run of theirs killed mid-write left
+    temporaries that `pipeline check` said the next doit removes, and no doit ever did."""
+    temps = leave_temps(tmp_path)
+    if lock is not None:
+        (tmp_path / LOCK_NAME).write_text(lock)
+    with open_session(tmp_path) as held:
+        assert not held.interrupted and held.unrecorded
+        assert not any(path.exists() for path in temps.values())
+    assert (tmp_path / LOCK_NAME).read_text().startswith(FINISHED)
+
+
 def test_after_a_killed_run_its_leftovers_and_torn_database_are_cleared(tmp_path: Path) -> None:
     temps = leave_temps(tmp_path)
     (tmp_path / DEP_FILE).write_bytes(TORN_DB)
