@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,6 +14,8 @@ import pytest
 
 import pipeline.digests as digests_module
 from pipeline.digests import CACHE_NAME, Digests
+from pipeline.outputs import RECORD_NAME
+from tests.conftest import REPO
 
 
 def old(path: Path, data: bytes, age: float = 60.0) -> None:
@@ -178,3 +182,25 @@ def test_a_fifo_in_place_of_a_file_is_missing_without_blocking(tmp_path: Path, b
     worker.start()
     worker.join(timeout=30)  # a guard against hanging the suite, not a speed assertion
     assert answers == ["missing", False]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        CACHE_NAME,
+        f"{CACHE_NAME}.4242.tmp",
+        RECORD_NAME,
+        f"{RECORD_NAME}.4242.tmp",
+        ".doit.db",
+        ".doit.lock",
+        ".pipeline-cache.json",  # versions before the NUL-separated digest cache
+        ".pipeline-cache.json.4242.tmp",
+    ],
+)
+def test_local_caches_of_this_and_older_versions_are_git_ignored(tmp_path: Path, name: str) -> None:
+    """After an upgrade, an older version's cache stayed in the checkout as an untracked file
+    that `git add -A` committed."""
+    shutil.copy2(REPO / ".gitignore", tmp_path / ".gitignore")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    ignored = subprocess.run(["git", "-C", str(tmp_path), "check-ignore", "-q", name])
+    assert ignored.returncode == 0
