@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digests import Digests
+from pipeline.lock import next_run_searches_build
 from pipeline.session import is_temp_name
 from pipeline.stamps import (
     STAMP_ROOT,
@@ -130,9 +131,13 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
 
         orphans = orphan_stamps(root, steps)
         removed = {*orphans, *orphan_outputs(root, orphans, steps)}
+    searched = any(is_temp_name(path.rsplit("/", 1)[-1]) for path in extra) and (
+        next_run_searches_build(root)
+    )
     for path in sorted(extra):
         maker = _maker(stampless, path)
-        out.append(Staleness("extra", path, _extra_reason(path, path in removed, maker)))
+        reason = _extra_reason(path, path in removed, maker, searched)
+        out.append(Staleness("extra", path, reason))
     return out
 
 
@@ -199,9 +204,11 @@ def _maker(stampless: list[Step], path: str) -> str | None:
     return None if best is None else best[1]
 
 
-def _extra_reason(path: str, orphaned: bool, maker: str | None = None) -> str:
+def _extra_reason(path: str, orphaned: bool, maker: str | None, searched: bool) -> str:
     if is_temp_name(path.rsplit("/", 1)[-1]):
-        return "temporary file of an interrupted build; the next `doit` removes it"
+        # doit searches build/ only after a killed run (the lock says so): else it stays
+        fix = "the next `doit` removes it" if searched else "delete it"
+        return f"temporary file of an interrupted build; {fix}"
     if maker is not None:
         return f"no stamp records it; {maker}, which has no readable stamp, may make it: run `doit`"
     if orphaned and path.startswith(STAMP_ROOT):

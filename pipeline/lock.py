@@ -24,6 +24,21 @@ MARK = "a build holds or held this lock without finishing\n"
 FINISHED = "finished "
 
 
+def searches_build(found: str) -> bool:
+    """Whether a run finding `found` in the lock searches build/ for temporary files: unless
+    the last holder recorded that it finished."""
+    return not found.startswith(FINISHED)
+
+
+def next_run_searches_build(root: Path) -> bool:
+    """Whether the next doit in this checkout searches build/ for temporary files."""
+    try:
+        with open(root / LOCK_NAME, encoding="utf-8", errors="replace") as handle:
+            return searches_build(handle.read(4096))
+    except OSError:
+        return True  # no lock yet: a new checkout
+
+
 class BuildLock:
     """A held build lock; `interrupted` is whether the previous holder stopped without finishing."""
 
@@ -61,9 +76,9 @@ class BuildLock:
         self.handle.seek(0)
         found = self.handle.read()
         self.interrupted = found != "" and not found.startswith(FINISHED)
-        # no run recorded how it ended: a new checkout, or a lock an older version left empty
-        # (a killed run of that version left its temporary files without a mark)
-        self.unrecorded = found == ""
+        # also when no run recorded how it ended: a new checkout, or a lock an older version
+        # left empty (a killed run of that version left its temporary files without a mark)
+        self.searches_build = searches_build(found)
         # the watched file's signature when the last holder finished ("" when not recorded)
         self.left = found[len(FINISHED) :].strip() if found.startswith(FINISHED) else ""
         if not self.interrupted:

@@ -95,7 +95,7 @@ def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:
         _say(f"{dep_file} is a symbolic link, not doit's database; remove it and run again")
         raise SystemExit(2)
     # the digest cache is also saved by `pipeline check`, which takes no lock: always look there
-    remove_leftover_temps(root, in_build=lock.interrupted or lock.unrecorded)
+    remove_leftover_temps(root, in_build=lock.searches_build)
     if lock.interrupted or lock.left != lock.watched():
         repair_doit_db(root, dep_file)  # a killed run, or the file changed since doit wrote it
     return lock

@@ -15,6 +15,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
 from pipeline.freshness import ABSENT, ADVICE, OLDER
+from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.stamps import stamp_path
 from tests.conftest import run_doit, tree_bytes
 
@@ -247,6 +248,32 @@ def test_a_stamp_of_an_older_version_is_stale_not_missing(
     result = run_doit(project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert check(project, capsys) == (0, ["build/ is current: 20 steps"])
+
+
+@pytest.mark.parametrize(
+    ("lock", "fix"),
+    [
+        pytest.param(None, "the next `doit` removes it", id="no_lock_yet"),
+        pytest.param("", "the next `doit` removes it", id="older_version_empty_lock"),
+        pytest.param(MARK, "the next `doit` removes it", id="killed_run"),
+        pytest.param(f"{FINISHED}-\n", "delete it", id="finished_run"),
+    ],
+)
+def test_a_temporary_file_in_build_says_whether_doit_removes_it(
+    project: Path, capsys: pytest.CaptureFixture[str], lock: str | None, fix: str
+) -> None:
+    """After a finished run doit does not search build/ (a temporary git brought, or copied in,
+    stays), but check said the next doit removes it, and stayed stale after every doit."""
+    temp = project / "build" / "robots" / "abb_irb2400" / ".robot.urdf.abcd1234.tmp"
+    temp.write_bytes(b"half")
+    if lock is not None:
+        (project / LOCK_NAME).write_text(lock)
+    code, lines = check(project, capsys)
+    assert code == 1
+    reason = f"temporary file of an interrupted build; {fix}"
+    assert lines[0] == f"extra: build/robots/abb_irb2400/.robot.urdf.abcd1234.tmp ({reason})"
+    assert run_doit(project).returncode == 0
+    assert temp.exists() is (fix == "delete it")
 
 
 def test_a_build_never_made_is_missing_not_stale(

@@ -143,7 +143,7 @@ def test_without_a_record_of_the_last_run_build_is_searched(
     if lock is not None:
         (tmp_path / LOCK_NAME).write_text(lock)
     with open_session(tmp_path) as held:
-        assert not held.interrupted and held.unrecorded
+        assert not held.interrupted and held.searches_build
         assert not any(path.exists() for path in temps.values())
     assert (tmp_path / LOCK_NAME).read_text().startswith(FINISHED)
 
