@@ -199,7 +199,7 @@ def task_cellbuild() -> Iterator[dict[str, Any]]:
     yield from _group("cellbuild")
 
 
-def _package(root: Path, cell_id: str) -> ContractFailure | None:
+def _package(root: Path, cell_id: str) -> ContractFailure | dict[str, str]:
     from pipeline.cell import package_cell
     from pipeline.findings import ContractError, render
 
@@ -208,7 +208,22 @@ def _package(root: Path, cell_id: str) -> ContractFailure | None:
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
     print(f"{cell_id}: dist/{cell_id}.tar.gz {identity}")
-    return None
+    # doit keeps what an action returns: the next run compares the bundle's bytes with it
+    return {"bundle": _bundle_digest(root, cell_id)}
+
+
+def _bundle_digest(root: Path, cell_id: str) -> str:
+    """SHA-256 of dist/<cell_id>.tar.gz as it is now (`missing` when it is not a file)."""
+    return Digests(root, remember=False).of(f"dist/{cell_id}.tar.gz")
+
+
+def _bundle_unchanged(root: Path, cell_id: str) -> Any:
+    """doit uptodate check: the bundle still holds the bytes packaging wrote (not edited)."""
+
+    def unchanged(task: Any, values: dict[str, Any]) -> bool:
+        return bool(values.get("bundle") == _bundle_digest(root, cell_id))
+
+    return unchanged
 
 
 # the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
@@ -227,6 +242,8 @@ def task_cell() -> Iterator[dict[str, Any]]:
             # and hash them) and the code that packs them, so a new archive format repacks
             "file_dep": [stamp_path(f"cellbuild:{cell_id}"), *PACKAGE_CODE],
             "targets": [f"dist/{cell_id}.tar.gz", f"dist/{cell_id}.identity"],
+            # doit only checks that targets exist: an edited bundle is packed again
+            "uptodate": [_bundle_unchanged(root, cell_id)],
             "doc": f"package {cell_id} as dist/{cell_id}.tar.gz with its identity",
             "verbosity": 2,
         }

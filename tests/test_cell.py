@@ -353,6 +353,19 @@ def test_doit_cell_repacks_after_an_upgrade_of_the_archive_code(tmp_path: Path) 
     assert again.returncode == 0 and ".  cell:weld_cell_a" in again.stdout, again.stdout
 
 
+def test_doit_cell_packs_again_a_bundle_edited_or_replaced_since(tmp_path: Path) -> None:
+    """doit only checks that a target exists: an edited dist/<cell_id>.tar.gz was kept."""
+    root = copy_repo(tmp_path)
+    assert run_doit(root, "cell:weld_cell_a").returncode == 0
+    bundle = root / "dist" / "weld_cell_a.tar.gz"
+    packed = bundle.read_bytes()
+    assert "-- cell:weld_cell_a" in run_doit(root, "cell:weld_cell_a").stdout
+    bundle.write_bytes(packed[:-1] + bytes([packed[-1] ^ 1]))
+    again = run_doit(root, "cell:weld_cell_a")
+    assert again.returncode == 0 and ".  cell:weld_cell_a" in again.stdout, again.stdout
+    assert bundle.read_bytes() == packed
+
+
 def test_plain_doit_runs_every_group_but_packaging() -> None:
     spec = importlib.util.spec_from_file_location("dodo_under_test", REPO / "dodo.py")
     assert spec is not None and spec.loader is not None
