@@ -26,7 +26,7 @@ def source_line(node: etree._Element) -> int:
     return line if isinstance(line, int) else 1
 
 
-def _xml_parser() -> etree.XMLParser:
+def _xml_parser(huge_text: bool) -> etree.XMLParser:
     from lxml import etree
 
     return etree.XMLParser(
@@ -34,13 +34,19 @@ def _xml_parser() -> etree.XMLParser:
         no_network=True,
         load_dtd=False,
         dtd_validation=False,
-        huge_tree=False,
+        huge_tree=huge_text,
         remove_pis=True,
     )
 
 
-def parse_xml(data: bytes, display: str) -> etree._Element:
-    """Parse XML resolving no entities, loading no DTD, reading no network."""
+def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._Element:
+    """Parse XML resolving no entities, loading no DTD, reading no network.
+
+    `huge_text` lifts libxml2's 10 MB limit on one text node (and its nesting limit from 256 to
+    2048 levels), for COLLADA meshes: an exporter writes all of a mesh's coordinates into one
+    <float_array>, and a real robot's trunk mesh (Unitree B1, Go1) holds more than 10 MB there.
+    Entities and DTDs, what the limits guard against, are refused before parsing either way.
+    """
     from lxml import etree
 
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
@@ -55,7 +61,7 @@ def parse_xml(data: bytes, display: str) -> etree._Element:
             "remove the DOCTYPE; robot descriptions need no DTD or entities",
         )
     try:
-        root = etree.fromstring(data, _xml_parser())
+        root = etree.fromstring(data, _xml_parser(huge_text))
     except etree.XMLSyntaxError as exc:
         line = exc.lineno or 1
         message = str(exc.msg).split(", line ")[0]

@@ -71,10 +71,17 @@ def test_a_symlinked_material_library_is_not_followed(
     assert f"{OUT}/meshes/visual/link_1.mtl" not in copies
 
 
-def test_collada_images_are_copied(repo: Path) -> None:
-    """COLLADA 1.4 names an image as <init_from> text, 1.5 in a <ref> child."""
+@pytest.mark.parametrize("padding", [0, 11 * 2**20], ids=["small", "float_array-over-10-mb"])
+def test_collada_images_are_copied(repo: Path, padding: int) -> None:
+    """COLLADA 1.4 names an image as <init_from> text, 1.5 in a <ref> child.
+
+    A mesh whose <float_array> holds over 10 MB (libxml2's default text limit; Unitree B1's
+    trunk) has its images copied too: they were silently left out of the description.
+    """
     dae = repo / ABB / "meshes" / "link_1.dae"
     text = dae.read_text()
+    start = text.index(">", text.index('<float_array id="Link_1-mesh-positions-array"')) + 1
+    text = text[:start] + " " * padding + text[start:]
     images = (
         "<library_images>"
         '<image id="a"><init_from>./tex%20a.png</init_from></image>'

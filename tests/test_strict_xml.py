@@ -52,3 +52,30 @@ def test_source_line_is_where_a_start_tag_opens() -> None:
         ("j", 6),
         ("a", 7),
     ]
+
+
+# libxml2 refuses one text node over 10 MB unless told otherwise; a COLLADA exporter writes all
+# of a mesh's coordinates into one <float_array>, and real meshes hold more (Unitree B1's trunk).
+LONG_TEXT = b"<COLLADA><float_array>" + b"0 " * (6 * 2**20) + b"</float_array></COLLADA>"
+
+
+@pytest.mark.parametrize(
+    ("huge_text", "refused"), [(False, True), (True, False)], ids=["urdf-srdf", "collada-mesh"]
+)
+def test_text_node_over_10_mb_is_read_only_in_a_mesh(huge_text: bool, refused: bool) -> None:
+    if refused:
+        with pytest.raises(ContractError) as exc:
+            parse_xml(LONG_TEXT, "robot.urdf", huge_text=huge_text)
+        assert [f.code for f in exc.value.findings] == ["invalid_xml"]
+    else:
+        root = parse_xml(LONG_TEXT, "meshes/trunk.dae", huge_text=huge_text)
+        assert len(root[0].text or "") == 12 * 2**20
+
+
+@pytest.mark.parametrize("huge_text", [False, True])
+def test_entities_are_refused_with_huge_text_too(huge_text: bool) -> None:
+    """huge_text lifts libxml2's size limits, never the refusal of what they guard against."""
+    for data in (BOMB, EXTERNAL):
+        with pytest.raises(ContractError) as exc:
+            parse_xml(data, "meshes/m.dae", huge_text=huge_text)
+        assert [f.code for f in exc.value.findings] == ["doctype_refused"]

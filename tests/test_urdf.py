@@ -609,3 +609,19 @@ def test_dae_nan_position_is_mesh_not_a_mesh(
         ]
     else:
         assert err == []
+
+
+def test_dae_with_a_float_array_over_10_mb_is_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real COLLADA meshes (Unitree B1's, Go1's trunk) hold one <float_array> over 10 MB: libxml2's
+    default limit for one text node refused them as invalid_xml, 'try XML_PARSE_HUGE'."""
+    from pipeline.cli import main
+
+    path = repo / ABB / "meshes" / "link_1.dae"
+    text = path.read_text()
+    start = text.index(">", text.index('<float_array id="Link_1-mesh-positions-array"')) + 1
+    path.write_text(text[:start] + " " * (11 * 2**20) + text[start:])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 0
+    assert capsys.readouterr().err == ""

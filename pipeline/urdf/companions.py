@@ -65,7 +65,7 @@ def _dae_references(data: bytes) -> list[str]:
     from pipeline.strict_xml import parse_xml
 
     try:
-        root = parse_xml(data, "")
+        root = parse_xml(data, "", huge_text=True)  # as mesh_findings reads it
     except ContractError:
         return []  # refused as a mesh by mesh_findings, with its place
     out = []

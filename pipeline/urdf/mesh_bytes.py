@@ -155,7 +155,7 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         from lxml import etree
 
         try:
-            root = parse_xml(data, display)
+            root = parse_xml(data, display, huge_text=True)
         except ContractError as exc:
             return list(exc.findings)
         if etree.QName(root).localname != "COLLADA":
