@@ -11,6 +11,12 @@ start; "x paired" is the median, over the --repeat runs, of each run divided by 
 before it, so that a drift of the machine's speed within the run moves both alike.
 
     python benchmarks/scale.py --robots 100 --cells 500
+
+Copies share their meshes, so the digest and byte caches see each mesh once. To measure a fleet
+of distinct robots instead, give folders of robot and cell sources: every folder in them is added
+as it is, and nothing is synthesised (the full build then fits every robot's spheres):
+
+    python benchmarks/scale.py --robots-dir ../fleet/robots --cells-dir ../fleet/cells
 """
 
 from __future__ import annotations
@@ -85,6 +91,17 @@ def seed_spheres(work: Path, spheres: Path, model_id: str) -> None:
     stamp = work / "build" / "stamps" / "spheres" / f"{model_id}.json"
     outputs = {target: hashlib.sha256(data).hexdigest()}
     stamp.write_bytes(stamp_bytes(f"spheres:{model_id}", {}, outputs))
+
+
+def add_folders(work: Path, kind: str, source: Path) -> list[str]:
+    """Copy every folder of `source` into the scratch checkout's robots/ or cells/, as it is."""
+    ids = []
+    for folder in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if (work / kind / folder.name).exists():
+            sys.exit(f"{kind}/{folder.name} is shipped already; rename the one in {source}")
+        shutil.copytree(folder, work / kind / folder.name, symlinks=True)
+        ids.append(folder.name)
+    return ids
 
 
 def synthesise(work: Path, robots: int, cells: int) -> tuple[list[str], list[str]]:
@@ -228,6 +245,12 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5, help="runs per cheap measurement")
     parser.add_argument("--keep", action="store_true", help="keep the scratch checkout")
+    parser.add_argument(
+        "--robots-dir", type=Path, help="add these robot folders instead of synthesising copies"
+    )
+    parser.add_argument(
+        "--cells-dir", type=Path, help="add these cell folders instead of synthesising copies"
+    )
     opts = parser.parse_args()
     py = sys.executable
     work = Path(tempfile.mkdtemp(prefix="scale-"))
@@ -250,7 +273,11 @@ def main() -> None:
                 None,
             ),
         ]
-        model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
+        if opts.robots_dir or opts.cells_dir:
+            model_ids = add_folders(work, "robots", opts.robots_dir) if opts.robots_dir else []
+            cell_ids = add_folders(work, "cells", opts.cells_dir) if opts.cells_dir else []
+        else:
+            model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
         rows: list[Row] = []
         floor = median_of(work, [py, "-c", FLOOR, "robots", "cells", "pipeline"], n)
         rows.append(("hash floor (read + SHA-256 every input once)", floor, None))
@@ -284,7 +311,8 @@ def main() -> None:
             json.loads((work / "cells" / c / "machine.json").read_text())["robot"]["model_id"]
             for c in cell_ids
         ]
-        model = served[-1] if served else model_ids[0]  # a robot that cells serve, if any
+        # a robot that cells serve, if any
+        model = served[-1] if served else (model_ids or ["abb_irb2400"])[0]
         generator = work / "robots" / model / "srdf.py"
         if generator.is_file():
             generator.write_text(generator.read_text() + "\n# benchmark edit\n")
