@@ -8,6 +8,7 @@ import pytest
 from pipeline.findings import ContractError
 from pipeline.spheres.triangles import mesh_triangles
 from pipeline.urdf import Mesh
+from tests.conftest import REPO
 
 
 @pytest.mark.parametrize(
@@ -114,3 +115,15 @@ def test_surfaces_of_polygons_are_not_mesh_lines_or_points(name: str, data: byte
     """Faces of three or more corners are read (an unused COLLADA or OBJ vertex is dropped)."""
     tri = mesh_triangles(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
     assert tri.shape[1:] == (3, 3) and tri.max() <= 1.0
+
+
+def test_a_collision_dae_with_a_float_array_over_10_mb_is_read() -> None:
+    """The check for lines and points reads a COLLADA mesh as the urdf step does: one text node
+    over libxml2's default 10 MB (a real trunk mesh's coordinates) is no invalid_xml."""
+    path = REPO / "robots" / "abb_irb2400" / "meshes" / "link_1.dae"
+    text = path.read_text()
+    start = text.index(">", text.index('<float_array id="Link_1-mesh-positions-array"')) + 1
+    padded = (text[:start] + " " * (11 * 2**20) + text[start:]).encode()
+    mesh = Mesh("link_1.dae", "meshes/link_1.dae")
+    tri = mesh_triangles(padded, mesh, "robots/abb_irb2400/meshes/link_1.dae")
+    assert tri.shape[1:] == (3, 3) and len(tri) > 100

@@ -42,7 +42,7 @@ def loose_element(data: bytes, suffix: str, loaded: object, display: str) -> tup
 def _dae_loose(data: bytes, display: str) -> tuple[str, str]:
     from pipeline.strict_xml import parse_xml, source_line
 
-    root = parse_xml(data, display)
+    root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
     for mesh in root.iter("{*}mesh"):
         for element in mesh:
             name = element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
