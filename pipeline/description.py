@@ -73,21 +73,22 @@ def collision_mesh_findings(
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
     from pipeline.spheres.extent import extent_findings
-    from pipeline.spheres.triangles import mesh_triangles
+    from pipeline.spheres.triangles import mesh_parts
 
     findings: list[Finding] = []
-    triangles = {}
+    corners = {}
     for link in robot.links:
         for collision in link.collisions:
             mesh = collision.geometry
-            if not isinstance(mesh, Mesh) or mesh in triangles:
+            if not isinstance(mesh, Mesh) or mesh in corners:
                 continue
             data = copies[f"{build_dir(model_id)}/{mesh.path}"]
             try:
-                triangles[mesh] = mesh_triangles(data, mesh, f"{source_dir(model_id)}/{mesh.path}")
+                display = f"{source_dir(model_id)}/{mesh.path}"
+                corners[mesh] = mesh_parts(data, mesh, display).points()
             except ContractError as exc:
                 findings += exc.findings
-    return findings or extent_findings(robot, triangles)
+    return findings or extent_findings(robot, corners)
 
 
 def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:

@@ -23,12 +23,12 @@ LENGTH_LIMIT = 1e6
 MIN_EXTENT = 1e-5
 
 
-def _corners(collision: Collision, triangles: Mapping[Mesh, Array]) -> Array:
+def _corners(collision: Collision, corners: Mapping[Mesh, Array]) -> Array:
     """Points (N, 3) in the link frame whose bounding box holds the element."""
     frame = Frame.of(collision.origin)
     g = collision.geometry
     if isinstance(g, Mesh):
-        return frame.apply(triangles[g].reshape(-1, 3))
+        return frame.apply(corners[g].reshape(-1, 3))
     if isinstance(g, Box):
         half = np.array(g.size, dtype=float) / 2
     elif isinstance(g, Cylinder):
@@ -39,14 +39,15 @@ def _corners(collision: Collision, triangles: Mapping[Mesh, Array]) -> Array:
     return frame.apply(signs * half)
 
 
-def extent_findings(robot: Robot, triangles: Mapping[Mesh, Array]) -> list[Finding]:
-    """One finding per collision link too large, too far out or too small to fit spheres to."""
+def extent_findings(robot: Robot, corners: Mapping[Mesh, Array]) -> list[Finding]:
+    """One finding per collision link too large, too far out or too small to fit spheres to
+    (`corners`: each mesh's triangle corners and line ends, as MeshParts.points gives them)."""
     out = []
     for link in robot.links:
         if not link.collisions:
             continue
         with np.errstate(all="ignore"):
-            points = np.concatenate([_corners(c, triangles) for c in link.collisions])
+            points = np.concatenate([_corners(c, corners) for c in link.collisions])
             reach = float(np.abs(points).max())
             span = float((points.max(axis=0) - points.min(axis=0)).max())
         finding = _finding(link, reach, span)

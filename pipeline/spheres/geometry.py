@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from pipeline.spheres.triangles import load_mesh_triangles
+from pipeline.spheres.triangles import load_mesh_parts
 from pipeline.spheres.winding import closing_fan, mesh_winding
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
 
@@ -54,8 +54,9 @@ class Frame:
 class Patches:
     """A batch of surface patches of one kind; each lies in the convex hull of its `hull()`.
 
-    kinds: `flat` (params: triangles N x 3 x 3, link frame), `sphere` (triangles on a sphere
-    of `radius` about the local origin), `side` (cylinder side: theta0, theta1, z0, z1),
+    kinds: `flat` (params: triangles N x 3 x 3, link frame), `segment` (params: a mesh's
+    lines and points, N x 2 x 3, link frame; a segment is its own hull), `sphere` (triangles
+    on a sphere of `radius` about the local origin), `side` (cylinder side: theta0, theta1, z0, z1),
     `cap` (annular sector of a cylinder end: rho0, rho1, theta0, theta1, at z = `height`).
     """
 
@@ -75,7 +76,7 @@ class Patches:
     def hull(self) -> Array:
         """Points (N, m, 3), m <= 6, in the link frame whose convex hull holds each patch."""
         p, r = self.params, self.radius
-        if self.kind == "flat":
+        if self.kind in ("flat", "segment"):
             return p
         if self.kind == "sphere":
             normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
@@ -107,6 +108,8 @@ class Patches:
     def outline(self) -> Array:
         """Corners (N, 4, 3) of each patch on its surface, in order around it (for drawing)."""
         hull = self.hull()
+        if self.kind == "segment":
+            return hull[:, [0, 1, 1, 0]]
         if self.kind in ("flat", "sphere"):
             return hull[:, [0, 1, 2, 2]]
         if self.kind == "side":
@@ -116,6 +119,10 @@ class Patches:
     def split(self) -> Patches:
         """Two children of each patch: its longest edge (or side) bisected."""
         p = self.params
+        if self.kind == "segment":
+            mid = (p[:, 0] + p[:, 1]) / 2
+            kids = np.stack([np.stack([p[:, 0], mid], 1), np.stack([mid, p[:, 1]], 1)], axis=1)
+            return Patches(self.kind, kids.reshape(-1, 2, 3), self.frame)
         if self.kind in ("flat", "sphere"):
             # bisect the longest edge: thin triangles become well shaped
             edge = np.stack(
@@ -234,8 +241,10 @@ class LinkGeometry:
     solids: tuple[Solid, ...]
 
     def bounds(self) -> Array:
-        """Axis-aligned bounds (2, 3) of the collision geometry."""
-        b = np.stack([s.bounds() for s in self.solids])
+        """Axis-aligned bounds (2, 3) of the collision geometry (a mesh's lines and points too)."""
+        ends = [p.params.reshape(-1, 3) for p in self.patches if p.kind == "segment"]
+        extra = [np.stack([e.min(axis=0), e.max(axis=0)]) for e in ends if len(e)]
+        b = np.stack([s.bounds() for s in self.solids] + extra)
         return np.stack([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
 
     def inside(self, points: Array) -> Array:
@@ -275,9 +284,13 @@ def _element(collision: Collision, folder: Path, display: str) -> tuple[list[Pat
     g = collision.geometry
     none = np.zeros((0, 3, 3))
     if isinstance(g, Mesh):
-        tri = frame.apply(load_mesh_triangles(folder, g, display))
+        parts = load_mesh_parts(folder, g, display)
+        tri = frame.apply(parts.triangles)
         solid = Solid("mesh", frame, np.zeros(0), tri, closing_fan(tri))
-        return [Patches("flat", tri, frame)], solid
+        patches = [Patches("flat", tri, frame)]
+        if len(parts.segments):  # lines and points: covered, they enclose nothing
+            patches.append(Patches("segment", frame.apply(parts.segments), frame))
+        return patches, solid
     if isinstance(g, Box):
         half = np.array(g.size, dtype=float) / 2
         box = trimesh.creation.box(extents=np.array(g.size, dtype=float))

@@ -2,44 +2,121 @@
 
 Tesseract reads a collision mesh with assimp, which keeps an OBJ `l` or `p` element, a face of
 one or two corners, a COLLADA `<lines>` or `<linestrips>` and a PLY face of fewer than three
-corners as collision geometry (a segment, a point). trimesh reads triangles only, so the spheres
-would be proven over a surface that lacks them: a collision mesh holding one is refused.
+corners as collision geometry (a segment, a point). trimesh reads triangles only, so OBJ and PLY
+lines and points are read here, as segments (a point is a segment of two equal ends), for the
+spheres to cover them too. What cannot be read as exactly as the triangles is refused
+(`mesh_lines_or_points`): COLLADA lines and polygons of fewer than three corners (see
+_dae_segments), and a line or point naming no vertex.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
 
+from pipeline.findings import ContractError, Finding
+
+Array = np.ndarray
+NONE = np.zeros((0, 2, 3))
 # an OBJ line, point, or face of at most two corners (a comment may follow)
 _OBJ_LOOSE = re.compile(rb"(?m)^[ \t]*(?:[lp][ \t]|f(?:[ \t]+[^\s#]+){0,2}[ \t]*(?:#|\r?$))")
 
 
-def loose_element(data: bytes, suffix: str, loaded: object, display: str) -> tuple[str, str]:
-    """The place (line) and kind of a collision mesh's first line or point; ("", "") if none."""
+def loose_segments(data: bytes, suffix: str, loaded: object, display: str) -> Array:
+    """Segments (N, 2, 3) of a mesh file's lines and points, in the file's coordinates (a
+    COLLADA node's transform applied, not its unit): the corners the file states."""
     if suffix == "obj":
-        match = _OBJ_LOOSE.search(data)
-        if match is None:
-            return "", ""
-        return str(
-            data.count(b"\n", 0, match.start()) + 1
-        ), "a line, a point or a face of fewer than 3 corners"
+        return _obj_segments(data, display)
     if suffix == "dae":
-        return _dae_loose(data, display)
+        return _dae_segments(data, display)
     if suffix == "ply":
-        # trimesh keeps a PLY's vertices as they are: one no triangle uses belongs to a line or
-        # a point (or to nothing; assimp drops those, but they cannot be told apart here)
-        vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))))
-        faces = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))), dtype=np.int64)
-        used = np.zeros(len(vertices), dtype=bool)
-        used[faces.ravel()] = True
-        if not used.all():
-            return "", f"vertex {int(np.argmin(used))}, a corner of no triangle"
-    return "", ""
+        return _ply_segments(loaded, display)
+    return NONE
 
 
-def _dae_loose(data: bytes, display: str) -> tuple[str, str]:
+def _refuse(display: str, place: str, what: str, fix: str) -> ContractError:
+    return ContractError([Finding("mesh_lines_or_points", display, place, what, fix)])
+
+
+def _obj_segments(data: bytes, display: str) -> Array:
+    """OBJ `l` (a polyline: its consecutive pairs), `p`, and faces of one or two corners."""
+    if _OBJ_LOOSE.search(data) is None:
+        return NONE  # the fast path: nearly every mesh
+    vertices: list[list[bytes]] = []
+    wanted: list[tuple[int, bytes, list[bytes], int]] = []  # line, kind, corners, vertices read
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        words = line.split(b"#")[0].split()
+        if words[:1] == [b"v"]:
+            vertices.append(words[1:4])
+        elif words[:1] in ([b"l"], [b"p"]) or (words[:1] == [b"f"] and len(words) <= 3):
+            wanted.append((number, words[0], words[1:], len(vertices)))
+    ends: list[tuple[int, int]] = []
+    for number, kind, corners, seen in wanted:
+        index = [_obj_index(word, seen, len(vertices)) for word in corners]
+        if any(i < 0 for i in index):
+            bad = corners[index.index(-1)][:40].decode("ascii", "replace")
+            raise _refuse(
+                display,
+                str(number),
+                f"its {kind.decode()} corner {bad} names no vertex (OBJ counts them from 1, "
+                f"a negative index back from the last read; {len(vertices)} in all)",
+                "export the collision mesh again",
+            )
+        if kind == b"p" or len(index) == 1:
+            ends += [(i, i) for i in index]
+        else:
+            ends += list(itertools.pairwise(index))
+    coords = np.array([_obj_xyz(vertices[i]) for pair in ends for i in pair], dtype=np.float64)
+    return coords.reshape(-1, 2, 3)
+
+
+def _obj_index(word: bytes, seen: int, count: int) -> int:
+    """The 0-based vertex a corner (`v`, `v/vt`, `v//vn`, `v/vt/vn`) names; -1 if none."""
+    text = word.split(b"/")[0]
+    if not text.lstrip(b"+-").isdigit():
+        return -1
+    value = int(text)
+    if 0 < value <= count:
+        return value - 1
+    return seen + value if 0 < -value <= seen else -1
+
+
+def _obj_xyz(words: list[bytes]) -> list[float]:
+    """A vertex's x y z as trimesh reads them (the nearest doubles); NaN where unreadable."""
+    out = []
+    for word in [*words, b"nan", b"nan"][:3]:
+        try:
+            out.append(float(word))
+        except ValueError:
+            out.append(float("nan"))
+    return out
+
+
+def _dae_segments(data: bytes, display: str) -> Array:
+    """None: a COLLADA `<lines>`, `<linestrips>` or polygon of fewer than 3 corners is refused.
+
+    pycollada (trimesh's reader) reads `<lines>`, but trimesh places its triangles by node
+    transforms computed otherwise than a plain float64 product (ends differ by ~1e-8 relative
+    under a rotated node), so lines could not be placed exactly as the triangles are.
+    """
+    place, kind = _dae_unreadable(data, display)
+    if kind:
+        raise _refuse(
+            display,
+            place,
+            f"holds {kind}, which the COLLADA reader drops or reads otherwise than Tesseract, "
+            "so the spheres could not be proven to cover it",
+            "export the collision mesh again with triangles and <lines> only",
+        )
+    return NONE
+
+
+def _dae_unreadable(data: bytes, display: str) -> tuple[str, str]:
+    """The line and kind of a COLLADA mesh's first `<linestrips>` or polygon of < 3 corners."""
+    if b"lines" not in data and b"poly" not in data:
+        return "", ""
     from pipeline.strict_xml import parse_xml, source_line
 
     root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
@@ -71,3 +148,38 @@ def _short_polygon(element: object, name: str) -> bool:
         for c in children
         if c.tag.rsplit("}", 1)[-1] == "p"
     )
+
+
+def _ply_segments(loaded: object, display: str) -> Array:
+    """PLY faces of one or two corners, and every vertex no triangle uses, as a point.
+
+    assimp drops a vertex no face uses unless the file has no faces (a point cloud); it is
+    covered either way, which is sound. trimesh keeps the faces as read in its metadata.
+    """
+    vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=np.float64)
+    faces = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))), dtype=np.int64)
+    raw = getattr(loaded, "metadata", {}).get("_ply_raw", {}).get("face", {}).get("data", {})
+    lists: object = next((raw[k] for k in ("vertex_indices", "vertex_index") if k in raw), [])
+    pairs: list[tuple[int, int]] = []
+    faces_read = np.asarray(lists)
+    # faces of several lengths are kept one array each; faces all of one or two corners too
+    if faces_read.dtype == object or (faces_read.ndim == 2 and faces_read.shape[1] < 3):
+        for number, corners in enumerate(faces_read):
+            index = [int(i) for i in corners]
+            if len(index) < 3 and any(not 0 <= i < len(vertices) for i in index):
+                raise _refuse(
+                    display,
+                    "",
+                    f"face {number} names a vertex the file does not hold ({len(vertices)})",
+                    "export the collision mesh again",
+                )
+            if len(index) == 2:
+                pairs.append((index[0], index[1]))
+            elif len(index) == 1:
+                pairs.append((index[0], index[0]))
+    used = np.zeros(len(vertices), dtype=bool)
+    used[faces.ravel()] = True
+    pairs += [(i, i) for i in np.flatnonzero(~used).tolist()]
+    if not pairs:
+        return NONE
+    return vertices[np.array(pairs, dtype=np.int64)]

@@ -32,6 +32,8 @@ class Proof:
 
 
 def _area(hull: Array) -> float:
+    if hull.shape[1] < 3:  # segments and points have no area
+        return 0.0
     cross = np.cross(hull[:, 1] - hull[:, 0], hull[:, 2] - hull[:, 0])
     return float(np.linalg.norm(cross, axis=1).sum() / 2)
 

@@ -1,28 +1,43 @@
-"""A collision mesh file's triangles, read with trimesh: URDF scale and COLLADA unit applied."""
+"""A collision mesh file's triangles (read with trimesh) and its lines and points (loose.py):
+URDF scale and COLLADA unit applied."""
 
 from __future__ import annotations
 
 import io
 import math
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 import trimesh
 
 from pipeline.findings import ContractError, Finding
-from pipeline.spheres.loose import loose_element
+from pipeline.spheres.loose import loose_segments
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
 
 
-def load_mesh_triangles(folder: Path, mesh: Mesh, display_folder: str) -> np.ndarray:
-    """Triangles (N, 3, 3) of a mesh file with its URDF scale applied, in its local frame."""
+@dataclass(frozen=True)
+class MeshParts:
+    """A collision mesh in its local frame, URDF scale applied: triangles (N, 3, 3) and the
+    segments (M, 2, 3) of its lines and points (a point: two equal ends)."""
+
+    triangles: np.ndarray
+    segments: np.ndarray
+
+    def points(self) -> np.ndarray:
+        """Every corner and end (K, 3)."""
+        return np.concatenate([self.triangles.reshape(-1, 3), self.segments.reshape(-1, 3)])
+
+
+def load_mesh_parts(folder: Path, mesh: Mesh, display_folder: str) -> MeshParts:
+    """The triangles, lines and points of a mesh file, in its local frame."""
     display = (PurePosixPath(display_folder) / mesh.path).as_posix()
-    return mesh_triangles(read_bytes(folder / mesh.path, display, MESH_LIMIT), mesh, display)
+    return mesh_parts(read_bytes(folder / mesh.path, display, MESH_LIMIT), mesh, display)
 
 
-def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
-    """Triangles (N, 3, 3) of a mesh file's bytes with its URDF scale applied."""
+def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
+    """The triangles, lines and points of a mesh file's bytes with its URDF scale applied."""
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
         data = data.removeprefix(b"\xef\xbb\xbf")
@@ -44,22 +59,10 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
                 )
             ]
         ) from None
-    place, loose = loose_element(data, suffix, loaded, display)
-    if loose:
-        raise ContractError(
-            [
-                Finding(
-                    "mesh_lines_or_points",
-                    display,
-                    place,
-                    f"holds {loose}: Tesseract collides with its lines and points, trimesh "
-                    "reads triangles only, so the spheres would not cover them",
-                    "export the collision mesh again as a surface of triangles only",
-                )
-            ]
-        )
-    if suffix == "dae":
-        tri = tri * _collada_unit(loaded, display)
+    unit = _collada_unit(loaded, display) if suffix == "dae" else 1.0
+    tri = tri * unit
+    with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
+        segments = loose_segments(data, suffix, loaded, display) * unit
     # trimesh gives 2-D corners when one OBJ vertex has two numbers (mesh_bytes refuses that
     # file in the urdf step; `pipeline spheres verify` reads the sources without it)
     empty = tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3
@@ -75,8 +78,21 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
                 )
             ]
         )
+    if not np.isfinite(segments).all():
+        raise ContractError(
+            [
+                Finding(
+                    "mesh_empty",
+                    display,
+                    "",
+                    "has a line or point whose corner is not a finite number",
+                    "export the collision mesh again",
+                )
+            ]
+        )
     with np.errstate(all="ignore"):  # a huge corner is refused by its extent, not here
         tri = tri * np.array(mesh.scale, dtype=float)
+        segments = segments * np.array(mesh.scale, dtype=float)
         flat = not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
     if flat:
         raise ContractError(
@@ -90,7 +106,7 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
                 )
             ]
         )
-    return tri
+    return MeshParts(tri, segments)
 
 
 def _collada_unit(loaded: object, display: str) -> float:
