@@ -159,9 +159,19 @@ def _ply_segments(loaded: object, display: str) -> Array:
     vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=np.float64)
     faces = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))), dtype=np.int64)
     raw = getattr(loaded, "metadata", {}).get("_ply_raw", {}).get("face", {}).get("data", {})
-    lists: object = next((raw[k] for k in ("vertex_indices", "vertex_index") if k in raw), [])
+    lists: object = next((raw[k] for k in ("vertex_indices", "vertex_index") if k in raw), None)
+    if lists is None and len(faces):
+        # trimesh's record of the faces as read is not public API: without it, a face of two
+        # corners between vertices triangles use would go unseen, so the mesh is refused
+        raise _refuse(
+            display,
+            "",
+            "its faces could not be read as the file states them (the PLY reader kept no face "
+            "list), so its lines and points could not be told apart",
+            "export the collision mesh as STL or OBJ",
+        )
     pairs: list[tuple[int, int]] = []
-    faces_read = np.asarray(lists)
+    faces_read = np.asarray([] if lists is None else lists)
     # faces of several lengths are kept one array each; faces all of one or two corners too
     if faces_read.dtype == object or (faces_read.ndim == 2 and faces_read.shape[1] < 3):
         for number, corners in enumerate(faces_read):
