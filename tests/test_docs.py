@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -197,3 +199,38 @@ def test_every_subcommand_and_argument_has_help() -> None:
             elif not action.help:
                 problems.append(f"{name}: {action.dest}")
     assert problems == []
+
+
+def _imported_top_levels() -> set[str]:
+    """The top-level module of every import in pipeline/ and dodo.py (relative ones excepted)."""
+    names: set[str] = set()
+    for path in [*sorted(ROOT.glob("pipeline/**/*.py")), ROOT / "dodo.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return names
+
+
+def _declared_dependencies() -> set[str]:
+    """The distribution names in pyproject.toml's [project] dependencies (tomllib is 3.11+)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.M | re.S)
+    assert block is not None
+    found = re.findall(r'"([A-Za-z0-9_.-]+)', block.group(1))
+    return {name.lower().replace("_", "-") for name in found}
+
+
+THIRD_PARTY = sorted(
+    _imported_top_levels() - set(sys.stdlib_module_names) - {"pipeline", "__future__"}
+)
+
+
+@pytest.mark.parametrize("module", THIRD_PARTY)
+def test_third_party_imports_are_declared_dependencies(module: str) -> None:
+    """README's `pip install -e .` must install every module the compiler imports."""
+    distributions = importlib.metadata.packages_distributions().get(module, [])
+    assert distributions, f"{module} is imported but not installed"
+    names = {d.lower().replace("_", "-") for d in distributions}
+    assert names & _declared_dependencies(), f"{module} ({names}) is missing from dependencies"
