@@ -222,6 +222,20 @@ def _declared_dependencies() -> set[str]:
     return {name.lower().replace("_", "-") for name in found}
 
 
+def _distributions_of(module: str) -> set[str]:
+    """The installed distributions holding `module`, from their file lists.
+
+    Not importlib.metadata.packages_distributions(): on 3.10 it reads only top_level.txt, which
+    wheels built without setuptools (numpy, matplotlib, jsonschema) do not have.
+    """
+    found = set()
+    for dist in importlib.metadata.distributions():
+        tops = {Path(f.parts[0]).stem for f in dist.files or [] if f.parts}
+        if module in tops:
+            found.add(dist.metadata["Name"].lower().replace("_", "-"))
+    return found
+
+
 THIRD_PARTY = sorted(
     _imported_top_levels() - set(sys.stdlib_module_names) - {"pipeline", "__future__"}
 )
@@ -230,7 +244,6 @@ THIRD_PARTY = sorted(
 @pytest.mark.parametrize("module", THIRD_PARTY)
 def test_third_party_imports_are_declared_dependencies(module: str) -> None:
     """README's `pip install -e .` must install every module the compiler imports."""
-    distributions = importlib.metadata.packages_distributions().get(module, [])
-    assert distributions, f"{module} is imported but not installed"
-    names = {d.lower().replace("_", "-") for d in distributions}
+    names = _distributions_of(module)
+    assert names, f"{module} is imported but not installed"
     assert names & _declared_dependencies(), f"{module} ({names}) is missing from dependencies"
