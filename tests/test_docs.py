@@ -236,8 +236,11 @@ def _distributions_of(module: str) -> set[str]:
     return found
 
 
+# modules a dependency imports only when the compiler asks it to: trimesh reads DAE with collada
+THROUGH_DEPENDENCY = {"collada"}
 THIRD_PARTY = sorted(
-    _imported_top_levels() - set(sys.stdlib_module_names) - {"pipeline", "__future__"}
+    (_imported_top_levels() - set(sys.stdlib_module_names) - {"pipeline", "__future__"})
+    | THROUGH_DEPENDENCY
 )
 
 
