@@ -92,6 +92,7 @@ SPHERES_CODE = (
             "geometry",
             "loose",
             "polish",
+            "portable",
             "prove",
             "provenance",
             "task",

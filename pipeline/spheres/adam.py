@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.spheres import portable
 from pipeline.spheres.geometry import Array
 
 
@@ -75,9 +76,9 @@ class Objective:
         diff = [self.o_xyz[i] - rows[i].take(self.o_k) for i in range(3)]
         dist = np.sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
         z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
-        e = np.exp(-z)
+        e = portable.exp(-z)
         sig = 1 / (1 + e)
-        keep = np.exp(np.bincount(self.o_pt, -z - np.log1p(e), self.o_count))
+        keep = portable.exp(np.bincount(self.o_pt, -z - portable.log1p(e), self.o_count))
         scale = p.weight / p.volume
         g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
         grad_r = np.bincount(self.o_k, g, k)
@@ -134,9 +135,9 @@ class Objective:
         a, sdist, s_k = a[pairs], sdist[pairs], s_k[pairs]
         sd = [v[pairs] for v in sd]
         amax = amax[open_]
-        ea = np.exp(a - np.repeat(amax, lens))
+        ea = portable.exp(a - np.repeat(amax, lens))
         total = np.add.reduceat(ea, starts)
-        soft = self.tau_s * (amax + np.log(total))
+        soft = self.tau_s * (amax + portable.log(total))
         short = np.maximum(0.0, -soft) / p.scale
         dpen = -2 * self.mu * short / p.scale  # d pen / d soft per sample
         w = ea * np.repeat(dpen / total, lens)

@@ -1,0 +1,59 @@
+"""exp and log made of IEEE basic operations only, so the fitter's numbers are the same everywhere.
+
+numpy's own np.exp, np.log and np.log1p are not: each CPU feature level has its own
+implementation (AVX-512, AVX2, baseline) and numpy versions change them, all within an ulp or
+so of each other. The fitter is iterative and makes discrete choices (which pairs are near,
+which sphere holds a sample), so one ulp changed the spheres of every link and with them the
+description's identity between two machines. Additions, multiplications, divisions, rint and
+ldexp/frexp are correctly rounded or exact on every platform and numpy version.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pipeline.spheres.geometry import Array
+
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts: k * _LN2_HI is exact for |k| < 2**11
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e00
+_EXP_TERMS = [1.0 / math.factorial(n) for n in range(14)]  # Taylor terms for |r| <= ln2 / 2
+_SQRT_HALF = 0.7071067811865476
+
+
+def exp(x: Array) -> Array:
+    """e**x within 1 ulp or so; 0 below -745.2, the largest double's exponent above 709."""
+    x = np.clip(np.asarray(x, dtype=np.float64), -746.0, 709.0)
+    k = np.rint(x * _INV_LN2)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = np.full_like(r, _EXP_TERMS[13])
+    for term in reversed(_EXP_TERMS[:13]):
+        p = p * r + term
+    return np.ldexp(p, k.astype(np.int32))
+
+
+def log(y: Array) -> Array:
+    """Natural logarithm of positive finite y within a few ulps (log(m) by the atanh series)."""
+    y = np.asarray(y, dtype=np.float64)
+    m, e = np.frexp(y)
+    low = m < _SQRT_HALF  # m in [sqrt(1/2), sqrt(2)): |s| <= 0.172 below
+    m = np.where(low, m * 2.0, m)
+    k = np.where(low, e - 1, e).astype(np.float64)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    s2 = s * s
+    p = np.full_like(s, 1.0 / 23.0)
+    for n in range(21, 0, -2):
+        p = p * s2 + 1.0 / n
+    return (k * _LN2_HI + 2.0 * s * p) + k * _LN2_LO
+
+
+def log1p(u: Array) -> Array:
+    """log(1 + u) for u > -1, accurate for small u (log(w) * u / (w - 1), w = 1 + u rounded)."""
+    u = np.asarray(u, dtype=np.float64)
+    w = 1.0 + u
+    d = w - 1.0
+    exact = d == 0.0
+    return np.where(exact, u, log(w) * (u / np.where(exact, 1.0, d)))
