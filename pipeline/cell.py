@@ -32,6 +32,7 @@ from pipeline.strict_io import (
     case_collisions,
     is_utf8,
     read_bytes,
+    read_regular,
     require_source,
 )
 from pipeline.strict_json import dump_json, parse_json
@@ -253,17 +254,15 @@ def _unpinned_calibrations(folder: Path, display: str) -> list[Finding]:
             "or remove it from the cell's folder",
         )
         for rel in found
-        if rel != MACHINE_NAME
     ]
 
 
 def _is_calibration(path: Path) -> bool:
     """Whether a JSON file names the calibration schema (read leniently: others are no concern)."""
+    found = None if path.is_symlink() else read_regular(path, JSON_LIMIT)
     try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > JSON_LIMIT:
-            return False
-        doc = parse_json(path.read_bytes(), path.name)
-    except (OSError, ContractError):
+        doc = parse_json(found[0], path.name) if found else None
+    except ContractError:
         return False
     return isinstance(doc, dict) and doc.get("schema") == CALIBRATION_SCHEMA
 
