@@ -226,13 +226,13 @@ def _helper_modules(root: Path, src: str) -> list[str]:
     out: list[str] = []
     skip = len(os.path.join(root, ""))
     for dirpath, dirnames, filenames in os.walk(os.path.join(root, src)):
-        top = dirpath[skip:].replace(os.sep, "/") == src
+        rel = dirpath[skip:].replace(os.sep, "/")
+        top = rel == src
         dirnames[:] = sorted(
             d
             for d in dirnames
             if not d.startswith(".") and d != "__pycache__" and not (top and d == "meshes")
         )
-        rel = dirpath[skip:].replace(os.sep, "/")
         names = (n for n in filenames if n.endswith(".py") and not (top and n == "srdf.py"))
         out.extend(f"{rel}/{name}" for name in names)
     return sorted(out)
