@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.conftest import REPO, run_doit, tree_bytes
+from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 
 def ran(output: str) -> set[str]:
@@ -205,3 +205,19 @@ def test_parallel_runs_remember_what_their_workers_left(project: Path) -> None:
     second = run_doit(project, "-n", "2")
     assert second.returncode == 0, second.stdout + second.stderr
     assert ran(second.stdout) == set()
+
+
+def test_reset_dep_cannot_hide_a_changed_input(project: Path) -> None:
+    """`doit reset-dep` records every input as built; the next `doit` still rebuilds what the
+    change made stale (doit's database is a cache, build/stamps/ decide), then nothing."""
+    assert run_doit(project).returncode == 0
+    urdf = project / "robots/abb_irb2400/robot.urdf"
+    urdf.write_text(urdf.read_text().replace('velocity="2.618"', 'velocity="2.6"', 1))
+    assert run_doit(project, "reset-dep").returncode == 0
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert {"urdf:abb_irb2400", "manifest:abb_irb2400", "cellbuild:weld_cell_a"} <= ran(
+        result.stdout
+    )
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
+    assert ran(run_doit(project).stdout) == set()
