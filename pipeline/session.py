@@ -25,6 +25,7 @@ from pipeline.outputs import RECORD_NAME
 
 BUILD = "build"
 DEP_FILE = ".doit.db"  # doit's state database (its dep_file)
+BACKEND = "json"  # doit's backend for it: written whole, so a torn one is found and removed
 # strict_io.atomic_write's temporary names: "." + final name + "." + mkstemp's 8 characters + ".tmp"
 _TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
@@ -85,6 +86,35 @@ def repair_doit_db(root: Path, dep_file: str) -> bool:
         "so no output is rewritten needlessly"
     )
     return True
+
+
+def command_line_choice(option: str) -> str | None:
+    """The value doit's command line gave one of its options in this run; None when not given.
+
+    doit reads dodo.py (which calls this) from within the command that parsed its options, and
+    lets the command line override DOIT_CONFIG: its parsed options are a local of that caller.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        for name in ("opt_values", "params"):
+            params = frame.f_locals.get(name)
+            if option in getattr(params, "_non_default_keys", ()):
+                return str(params[option])  # type: ignore[index]
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def refuse_other_backend(backend: str | None) -> None:
+    """Stop a run whose command line picks a doit backend other than the pinned one."""
+    if backend is None or backend == BACKEND:
+        return
+    _say(
+        f"--backend {backend} is refused: this project pins doit's {BACKEND} backend for "
+        f"{DEP_FILE} (dbm falls back to dbm.dumb, which a killed run can corrupt, where no "
+        f"gdbm or ndbm is installed; no other backend reads the file {BACKEND} writes); "
+        "run without --backend"
+    )
+    raise SystemExit(2)
 
 
 def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:

@@ -17,7 +17,13 @@ from pipeline.digests import COPY_BUDGET, Digests, stat_signature
 from pipeline.lock import BuildLock
 from pipeline.outputs import OutputRecord
 from pipeline.plan import cell_ids, plan
-from pipeline.session import DEP_FILE, open_session
+from pipeline.session import (
+    BACKEND,
+    DEP_FILE,
+    command_line_choice,
+    open_session,
+    refuse_other_backend,
+)
 from pipeline.stamps import Step, run_step, stamp_path
 
 
@@ -108,7 +114,7 @@ DEFAULT_TASKS = [
 ]
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
-    "backend": "json",
+    "backend": BACKEND,
     "dep_file": DEP_FILE,
     "check_file_uptodate": ContentChecker,
     "reporter": FindingsReporter,
@@ -179,7 +185,8 @@ def doit_groups(root: Path, steps: list[Step] | None = None) -> Mapping[str, lis
 @functools.cache
 def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[str, Any]]]]:
     """One doit run in one checkout: its build lock (held until exit), its steps and graph."""
-    lock = open_session(root, DOIT_CONFIG["dep_file"])
+    refuse_other_backend(command_line_choice("backend"))
+    lock = open_session(root, command_line_choice("dep_file") or DOIT_CONFIG["dep_file"])
     # registered first, so it runs last: after doit wrote its database and the digests are saved
     atexit.register(lock.finish)
     steps = plan(root)

@@ -14,6 +14,7 @@ from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.outputs import RECORD_NAME
 from pipeline.session import (
     DEP_FILE,
+    command_line_choice,
     is_temp_name,
     leftover_temps,
     open_session,
@@ -242,3 +243,42 @@ def test_a_link_in_place_of_the_doit_db_stops_with_a_message(project: Path, tmp_
     assert ".doit.db is a symbolic link" in result.stderr
     assert precious.read_text() == "keep me\n"
     assert tree_bytes(project / "build") == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--backend", "dbm"),  # dbm.dumb where no gdbm/ndbm is installed: silently picked
+        ("--backend=sqlite3",),  # cannot read the json .doit.db: doit's traceback
+        ("--back", "dbm"),  # doit takes an unambiguous prefix of an option
+        ("list", "--backend", "dbm"),
+        ("forget", "--backend", "sqlite3"),
+    ],
+)
+def test_a_backend_other_than_the_pinned_json_is_refused(
+    project: Path, args: tuple[str, ...]
+) -> None:
+    """doit's command line overrides DOIT_CONFIG's backend: refused with a message, exit 2."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    result = run_doit(project, *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "is refused: this project pins doit's json backend" in result.stderr
+    assert sorted(p.name for p in project.glob(".doit.db*")) == [".doit.db"]
+    assert json.loads((project / ".doit.db").read_text(encoding="utf-8"))
+    assert tree_bytes(project / "build") == before
+    assert run_doit(project, "--backend", "json").returncode == 0
+
+
+def test_command_line_choice_reads_doits_parsed_options() -> None:
+    """What doit's parser left in its caller's `params`, only when the command line set it."""
+
+    class Parsed(dict[str, str]):
+        _non_default_keys = frozenset({"backend"})
+
+    def doit_command(params: Parsed) -> tuple[str | None, str | None]:
+        return command_line_choice("backend"), command_line_choice("dep_file")
+
+    assert doit_command(Parsed(backend="dbm", dep_file=".doit.db")) == ("dbm", None)
+    assert command_line_choice("backend") is None
