@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
+import pprint
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from doit.cmd_base import Command, opt_depfile
 from doit.dependency import FileChangedChecker
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
@@ -334,3 +338,38 @@ def task_manifest() -> Iterator[dict[str, Any]]:
 def task_index() -> Iterator[dict[str, Any]]:
     """Record every description's identity and file count in build/index.json."""
     yield from _group("index")
+
+
+class DumpDB(Command):  # type: ignore[misc]
+    """`doit dumpdb` for the json backend this project pins (doit's own opens dbm files only).
+
+    pyproject.toml names it as doit's `dumpdb` command plugin ([tool.doit.plugins.command]).
+    """
+
+    name = "dumpdb"
+    doc_purpose = "dump dependency DB"
+    doc_usage = ""
+    doc_description = None
+    cmd_options = (opt_depfile,)
+
+    def execute(self, opt_values: Mapping[str, Any], pos_args: list[str]) -> int:
+        """Print each task's saved state, one `task -> state` entry per task; 2 if unreadable."""
+        path = str(opt_values["dep_file"])
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+            if not isinstance(data, dict):
+                raise ValueError(path)
+        except FileNotFoundError:
+            print(f"doit: {path} does not exist yet: no doit run saved anything here")
+            return 0
+        except (OSError, UnicodeDecodeError, ValueError):
+            print(
+                f"doit: {path} is not a readable json database (an interrupted run?); the next "
+                "doit removes it (it is only a cache)",
+                file=sys.stderr,
+            )
+            return 2
+        for key, value in data.items():
+            print(f"{key} -> {pprint.pformat(value, indent=4, width=100)}")
+        return 0

@@ -221,3 +221,18 @@ def test_reset_dep_cannot_hide_a_changed_input(project: Path) -> None:
     )
     assert run_python(project, "-m", "pipeline", "check").returncode == 0
     assert ran(run_doit(project).stdout) == set()
+
+
+def test_dumpdb_reads_the_pinned_json_backend(project: Path) -> None:
+    """doit's own dumpdb opens only dbm files: on the json .doit.db it ended in a traceback."""
+    shutil.copy2(REPO / "pyproject.toml", project / "pyproject.toml")  # names the plugin
+    assert run_doit(project, "dumpdb", "--db-file", "none.db").returncode == 0
+    assert run_doit(project).returncode == 0
+    result = run_doit(project, "dumpdb")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "urdf:abb_irb2400 -> {" in result.stdout
+    (project / "torn.db").write_text('{"urdf:abb_irb2400": {')
+    torn = run_doit(project, "dumpdb", "--db-file", "torn.db")
+    assert torn.returncode == 2
+    assert "Traceback" not in torn.stderr
+    assert "torn.db is not a readable json database" in torn.stderr
