@@ -218,8 +218,19 @@ def task_cellbuild() -> Iterator[dict[str, Any]]:
 
 def _package(root: Path, cell_id: str) -> ContractFailure | dict[str, str]:
     from pipeline.cell import package_cell
-    from pipeline.findings import ContractError, render
+    from pipeline.findings import ContractError, Finding, render
 
+    stale = _cell_problems(root, cell_id)
+    if stale:  # `doit -s cell:<cell_id>` skipped the rebuild: never pack a stale cell
+        return ContractFailure(
+            Finding(
+                "cell_not_built",
+                f"build/cells/{cell_id}",
+                "",
+                f"the compiled cell is not what the sources produce now ({stale[0].line()})",
+                f"run `doit cell:{cell_id}` without -s: it rebuilds the cell first",
+            ).line()
+        )
     try:
         identity = package_cell(root, cell_id)
     except ContractError as exc:
@@ -234,11 +245,22 @@ def _bundle_digest(root: Path, cell_id: str) -> str:
     return Digests(root, remember=False).of(f"dist/{cell_id}.tar.gz")
 
 
+def _cell_problems(root: Path, cell_id: str) -> list[Any]:
+    """How the compiled cell, or what it is made from, differs from what the sources produce."""
+    from pipeline.freshness import chain_problems
+
+    steps = _session(root)[1]
+    return chain_problems(root, steps, f"cellbuild:{cell_id}", _known_digests(str(root)))
+
+
 def _bundle_unchanged(root: Path, cell_id: str) -> Any:
-    """doit uptodate check: the bundle still holds the bytes packaging wrote (not edited)."""
+    """doit uptodate check: the bundle still holds the bytes packaging wrote (not edited), and
+    the compiled cell it was packed from is current (`doit -s` rebuilds nothing first)."""
 
     def unchanged(task: Any, values: dict[str, Any]) -> bool:
-        return bool(values.get("bundle") == _bundle_digest(root, cell_id))
+        if values.get("bundle") != _bundle_digest(root, cell_id):
+            return False
+        return not _cell_problems(root, cell_id)
 
     return unchanged
 

@@ -14,10 +14,11 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
-from pipeline.freshness import ABSENT, ADVICE, OLDER
+from pipeline.freshness import ABSENT, ADVICE, OLDER, chain
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
+from pipeline.plan import plan
 from pipeline.stamps import stamp_path
-from tests.conftest import run_doit, tree_bytes
+from tests.conftest import REPO, run_doit, tree_bytes
 
 
 def check(project: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
@@ -404,3 +405,13 @@ def test_stale_cause_an_input_the_step_no_longer_reads_is_not_called_changed(
         "build/stamps/manifest/lbr_iiwa_14_r820.json no longer an input, "
         "cells/iiwa_bench/machine.json changed, " in cause
     ), cause
+
+
+def test_chain_holds_a_step_and_every_step_it_is_made_from() -> None:
+    """What `doit -s cell:<id>` must find current before packing: the cell's whole chain."""
+    names = [step.name for step in chain(plan(REPO), "cellbuild:weld_cell_a")]
+    assert names[-1] == "cellbuild:weld_cell_a"
+    assert {"urdf:abb_irb2400", "srdf:abb_irb2400", "spheres:abb_irb2400"} <= set(names)
+    assert {"manifest:abb_irb2400", "code:cellbuild"} <= set(names)
+    assert not [name for name in names if "lbr_iiwa" in name or "iiwa_bench" in name]
+    assert "index:robots" not in names

@@ -8,6 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 
@@ -236,3 +238,32 @@ def test_dumpdb_reads_the_pinned_json_backend(project: Path) -> None:
     assert torn.returncode == 2
     assert "Traceback" not in torn.stderr
     assert "torn.db is not a readable json database" in torn.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "old", "new"),
+    [
+        ("robots/abb_irb2400/robot.urdf", 'velocity="2.618"', 'velocity="2.6"'),
+        ("cells/weld_cell_a/machine.json", '"source": "example cell', '"source": "edited cell'),
+    ],
+)
+def test_cell_not_built_single_packaging_refuses_a_stale_cell(
+    project: Path, source: str, old: str, new: str
+) -> None:
+    """`doit -s cell:<id>` rebuilds nothing first: it must not pack (nor call current) a bundle
+    of a compiled cell its sources no longer produce; without -s the cell is rebuilt, packed."""
+    assert run_doit(project, "cell:weld_cell_a").returncode == 0
+    bundle = (project / "dist/weld_cell_a.tar.gz").read_bytes()
+    path = project / source
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    result = run_doit(project, "-s", "cell:weld_cell_a")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "build/cells/weld_cell_a: cell_not_built: the compiled cell is not what" in (
+        result.stdout
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    assert (project / "dist/weld_cell_a.tar.gz").read_bytes() == bundle  # left as it was
+    rebuilt = run_doit(project, "cell:weld_cell_a")
+    assert rebuilt.returncode == 0, rebuilt.stdout
+    assert {"cellbuild:weld_cell_a", "cell:weld_cell_a"} <= ran(rebuilt.stdout)
+    assert ran(run_doit(project, "-s", "cell:weld_cell_a").stdout) == set()
