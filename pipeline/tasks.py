@@ -156,10 +156,8 @@ def _action(root: Path, step: Step) -> ContractFailure | None:
 def doit_task(root: Path, step: Step) -> dict[str, Any]:
     """The doit task dict of a step: its inputs as file_dep, its stamp among the targets.
 
-    doit only checks that targets exist, and its database may say current what is not (after
-    `doit reset-dep`): a step whose outputs were edited, replaced or deleted since it ran, whose
-    inputs no longer hold the bytes its stamp records, or that has no record of them, is not up
-    to date, whatever doit's database says.
+    doit only checks that targets exist: a step whose outputs were edited, replaced or deleted
+    since it ran (or that has no record of them) is not up to date, whatever doit's database says.
     """
     _, _, name = step.name.partition(":")
     return {
@@ -167,11 +165,7 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
         "actions": [(_action, [root, step])],
         "file_dep": list(step.inputs),
         "task_dep": list(step.after),
-        "uptodate": [
-            _output_record(str(root)).unchanged(
-                step.name, step.inputs, functools.partial(_known_digests, str(root))
-            )
-        ],
+        "uptodate": [_output_record(str(root)).unchanged(step.name)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
         "meta": {"stamp": step.stamp},
