@@ -74,8 +74,11 @@ def _build_files(root: Path) -> set[str]:
     return out
 
 
-def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> list[Staleness]:
-    """Every stale, missing, modified or extra file of build/, with what made it so."""
+def check(
+    root: Path, steps: Iterable[Step], known: Digests | None = None, extras: bool = True
+) -> list[Staleness]:
+    """Every stale, missing, modified or (with `extras`) extra file of build/, with what made it
+    so."""
     known = known or Digests(root, remember=False)
     steps = list(steps)
     out: list[Staleness] = []
@@ -124,7 +127,7 @@ def check(root: Path, steps: Iterable[Step], known: Digests | None = None) -> li
             out.extend(_differs(root, step, stamp, kept))
             continue
         out.extend(_differs(root, step, stamp, changed_outputs(root, stamp, known)))
-    extra = _build_files(root) - claimed
+    extra = _build_files(root) - claimed if extras else set()
     removed: set[str] = set()
     if extra:
         from pipeline.prune import orphan_outputs, orphan_stamps
@@ -162,7 +165,7 @@ def chain_problems(
 ) -> list[Staleness]:
     """How the outputs of a step, and of the steps it is made from, differ from what the sources
     produce (files no step of the chain makes are not its business)."""
-    return [p for p in check(root, chain(steps, name), known) if p.kind != "extra"]
+    return check(root, chain(steps, name), known, extras=False)
 
 
 def _rebuilt(
