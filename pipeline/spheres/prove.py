@@ -8,8 +8,12 @@ import numpy as np
 
 from pipeline.spheres.geometry import Array, LinkGeometry, Patches
 
-# Distances are computed in float64 on values of order 1 m; 1 nm absorbs their rounding.
+# Distances are computed in float64; 1 nm absorbs their rounding on values of order 1 m. Far
+# out the rounding grows with the numbers (a distance of 1e7 m is only resolved to 2 nm), so a
+# piece also needs RELATIVE times the size of its coordinates and the sphere's centre and radius:
+# that bounds the rounding of the distances, of placing the mesh and of 24 levels of midpoints.
 SAFETY = 1e-9
+RELATIVE = 2.0**-46
 MAX_DEPTH = 24
 MAX_PIECES = 400_000
 
@@ -50,6 +54,15 @@ def piece_gaps(hull: Array, centers: Array, radii: Array) -> Array:
     return np.sqrt(squared) - radii[None, :]
 
 
+def allowance(hull: Array, centers: Array, radii: Array) -> Array:
+    """Per piece and sphere: the rounding a gap may hide, SAFETY plus RELATIVE x magnitude."""
+    if len(centers) == 0:
+        return np.zeros((len(hull), 1))
+    size = np.abs(hull).max(axis=(1, 2))
+    reach = np.abs(centers).max(axis=1) + radii
+    return SAFETY + RELATIVE * (size[:, None] + reach[None, :])
+
+
 def prove_patches(
     patches: Patches, centers: Array, radii: Array, max_depth: int = MAX_DEPTH
 ) -> tuple[int, float, Patches | None, Array]:
@@ -61,14 +74,15 @@ def prove_patches(
         if len(todo) == 0:
             break
         checked += len(todo)
-        gaps = _gaps_chunked(todo.hull(), centers, radii)
-        best = gaps.min(axis=1)
-        open_ = best > -SAFETY
+        hull = todo.hull()
+        gaps = _gaps_chunked(hull, centers, radii)
+        best = (gaps + allowance(hull, centers, radii)).min(axis=1)
+        open_ = ~(best <= 0)  # a NaN is not proven
         if not open_.any():
             todo = todo.take(open_)
             break
         if depth == max_depth or checked + 4 * int(open_.sum()) > MAX_PIECES:
-            worst = max(worst, float(best[open_].max()) + SAFETY)
+            worst = max(worst, float(best[open_].max()))
             left.append(todo.take(open_))
             left_gaps = gaps[open_]
             todo = todo.take(np.zeros(len(todo), dtype=bool))
