@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import MANIFEST_NAME
 from pipeline.schemas import check_schema
-from pipeline.stamps import changed_outputs, read_stamp, sha256_bytes
+from pipeline.stamps import STAMP_ROOT, changed_outputs, read_stamp, sha256_bytes
 from pipeline.strict_io import (
     JSON_LIMIT,
     MESH_LIMIT,
@@ -268,32 +267,38 @@ def _is_calibration(path: Path) -> bool:
 
 
 def _description_files(root: Path, model_id: str) -> dict[str, bytes]:
-    """Every file of build/robots/<model_id>/, byte for byte, by description-relative path."""
-    base = root / "build" / "robots" / model_id
-    if not (base / MANIFEST_NAME).is_file():
+    """Every file the steps of build/robots/<model_id>/ recorded making, byte for byte, by
+    description-relative path.
+
+    Not every file found there: one no step made (a stray file, a Finder's .DS_Store) would be
+    served in every cell of the model, and stay there after it is deleted, since the cell's
+    input, the manifest's stamp, vouches only for what the steps made.
+    """
+    base = f"build/robots/{model_id}"
+    manifest = read_stamp(root, f"manifest:{model_id}")
+    if manifest is None or not (root / base / MANIFEST_NAME).is_file():
         raise ContractError(
             [
                 Finding(
                     "description_not_built",
-                    f"build/robots/{model_id}",
+                    base,
                     "",
                     f"the description of {model_id!r} has not been compiled",
                     f"run `doit manifest:{model_id}` (or plain `doit`) first",
                 )
             ]
         )
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames.sort()
-        for name in sorted(filenames):
-            if name.startswith(".") and name.endswith(".tmp"):
-                continue  # another writer's atomic_write in flight, never an output
-            path = Path(dirpath) / name
-            rel = path.relative_to(base).as_posix()
-            if stat.S_ISLNK(os.lstat(path).st_mode):
-                continue
-            out[rel] = read_bytes(path, f"build/robots/{model_id}/{rel}", MESH_LIMIT)
-    return out
+    recorded = set(manifest.outputs)
+    # the manifest step reads the stamps of the steps that write the rest of the description
+    for path in manifest.inputs:
+        group, _, name = path.removeprefix(f"{STAMP_ROOT}/").removesuffix(".json").partition("/")
+        upstream = read_stamp(root, f"{group}:{name}") if path.startswith(STAMP_ROOT) else None
+        recorded.update(upstream.outputs if upstream is not None else ())
+    return {
+        path[len(base) + 1 :]: read_bytes(root / path, path, MESH_LIMIT)
+        for path in sorted(recorded)
+        if path.startswith(f"{base}/")
+    }
 
 
 def compiled_cell_json(cell: Cell, description_id: str, review: dict[str, Any]) -> bytes:

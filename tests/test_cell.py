@@ -385,6 +385,36 @@ def test_description_not_built_is_refused(tmp_path: Path) -> None:
     assert [f.code for f in exc.value.findings] == ["description_not_built"]
 
 
+@pytest.mark.parametrize("stray", ["extra.txt", ".DS_Store", "meshes_old/link_1.stl"])
+def test_description_not_built_a_cell_serves_only_what_the_description_steps_made(
+    tmp_path: Path, stray: str
+) -> None:
+    # A file no step made, left in build/robots/<id>/, must not reach the cell: its stamp (through
+    # the manifest's) vouches only for what the steps made, so `pipeline check` would call the
+    # cell current with the stray still in it after the stray itself is deleted.
+    root = copy_repo(tmp_path)
+    model = root / "build/robots/lbr_iiwa_14_r820"
+    (model / stray).parent.mkdir(parents=True, exist_ok=True)
+    (model / stray).write_bytes(b"not made by any step\n")
+    made = make_cell(root, "iiwa_bench")
+    assert f"build/cells/iiwa_bench/description/{stray}" not in made
+    # the copies are exactly what the cell held before the stray appeared
+    built = {
+        p.relative_to(root).as_posix()
+        for p in (root / "build/cells/iiwa_bench").rglob("*")
+        if p.is_file()
+    }
+    assert set(made) == built
+
+
+def test_description_not_built_without_the_manifests_stamp_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    (root / "build/stamps/manifest/lbr_iiwa_14_r820.json").unlink()
+    with pytest.raises(ContractError) as exc:
+        make_cell(root, "iiwa_bench")
+    assert [f.code for f in exc.value.findings] == ["description_not_built"]
+
+
 def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
     (root / "build/cells/iiwa_bench/cell.json").write_text("{}")
