@@ -127,6 +127,10 @@ def check(
             out.extend(_differs(root, step, stamp, kept))
             continue
         out.extend(_differs(root, step, stamp, changed_outputs(root, stamp, known)))
+        if stamp.crlf:  # read for what it records, but `doit` writes it again
+            out.append(
+                Staleness("modified", step.stamp, f"differs from what {step.name} made ({CRLF})")
+            )
     extra = _build_files(root) - claimed if extras else set()
     removed: set[str] = set()
     if extra:

@@ -65,6 +65,9 @@ class Stamp:
     step: str
     inputs: dict[str, str]
     outputs: dict[str, str]
+    # read from bytes git converted to CRLF line endings: what it records holds, but the file is
+    # not what the step wrote, so the step is not current until it writes the stamp again
+    crlf: bool = False
 
 
 def stamp_path(step: str) -> str:
@@ -134,7 +137,7 @@ def read_stamp(root: Path, step: str, unsealed_ok: bool = False) -> Stamp | None
     body = unsealed(found[0])
     try:
         data = json.loads(found[0])
-        stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]))
+        stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]), b"\r" in found[0])
         if unsealed_ok and set(data) == {"step", "inputs", "outputs"} and data["step"] == step:
             return stamp
         sealed = body is not None and data["seal"] == sha256_bytes(body)
@@ -180,6 +183,7 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     stamp = read_stamp(root, step.name)
     if (
         stamp is not None
+        and not stamp.crlf
         and not changed_inputs(stamp, digests)
         and not changed_outputs(root, stamp, known)
     ):

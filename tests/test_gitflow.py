@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
+from pipeline.stamps import stamp_path
 from tests.conftest import run_doit, tree_bytes
 
 # autouse: the user's own git config (autocrlf, attributes) plays no part
@@ -163,6 +164,25 @@ def test_an_output_checked_out_with_crlf_is_named(
         "modified: build/index.json (differs from what index:robots made (line endings only: CRLF))"
     ]
     assert "core.autocrlf" in err
+
+
+@pytest.mark.parametrize("step", ["cellbuild:iiwa_bench", "urdf:abb_irb2400"])
+def test_a_stamp_checked_out_with_crlf_is_named_and_written_again(
+    project: Path, capsys: pytest.CaptureFixture[str], step: str
+) -> None:
+    """An eol attribute on build/stamps/: the stamp is read for what it records, but is not what
+    its step wrote; `doit` writes it again, so build/ ends as a clean build makes it."""
+    before = tree_bytes(project / "build")
+    stamp = project / stamp_path(step)
+    stamp.write_bytes(stamp.read_bytes().replace(b"\n", b"\r\n"))
+    code, out, err = run(project, capsys, "check")
+    assert code == 1
+    made = f"differs from what {step} made (line endings only: CRLF)"
+    assert f"modified: {stamp_path(step)} ({made})" in out.splitlines()
+    assert "core.autocrlf" in err
+    assert run_doit(project).returncode == 0
+    assert tree_bytes(project / "build") == before
+    assert run(project, capsys, "check")[:2] == (0, "build/ is current: 20 steps\n")
 
 
 def test_a_stamp_merged_from_a_source_change_and_a_code_change_is_not_trusted(
