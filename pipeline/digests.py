@@ -18,9 +18,9 @@ import stat
 import time
 from pathlib import Path
 
-from pipeline.gitindex import Checkout, read_checkout
+from pipeline.gitindex import Checkout, read_checkout, tracks_file_mode
 from pipeline.records import read_records, write_records
-from pipeline.strict_io import read_fd
+from pipeline.strict_io import EXECUTE_BITS, read_fd
 
 CACHE_NAME = ".pipeline-digests"
 # The cache file: this header, then `path NUL signature NUL digest NUL` per file. Paths cannot
@@ -63,6 +63,7 @@ class Digests:
         self.kept: dict[str, bytes] = {}  # digest -> the bytes hashed to it
         self.checkout: Checkout | None = None  # git's index, read when first needed
         self.blobs: dict[tuple[bytes, int], str] = {}  # (git blob, size) -> digest, read here
+        self.modes: bool | None = None  # whether git records execute bits here; asked once
         if remember:
             self.entries = _load(root / CACHE_NAME)
         # only a checkout without a digest cache yet (a fresh clone) asks git's index
@@ -104,11 +105,13 @@ class Digests:
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         checkout = self._checkout()
         if entry is None and not checkout.entries:
-            return self._read(rel, path, digest) == digest  # nothing to look up: read it
+            return self._read(rel, path, digest, plain=True) == digest  # nothing to look up
         try:
             info = os.stat(path)
         except OSError:
             return False
+        if self.executable(info):
+            return False  # an output is never executable (see strict_io.EXECUTE_BITS)
         signature = stat_signature(info)
         if entry is not None and signature == entry[0]:
             return entry[1] == digest
@@ -117,14 +120,15 @@ class Digests:
         if found is not None:
             self._learn(rel, signature, found, info.st_mtime_ns)
             return found == digest
-        found = self._read(rel, path, digest)
+        found = self._read(rel, path, digest, plain=True)
         # the blob's digest is what was read only if the file did not change meanwhile
         if blob and found and _signature_now(path) == signature:
             self.blobs[blob, info.st_size] = found
         return found == digest
 
-    def _read(self, rel: str, path: str, expected: str = "") -> str | None:
-        """Read and remember the digest of a file; None when it is not a readable file.
+    def _read(self, rel: str, path: str, expected: str = "", plain: bool = False) -> str | None:
+        """Read and remember the digest of a file; None when it is not a readable file (with
+        `plain`, nor an executable one: an output never is).
 
         A file holding the kept bytes of `expected` is compared with them instead of hashed.
         Opened before its stat is taken (fstat), which saves a path lookup per file; a FIFO is
@@ -136,7 +140,7 @@ class Digests:
             return None
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
+            if not stat.S_ISREG(info.st_mode) or (plain and self.executable(info)):
                 return None
             if info.st_size > READ_WHOLE:
                 digest = hash_fd(fd)
@@ -151,6 +155,14 @@ class Digests:
             os.close(fd)
         self._learn(rel, stat_signature(info), digest, info.st_mtime_ns)
         return digest
+
+    def executable(self, info: os.stat_result) -> bool:
+        """Whether a file has an execute bit that git would record (core.fileMode)."""
+        if not info.st_mode & EXECUTE_BITS:
+            return False
+        if self.modes is None:
+            self.modes = tracks_file_mode(self.root)
+        return self.modes
 
     def _checkout(self) -> Checkout:
         if self.checkout is None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digests import Digests
+from pipeline.gitindex import tracks_file_mode
 from pipeline.lock import next_run_searches_build
 from pipeline.session import is_temp_name
 from pipeline.stamps import (
@@ -21,13 +22,15 @@ from pipeline.stamps import (
     sha256_bytes,
     stamp_path,
 )
-from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, read_regular
+from pipeline.strict_io import EXECUTE_BITS, JSON_LIMIT, MESH_LIMIT, read_regular
 
 BUILD = "build"
 # what a stamp holds after git met changes to it on both sides of a merge, rebase or stash pop
 CONFLICTED = "has a stamp holding git conflict markers"
 # a file git rewrote with CRLF line endings on checkout (core.autocrlf, an eol attribute)
 CRLF = "line endings only: CRLF"
+# an output or stamp with an execute bit, which git commits and a build from nothing does not make
+EXECUTABLE = "execute bit set; a build writes it without one"
 # a step's source (robot.urdf, srdf.py, machine.json) that is not there: no build makes it
 ABSENT = "is missing"
 # a stamp without a seal: written before stamps were sealed, by an older version of this tool
@@ -127,9 +130,10 @@ def check(
             out.extend(_differs(root, step, stamp, kept))
             continue
         out.extend(_differs(root, step, stamp, changed_outputs(root, stamp, known)))
-        if stamp.crlf:  # read for what it records, but `doit` writes it again
+        if stamp.crlf or stamp.executable:  # read for what it records; `doit` writes it again
+            note = EXECUTABLE if stamp.executable else CRLF
             out.append(
-                Staleness("modified", step.stamp, f"differs from what {step.name} made ({CRLF})")
+                Staleness("modified", step.stamp, f"differs from what {step.name} made ({note})")
             )
     extra = _build_files(root) - claimed if extras else set()
     removed: set[str] = set()
@@ -212,8 +216,11 @@ def _differs(root: Path, step: Step, stamp: Stamp, paths: Iterable[str]) -> list
     out = []
     for path in paths:
         kind = "missing" if not (root / path).exists() else "modified"
-        crlf = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
-        out.append(Staleness(kind, path, f"differs from what {step.name} made{crlf}"))
+        if _executable(root, path):
+            note = f" ({EXECUTABLE})"
+        else:
+            note = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
+        out.append(Staleness(kind, path, f"differs from what {step.name} made{note}"))
     return out
 
 
@@ -259,6 +266,15 @@ def _conflicted(root: Path, stamp: str) -> bool:
     found = read_regular(os.path.join(root, stamp), JSON_LIMIT)
     lines = [] if found is None else found[0].splitlines()
     return any(line.startswith(b"<<<<<<< ") for line in lines) and b"=======" in lines
+
+
+def _executable(root: Path, path: str) -> bool:
+    """Whether a file has an execute bit (which no output is written with)."""
+    try:
+        executable = bool(os.stat(os.path.join(root, path)).st_mode & EXECUTE_BITS)
+    except OSError:
+        return False
+    return executable and tracks_file_mode(root)
 
 
 def _crlf_only(root: Path, path: str, recorded: str) -> bool:

@@ -107,6 +107,18 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
     return None if entries is None else Checkout(entries, mtime_ns)
 
 
+def tracks_file_mode(root: Path) -> bool:
+    """Whether git would record an execute bit set on a file below `root`: not when the
+    repository's `core.fileMode` is false (git sets that on a file system without modes, such as
+    a Windows drive under WSL); outside a git work tree, True (a build never sets one)."""
+    found = _git_dir(root)
+    config = None if found is None else _read_file(_common_dir(found[0]) / "config", 1 << 20)
+    if config is None:
+        return True
+    words = config[0].replace(b" ", b"").replace(b"\t", b"").lower()
+    return not any(b"filemode=" + value in words for value in (b"false", b"no", b"off", b"0"))
+
+
 def _git_dir(root: Path) -> tuple[Path, Path] | None:
     """The git directory of the work tree holding `root`, and that work tree's top folder."""
     try:

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pipeline.digests import Digests
 from pipeline.findings import ContractError, Finding, raise_if_errors
-from pipeline.strict_io import JSON_LIMIT, atomic_write, is_utf8, read_regular
+from pipeline.gitindex import tracks_file_mode
+from pipeline.strict_io import EXECUTE_BITS, JSON_LIMIT, atomic_write, is_utf8, read_regular
 from pipeline.strict_json import dump_json
 
 STAMP_ROOT = "build/stamps"
@@ -68,6 +69,8 @@ class Stamp:
     # read from bytes git converted to CRLF line endings: what it records holds, but the file is
     # not what the step wrote, so the step is not current until it writes the stamp again
     crlf: bool = False
+    # a stamp file with an execute bit: git would record that mode, which a build never makes
+    executable: bool = False
 
 
 def stamp_path(step: str) -> str:
@@ -137,7 +140,9 @@ def read_stamp(root: Path, step: str, unsealed_ok: bool = False) -> Stamp | None
     body = unsealed(found[0])
     try:
         data = json.loads(found[0])
-        stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]), b"\r" in found[0])
+        crlf, executable = b"\r" in found[0], bool(found[1].st_mode & EXECUTE_BITS)
+        executable = executable and tracks_file_mode(root)
+        stamp = Stamp(data["step"], dict(data["inputs"]), dict(data["outputs"]), crlf, executable)
         if unsealed_ok and set(data) == {"step", "inputs", "outputs"} and data["step"] == step:
             return stamp
         sealed = body is not None and data["seal"] == sha256_bytes(body)
@@ -184,6 +189,7 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     if (
         stamp is not None
         and not stamp.crlf
+        and not stamp.executable
         and not changed_inputs(stamp, digests)
         and not changed_outputs(root, stamp, known)
     ):

@@ -172,10 +172,17 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
     return data
 
 
+# Outputs are written mode 0644: an execute bit on one is a hand edit git would commit (it records
+# that bit), which a build from nothing would not reproduce.
+EXECUTE_BITS = 0o111
+
+
 def atomic_write(path: Path, data: bytes) -> bool:
     """Write bytes through a temporary file renamed into place; False when already equal."""
     try:
-        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+        info = os.lstat(path)
+        plain = stat.S_ISREG(info.st_mode) and not info.st_mode & EXECUTE_BITS
+        if plain and path.read_bytes() == data:
             return False
     except OSError:
         pass

@@ -415,3 +415,33 @@ def test_chain_holds_a_step_and_every_step_it_is_made_from() -> None:
     assert {"manifest:abb_irb2400", "code:cellbuild"} <= set(names)
     assert not [name for name in names if "lbr_iiwa" in name or "iiwa_bench" in name]
     assert "index:robots" not in names
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "build/index.json",
+        "build/cells/weld_cell_a/description/meshes/link_1.stl",
+        "build/stamps/urdf/abb_irb2400.json",
+    ],
+)
+def test_an_output_or_stamp_with_an_execute_bit_is_modified_and_written_again(
+    project: Path, capsys: pytest.CaptureFixture[str], path: str
+) -> None:
+    """git commits an execute bit, and a build from nothing writes mode 0644: a `chmod +x` on
+    build/ is a change the check names (the digest cache warm or not) and `doit` undoes."""
+    assert check(project, capsys)[0] == 0  # warms the digest cache
+    target = project / path
+    before = target.read_bytes()
+    target.chmod(0o755)
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert any(
+        line.startswith(f"modified: {path} (differs from what ") and "execute bit set" in line
+        for line in lines
+    ), lines
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert target.read_bytes() == before
+    assert check(project, capsys)[0] == 0

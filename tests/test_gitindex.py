@@ -13,7 +13,7 @@ import pytest
 
 import pipeline.digests as digests_module
 from pipeline.digests import Digests
-from pipeline.gitindex import read_checkout
+from pipeline.gitindex import read_checkout, tracks_file_mode
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
 
@@ -276,8 +276,10 @@ def test_a_file_changed_while_read_teaches_no_blob(
     clone = committed(tmp_path, FILES)
     real = Digests._read
 
-    def read_then_rewrite(self: Digests, rel: str, path: str, expected: str = "") -> str | None:
-        found = real(self, rel, path, expected)
+    def read_then_rewrite(
+        self: Digests, rel: str, path: str, expected: str = "", plain: bool = False
+    ) -> str | None:
+        found = real(self, rel, path, expected, plain)
         Path(path).write_bytes(Path(path).read_bytes())  # same bytes, new ctime
         return found
 
@@ -403,3 +405,30 @@ def test_git_config_given_by_environment_gives_no_shortcut(
     clone = committed(tmp_path, FILES)
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.autocrlf'='true'")
     assert read_checkout(clone, "build/") is None
+
+
+@pytest.mark.parametrize(
+    ("setting", "tracked"),
+    [
+        (None, True),  # outside git: a build never sets an execute bit
+        ("true", True),
+        ("false", False),
+        ("no", False),
+    ],
+)
+def test_an_execute_bit_counts_only_where_git_records_it(
+    tmp_path: Path, setting: str | None, tracked: bool
+) -> None:
+    """core.fileMode false (git's choice on a file system without modes, as a Windows drive
+    under WSL): every file looks executable there, and none of that is a change git sees."""
+    root = tmp_path / "repo"
+    (root / "build").mkdir(parents=True)
+    if setting is not None:
+        git(root, "init", "-q")
+        git(root, "config", "core.fileMode", setting)
+    assert tracks_file_mode(root) is tracked
+    out = root / "build" / "index.json"
+    out.write_bytes(b"{}\n")
+    out.chmod(0o755)
+    digest = hashlib.sha256(b"{}\n").hexdigest()
+    assert Digests(root, remember=False).holds("build/index.json", digest) is not tracked
