@@ -17,6 +17,7 @@ from pipeline.findings import ContractError
 from pipeline.spheres import build_spheres, status, verify
 from pipeline.urdf import load_robot
 from tests.conftest import REPO
+from tests.test_spheres_polygons import ngon_obj
 
 IIWA = "lbr_iiwa_14_r820"
 LINKS = ("base_link", "link_1", "link_2", "link_3", "link_4", "link_5", "link_6", "link_7")
@@ -323,6 +324,8 @@ def _stl(triangles: list[list[list[float]]]) -> bytes:
         ("mesh_unreadable", "link_5.dae", b"<COLLADA><broken"),
         ("mesh_empty", "link_5.stl", b""),
         ("mesh_empty", "link_5.stl", _stl([[[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]]] * 3)),
+        # a face of 17 corners, one 1 cm out of the others' plane
+        ("polygon_not_planar", "link_5.obj", ngon_obj(17, 0.01, 0.1)),
     ],
 )
 def test_unreadable_collision_mesh_is_refused(

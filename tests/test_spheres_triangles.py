@@ -11,11 +11,13 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.spheres import build_spheres
-from pipeline.spheres.geometry import Frame, Patches, load_link_geometry
+from pipeline.spheres.geometry import LinkGeometry, load_link_geometry
 from pipeline.spheres.prove import prove_patches
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.urdf import Mesh, load_robot
 from tests.conftest import REPO
+
+Array = np.ndarray
 
 
 def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
@@ -111,11 +113,9 @@ URDF = """<robot name="r"><link name="a"><collision><origin xyz="0.1 0.2 0" rpy=
 FAST = {"defaults": {"max_spheres": 4, "rounds": 2, "sample_divisions": 10, "grid_points": 4000}}
 
 
-@pytest.mark.parametrize(("name", "data"), [r[1:3] for r in READ], ids=[r[0] for r in READ])
-def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
-    tmp_path: Path, name: str, data: bytes
-) -> None:
-    """The spheres the build writes hold each segment's ends and midpoint, and prove it whole."""
+def fit_one_mesh(tmp_path: Path, name: str, data: bytes) -> tuple[LinkGeometry, Array, Array]:
+    """Link `a`'s geometry (one mesh, placed and scaled) and the centres and radii the build
+    writes for it, built twice to the same bytes."""
     folder = tmp_path / "robots" / "r"
     (folder / "meshes").mkdir(parents=True)
     (folder / "meshes" / name).write_bytes(data)
@@ -127,7 +127,15 @@ def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
     spheres = json.loads(written)["links"]["a"]["spheres"]
     centers = np.array([s["center"] for s in spheres])
     radii = np.array([s["radius"] for s in spheres])
-    geometry = load_link_geometry(robot.links[0], folder, "robots/r")
+    return load_link_geometry(robot.links[0], folder, "robots/r"), centers, radii
+
+
+@pytest.mark.parametrize(("name", "data"), [r[1:3] for r in READ], ids=[r[0] for r in READ])
+def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
+    tmp_path: Path, name: str, data: bytes
+) -> None:
+    """The spheres the build writes hold each segment's ends and midpoint, and prove it whole."""
+    geometry, centers, radii = fit_one_mesh(tmp_path, name, data)
     [segments] = [p for p in geometry.patches if p.kind == "segment"]
     ends = segments.params
     for point in (ends[:, 0], ends[:, 1], ends.mean(axis=1)):
@@ -201,32 +209,3 @@ def test_a_collision_dae_with_a_float_array_over_10_mb_is_read() -> None:
     mesh = Mesh("link_1.dae", "meshes/link_1.dae")
     tri = mesh_triangles(padded, mesh, "robots/abb_irb2400/meshes/link_1.dae")
     assert tri.shape[1:] == (3, 3) and len(tri) > 100
-
-
-# A non-planar OBJ quad: trimesh splits it at its 1-3 diagonal, Tesseract's reader (assimp's
-# triangulation) at 2-4, since corner 2 is concave by its angle test. Four spheres the fitter
-# made and the proof passed (against trimesh's triangles):
-TENT_OBJ = b"v 0 0 0\nv 0.1 0.08 0.02\nv 0.2 0 0\nv 0.1 0.2 0\nf 1 2 3 4\n"
-TENT_CENTERS = [
-    [0.054194, 0.036836, -0.017407],
-    [0.09221, 0.145287, -0.010845],
-    [0.156241, 0.017191, -0.003715],
-    [0.129706, 0.078127, -0.001611],
-]
-TENT_RADII = [0.070075, 0.057926, 0.048599, 0.040809]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: the proof covers trimesh's triangulation of a polygon, not assimp's",
-)
-def test_spheres_not_covering_a_non_planar_quad_as_tesseract_triangulates_it() -> None:
-    """Proven spheres leave a point of assimp's triangle (2, 4, 1) 2.5 mm outside."""
-    tri = mesh_triangles(TENT_OBJ, Mesh("x.obj", "meshes/x.obj"), "robots/r/meshes/x.obj")
-    centers, radii = np.array(TENT_CENTERS), np.array(TENT_RADII)
-    flat = Patches("flat", tri, Frame(np.eye(3), np.zeros(3)))
-    _, _, unproven, _ = prove_patches(flat, centers, radii)
-    corners = np.array([[0, 0, 0], [0.1, 0.08, 0.02], [0.2, 0, 0], [0.1, 0.2, 0]])
-    point = 0.76 * corners[1] + 0.15 * corners[3] + 0.09 * corners[0]  # on assimp's (2, 4, 1)
-    outside = float((np.linalg.norm(centers - point, axis=1) - radii).min())
-    assert unproven is not None or outside <= 0, f"proven, yet {outside * 1000:.2f} mm outside"

@@ -290,6 +290,8 @@ def _element(collision: Collision, folder: Path, display: str) -> tuple[list[Pat
         patches = [Patches("flat", tri, frame)]
         if len(parts.segments):  # lines and points: covered, they enclose nothing
             patches.append(Patches("segment", frame.apply(parts.segments), frame))
+        if len(parts.polygons):  # a non-planar polygon's every triangle: covered, not solid
+            patches.append(Patches("flat", frame.apply(parts.polygons), frame))
         return patches, solid
     if isinstance(g, Box):
         half = np.array(g.size, dtype=float) / 2

@@ -54,7 +54,7 @@ def _obj_segments(data: bytes, display: str) -> Array:
             wanted.append((number, words[0], words[1:], len(vertices)))
     ends: list[tuple[int, int]] = []
     for number, kind, corners, seen in wanted:
-        index = [_obj_index(word, seen, len(vertices)) for word in corners]
+        index = [obj_index(word, seen, len(vertices)) for word in corners]
         if any(i < 0 for i in index):
             bad = corners[index.index(-1)][:40].decode("ascii", "replace")
             raise _refuse(
@@ -68,11 +68,11 @@ def _obj_segments(data: bytes, display: str) -> Array:
             ends += [(i, i) for i in index]
         else:
             ends += list(itertools.pairwise(index))
-    coords = np.array([_obj_xyz(vertices[i]) for pair in ends for i in pair], dtype=np.float64)
+    coords = np.array([obj_xyz(vertices[i]) for pair in ends for i in pair], dtype=np.float64)
     return coords.reshape(-1, 2, 3)
 
 
-def _obj_index(word: bytes, seen: int, count: int) -> int:
+def obj_index(word: bytes, seen: int, count: int) -> int:
     """The 0-based vertex a corner (`v`, `v/vt`, `v//vn`, `v/vt/vn`) names; -1 if none."""
     text = word.split(b"/")[0]
     if not text.lstrip(b"+-").isdigit():
@@ -83,7 +83,7 @@ def _obj_index(word: bytes, seen: int, count: int) -> int:
     return seen + value if 0 < -value <= seen else -1
 
 
-def _obj_xyz(words: list[bytes]) -> list[float]:
+def obj_xyz(words: list[bytes]) -> list[float]:
     """A vertex's x y z as trimesh reads them (the nearest doubles); NaN where unreadable."""
     out = []
     for word in [*words, b"nan", b"nan"][:3]:

@@ -1,11 +1,11 @@
-"""A collision mesh file's triangles (read with trimesh) and its lines and points (loose.py):
-URDF scale and COLLADA unit applied."""
+"""A collision mesh file's triangles (read with trimesh), its lines and points (loose.py) and
+the triangles of its non-planar polygons (polygons.py): URDF scale and COLLADA unit applied."""
 
 from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -13,17 +13,20 @@ import trimesh
 
 from pipeline.findings import ContractError, Finding
 from pipeline.spheres.loose import loose_segments
+from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
 
 
 @dataclass(frozen=True)
 class MeshParts:
-    """A collision mesh in its local frame, URDF scale applied: triangles (N, 3, 3) and the
-    segments (M, 2, 3) of its lines and points (a point: two equal ends)."""
+    """A collision mesh in its local frame, URDF scale applied: triangles (N, 3, 3), the
+    segments (M, 2, 3) of its lines and points (a point: two equal ends), and every triangle of
+    three corners of each non-planar polygon (K, 3, 3): surface to cover, not solid."""
 
     triangles: np.ndarray
     segments: np.ndarray
+    polygons: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
 
     def points(self) -> np.ndarray:
         """Every corner and end (K, 3)."""
@@ -63,6 +66,7 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     tri = tri * unit
     with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
         segments = loose_segments(data, suffix, loaded, display) * unit
+        polygons = mesh_polygons(data, suffix, loaded, display)
     # trimesh gives 2-D corners when one OBJ vertex has two numbers (mesh_bytes refuses that
     # file in the urdf step; `pipeline spheres verify` reads the sources without it)
     empty = tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3
@@ -106,7 +110,8 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
                 )
             ]
         )
-    return MeshParts(tri, segments)
+    factor = unit * np.array(mesh.scale, dtype=float)
+    return MeshParts(tri, segments, polygon_triangles(polygons, factor, display))
 
 
 def _collada_unit(loaded: object, display: str) -> float:
