@@ -4,18 +4,21 @@ covered (any consumer's triangulation), or the face is refused (polygon_not_plan
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pipeline.findings import ContractError
+from pipeline.spheres.build import build_spheres, verify
 from pipeline.spheres.geometry import Frame, Patches, rpy_matrix
 from pipeline.spheres.polygons import MAX_CORNERS
 from pipeline.spheres.prove import prove_patches
 from pipeline.spheres.triangles import mesh_parts
-from pipeline.urdf import Mesh
-from tests.test_spheres_triangles import TETRA_PLY, _dae, fit_one_mesh
+from pipeline.strict_json import dump_json
+from pipeline.urdf import Mesh, load_robot
+from tests.test_spheres_triangles import FAST, TETRA_PLY, URDF, _dae, fit_one_mesh
 
 # A non-planar OBJ quad: trimesh splits it at its 1-3 diagonal, Tesseract's reader (assimp's
 # triangulation) at 2-4, since corner 2 is concave by its angle test. Four spheres the fitter
@@ -146,3 +149,30 @@ def test_polygon_not_planar_covered_by_the_written_spheres(
     assert [len(p) for p in flat] == [len(geometry.solids[0].triangles), 4]
     assert all(prove_patches(p, centers, radii)[2] is None for p in flat)
     assert len(geometry.solids[0].triangles) == {"x.obj": 2, "x.ply": 3}[name]  # not the four
+
+
+def test_polygon_not_planar_kept_spheres_the_proof_now_refuses_are_refitted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spheres fitted before the proof covered every triangulation keep their geometry digest
+    (same mesh bytes): the build refits that link rather than stopping on its own output."""
+    folder = tmp_path / "robots" / "r"
+    (folder / "meshes").mkdir(parents=True)
+    (folder / "meshes" / "x.obj").write_bytes(TENT_OBJ)
+    plain = URDF.format(name="x.obj").replace(' scale="0.01 0.01 0.01"', "")
+    (folder / "robot.urdf").write_text(plain.replace('xyz="0.1 0.2 0" rpy="0 0.3 0.5"', ""))
+    (folder / "spheres.settings.json").write_text(json.dumps(FAST))
+    robot = load_robot(folder, tmp_path)
+    built, _ = build_spheres(robot, folder, tmp_path, None)
+    document = json.loads(built)
+    document["links"]["a"]["spheres"] = [
+        {"center": c, "radius": r} for c, r in zip(TENT_CENTERS, TENT_RADII, strict=True)
+    ]
+    old = dump_json(document)  # the tent's spheres, proven against trimesh's split alone
+    with monkeypatch.context() as before:
+        before.setattr("pipeline.spheres.triangles.mesh_polygons", lambda *args: [])
+        assert verify(robot, folder, old, samples=0).ok
+    assert not verify(robot, folder, old, samples=0).ok
+    new, report = build_spheres(robot, folder, tmp_path, old)
+    assert (report.fitted, report.restamped, report.current) == (("a",), (), ())
+    assert verify(robot, folder, new, samples=0).ok

@@ -28,6 +28,7 @@ from pipeline.spheres.provenance import (
     CURRENT,
     REFIT,
     RESTAMP,
+    Sources,
     link_status,
     parse_previous,
     read_sources,
@@ -77,35 +78,60 @@ def build_spheres(
     old = parse_previous(previous, FILE)
     decided = link_status(sources, old)
     refit = [name for name, state in decided.items() if state == REFIT]
-    # Links with the same collision elements (a mesh file shared by the fingers of a hand, the
-    # feet of a quadruped) and the same parameters get the same spheres: the fit is a
-    # function of those alone, so each is fitted once.
+    fitted = _fit(robot, robot_folder, sources, refit, workers)
+    data = _document(robot, sources, decided, fitted, old)
+    report = verify(robot, robot_folder, data, samples=0)
+    # A kept link's spheres that the proof no longer accepts (the proof was made stricter since
+    # they were fitted: far-out rounding, non-planar polygons) are fitted again, not refused:
+    # their geometry digest still matches, and a build must not stop on what it made itself.
+    unproven = [c.link for c in report.links if not c.proven and c.link not in fitted]
+    if unproven:
+        fitted |= _fit(robot, robot_folder, sources, unproven, workers)
+        data = _document(robot, sources, decided, fitted, old)
+        report = verify(robot, robot_folder, data, samples=0)
+    raise_if_errors(list(report.findings))
+    refit += unproven
+    return data, SpheresReport(
+        tuple(refit),
+        tuple(n for n, s in decided.items() if s == RESTAMP and n not in unproven),
+        tuple(n for n, s in decided.items() if s == CURRENT and n not in unproven),
+    )
+
+
+def _fit(
+    robot: Robot, folder: Path, sources: Sources, names: list[str], workers: int
+) -> dict[str, list[dict[str, Any]]]:
+    """The spheres of each named link, fitted; links with the same collision elements (a mesh
+    shared by the fingers of a hand, the feet of a quadruped) and parameters are fitted once."""
     collisions = {link.name: link.collisions for link in robot.links}
     alike: dict[tuple[Any, ...], list[str]] = {}
-    for name in refit:
+    for name in names:
         alike.setdefault(_fit_input(collisions[name], sources.params[name]), []).append(name)
     jobs = [
-        (robot, robot_folder, sources.folder_display, names[0], sources.params[names[0]])
-        for names in alike.values()
+        (robot, folder, sources.folder_display, group[0], sources.params[group[0]])
+        for group in alike.values()
     ]
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
             first = dict(pool.map(_fit_one, jobs))
     else:
         first = dict(_fit_one(job) for job in jobs)
-    fitted = {name: first[names[0]] for names in alike.values() for name in names}
+    return {name: first[group[0]] for group in alike.values() for name in group}
+
+
+def _document(
+    robot: Robot,
+    sources: Sources,
+    decided: dict[str, str],
+    fitted: dict[str, Any],
+    old: dict[str, Any] | None,
+) -> bytes:
+    """The canonical bytes of spheres.json: fitted links' new spheres, the others' kept ones."""
     links: dict[str, dict[str, Any]] = {}
     for name in decided:
         spheres = fitted[name] if name in fitted else old["links"][name]["spheres"]  # type: ignore[index]
         links[name] = {"spheres": spheres, "provenance": sources.link_provenance(name)}
-    data = document_bytes(robot.name, sources.made_from(), links)
-    report = verify(robot, robot_folder, data, samples=0)
-    raise_if_errors(list(report.findings))
-    return data, SpheresReport(
-        tuple(refit),
-        tuple(n for n, s in decided.items() if s == RESTAMP),
-        tuple(n for n, s in decided.items() if s == CURRENT),
-    )
+    return document_bytes(robot.name, sources.made_from(), links)
 
 
 def verify(
