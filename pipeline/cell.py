@@ -27,12 +27,13 @@ from pipeline.stamps import STAMP_ROOT, changed_outputs, read_stamp, sha256_byte
 from pipeline.strict_io import (
     JSON_LIMIT,
     MESH_LIMIT,
-    atomic_write,
+    atomic_write_all,
     case_collisions,
     is_utf8,
     read_bytes,
     read_regular,
     require_source,
+    write_fix,
 )
 from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
@@ -382,6 +383,24 @@ def package_cell(root: Path, cell_id: str) -> str:
                 )
             ]
         )
-    atomic_write(root / "dist" / f"{cell_id}.tar.gz", bundle)
-    atomic_write(root / "dist" / f"{cell_id}.identity", f"{identity}\n".encode())
+    bundle_path = f"dist/{cell_id}.tar.gz"
+    try:  # both or neither: a bundle beside the identity of another is worse than the old pair
+        atomic_write_all(
+            {
+                root / bundle_path: bundle,
+                root / "dist" / f"{cell_id}.identity": f"{identity}\n".encode(),
+            }
+        )
+    except OSError as exc:  # a full disk, a read-only dist/: a finding, not a traceback
+        raise ContractError(
+            [
+                Finding(
+                    "output_unwritable",
+                    bundle_path,
+                    "",
+                    f"cannot be written: {exc.strerror or exc}",
+                    write_fix(exc, "dist/"),
+                )
+            ]
+        ) from None
     return identity

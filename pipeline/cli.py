@@ -391,6 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ContractError as exc:
         print(render(exc.findings, as_json=args.json), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, not the stack; outputs are written atomically
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # the reader (`| head`) stopped reading: not an error of ours, and no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

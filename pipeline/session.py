@@ -40,10 +40,11 @@ def _say(message: str) -> None:
 
 
 def leftover_temps(root: Path, in_build: bool = True) -> list[Path]:
-    """Temporary files an interrupted write left: the local caches', and (`in_build`) build/'s."""
+    """Temporary files an interrupted write left: the local caches' and doit's database's, and
+    (`in_build`) build/'s."""
     found = [
         p
-        for name in (CACHE_NAME, RECORD_NAME)
+        for name in (CACHE_NAME, RECORD_NAME, DEP_FILE)
         for p in root.glob(f"{name}.*.tmp")
         if not p.is_dir()
     ]
@@ -79,7 +80,14 @@ def repair_doit_db(root: Path, dep_file: str) -> bool:
         raise SystemExit(2)
     if _parses(path):
         return False
-    path.unlink(missing_ok=True)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:  # a read-only checkout, a file mounted there: say it, no traceback
+        _say(
+            f"{dep_file} could not be read (a run was interrupted while writing it) and cannot "
+            f"be removed ({exc.strerror or exc}); remove it (it is only a cache) and run again"
+        )
+        raise SystemExit(2) from None
     _say(
         f"{dep_file} could not be read (a run was interrupted while writing it); removed it. "
         "It is only a cache: build/stamps/ decide what is current, "

@@ -24,7 +24,14 @@ from pathlib import Path
 from pipeline.digests import Digests
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.gitindex import tracks_file_mode
-from pipeline.strict_io import EXECUTE_BITS, JSON_LIMIT, atomic_write, is_utf8, read_regular
+from pipeline.strict_io import (
+    EXECUTE_BITS,
+    JSON_LIMIT,
+    atomic_write,
+    is_utf8,
+    read_regular,
+    write_fix,
+)
 from pipeline.strict_json import dump_json
 
 STAMP_ROOT = "build/stamps"
@@ -214,7 +221,7 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
                         path,
                         "",
                         f"cannot be written: {exc.strerror or exc}",
-                        "make build/ writable (its folders and files) and run again",
+                        write_fix(exc, "build/ (its folders and files)"),
                     )
                 ]
             ) from None

@@ -6,6 +6,7 @@ strict_xml.py.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -202,6 +203,49 @@ def atomic_write(path: Path, data: bytes) -> bool:
     return True
 
 
+def atomic_write_all(files: dict[Path, bytes]) -> None:
+    """Write files that belong together (a bundle and its identity): all of them or none.
+
+    Each is staged as a temporary file in its folder; only when every one is staged are they
+    renamed into place (a rename needs no space), so a full disk leaves the old set whole.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, 0o644)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+
+
+# what to do when the system refuses a write, by errno (the default: permissions)
+_WRITE_FIXES = {
+    errno.ENOSPC: "free space on the disk that holds it and run again",
+    errno.EDQUOT: "free space within your disk quota and run again",
+    errno.EFBIG: "raise the file-size limit (`ulimit -f`) and run again",
+    errno.EMFILE: "raise the open-file limit (`ulimit -n`) and run again",
+    errno.ENFILE: "close other programs (the system's open-file table is full) and run again",
+    errno.ENOMEM: "free memory or raise the memory limit (`ulimit -v`) and run again",
+}
+
+
+def write_fix(exc: OSError, writable: str) -> str:
+    """How to fix a refused write: free space, raise a limit, or make `writable` writable."""
+    fix = _WRITE_FIXES.get(exc.errno or 0)
+    return fix or f"make {writable} writable and run again"
+
+
 def write_output(path: Path, data: bytes) -> bool:
     """atomic_write to a path the user named: a refusal by the system is a finding, not a crash."""
     try:
@@ -213,5 +257,5 @@ def write_output(path: Path, data: bytes) -> bool:
             path.as_posix(),
             "",
             f"cannot be written: {reason}",
-            "name a file in a folder you can create and write to",
+            _WRITE_FIXES.get(exc.errno or 0, "name a file in a folder you can create and write to"),
         ) from None

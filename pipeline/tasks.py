@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from doit.cmd_base import Command, opt_depfile
-from doit.dependency import FileChangedChecker
+from doit.dependency import FileChangedChecker, JsonDB
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
+from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
 from pipeline.digests import COPY_BUDGET, Digests, stat_signature
+from pipeline.failures import WorkerDied, install_handlers, save_by_rename, system_finding
 from pipeline.lock import BuildLock
 from pipeline.outputs import OutputRecord
 from pipeline.plan import cell_ids, plan
@@ -150,6 +152,9 @@ def _action(root: Path, step: Step) -> ContractFailure | None:
         run_step(root, step, _known_digests(str(root)))
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
+    except (OSError, MemoryError, WorkerDied) as exc:  # EMFILE, ulimit -v: one line
+        where = (*step.targets, step.stamp)[0]
+        return ContractFailure(render([system_finding(root, step.name, where, exc)]))
     return None
 
 
@@ -185,6 +190,7 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     """One doit run in one checkout: its build lock (held until exit), its steps and graph."""
     refuse_other_backend(command_line_choice("backend"))
     lock = open_session(root, command_line_choice("dep_file") or DOIT_CONFIG["dep_file"])
+    install_handlers()
     # registered first, so it runs last: after doit wrote its database and the digests are saved
     atexit.register(lock.finish)
     steps = plan(root)
@@ -201,8 +207,20 @@ def doit_config() -> dict[str, Any]:
     return DOIT_CONFIG
 
 
+def guard_database(manager: Any) -> None:
+    """doit writes its JSON database in place (a full disk tore it): have it save by a rename."""
+    if isinstance(backend := getattr(manager, "backend", None), JsonDB):
+        save_by_rename(backend)
+
+
+def _loaded(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[str, Any]]]]:
+    """The session, once doit loads tasks (its database is open by then, not yet earlier)."""
+    guard_database(Globals.dep_manager)
+    return _session(root)
+
+
 def _group(stage: str) -> Iterator[dict[str, Any]]:
-    yield from _session(Path.cwd())[2].get(stage, [])
+    yield from _loaded(Path.cwd())[2].get(stage, [])
 
 
 def task_cellbuild() -> Iterator[dict[str, Any]]:
@@ -229,6 +247,9 @@ def _package(root: Path, cell_id: str) -> ContractFailure | dict[str, str]:
         identity = package_cell(root, cell_id)
     except ContractError as exc:
         return ContractFailure(render(exc.findings))
+    except (OSError, MemoryError) as exc:
+        where = f"dist/{cell_id}.tar.gz"
+        return ContractFailure(render([system_finding(root, f"cell:{cell_id}", where, exc)]))
     print(f"{cell_id}: dist/{cell_id}.tar.gz {identity}")
     # doit keeps what an action returns: the next run compares the bundle's bytes with it
     return {"bundle": _bundle_digest(root, cell_id)}
@@ -266,7 +287,7 @@ PACKAGE_CODE = ("pipeline/archive.py",)
 def task_cell() -> Iterator[dict[str, Any]]:
     """Package a compiled cell as dist/<cell_id>.tar.gz and print its bundle identity."""
     root = Path.cwd()
-    _session(root)  # the build lock, as for every other group
+    _loaded(root)  # the build lock, as for every other group
     for cell_id in cell_ids(root):
         yield {
             "name": cell_id,
@@ -313,7 +334,7 @@ def task_prune() -> dict[str, Any]:
     from pipeline.prune import orphan_stamps
 
     root = Path.cwd()
-    steps = _session(root)[1]
+    steps = _loaded(root)[1]
     return {
         "actions": [(_prune, [root, steps])],
         "uptodate": [not orphan_stamps(root, steps)],

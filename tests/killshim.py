@@ -2,10 +2,11 @@
 
 The events, in the order a build meets them: every write into an atomic_write temporary file
 (`tmp-write`, killed after half the bytes), every rename into place (`replace`, killed before it;
-`replaced`, killed after it), and doit's database dump (`db-dump`, killed after half the bytes,
-as doit writes it in place). The shim also logs, without counting, when doit opens its database
-(`db-open`). Each event is appended to LOG as `pid index kind path` before it happens, so a test
-knows where the build stopped and whether two runs interleaved. N < 0 counts without killing.
+`replaced`, killed after it), and doit's database dump (`db-dump`, killed after half the bytes
+of its temporary file: doit saves it through pipeline.failures.save_database). The
+shim also logs, without counting, when doit opens its database (`db-open`). Each event is
+appended to LOG as `pid index kind path` before it happens, so a test knows where the build
+stopped and whether two runs interleaved. N < 0 counts without killing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 from doit import dependency
 from doit.doit_cmd import DoitMain
+
+from pipeline import failures
 
 
 class Shim:
@@ -70,7 +73,8 @@ class _HalfWriter:
 def install(shim: Shim) -> None:
     """Patch the write paths a build takes."""
     real_fdopen, real_replace = os.fdopen, os.replace
-    real_init, real_dump = dependency.JsonDB.__init__, dependency.JsonDB.dump
+    real_init = dependency.JsonDB.__init__
+    real_save = failures.save_database
 
     def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
         handle = real_fdopen(fd, *args, **kwargs)
@@ -88,19 +92,18 @@ def install(shim: Shim) -> None:
         shim.note("db-open", name)
         real_init(self, name, *args, **kwargs)
 
-    def dump(self: Any) -> None:
-        if shim.event("db-dump", self.name):
-            text = self.codec.encode(self._db)
-            with open(self.name, "w", encoding="utf-8") as handle:
+    def save(name: str, text: str) -> None:
+        if shim.event("db-dump", name):
+            with open(f"{name}.{os.getpid()}.tmp", "w", encoding="utf-8") as handle:
                 handle.write(text[: len(text) // 2])
                 handle.flush()
             shim.die()
-        real_dump(self)
+        real_save(name, text)
 
     os.fdopen = fdopen  # type: ignore[assignment]
     os.replace = replace
     dependency.JsonDB.__init__ = init  # type: ignore[method-assign]
-    dependency.JsonDB.dump = dump  # type: ignore[method-assign]
+    failures.save_database = save
 
 
 def main(argv: list[str]) -> int:

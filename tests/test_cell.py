@@ -493,3 +493,27 @@ def test_a_fifo_as_machine_json_is_refused_without_blocking(project: Path) -> No
     )
     assert "Traceback" not in result.stdout + result.stderr
     assert tree_bytes(project / "build") == before
+
+
+def test_output_unwritable_when_packaging_leaves_the_previous_bundle_and_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full dist/ disk was a traceback, and could leave a new bundle beside an old identity."""
+    root = copy_repo(tmp_path)
+    package_cell(root, "iiwa_bench")
+    (root / "dist/iiwa_bench.identity").write_text("sha256:old\n")
+    before = tree_bytes(root / "dist")
+    synced: list[int] = []
+
+    def full_on_the_second_file(fd: int) -> None:
+        synced.append(fd)
+        if len(synced) == 2:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pipeline.strict_io.os.fsync", full_on_the_second_file)
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("output_unwritable", "dist/iiwa_bench.tar.gz")
+    assert finding.hint == "free space on the disk that holds it and run again"
+    assert tree_bytes(root / "dist") == before  # both old, and no temporary file

@@ -165,3 +165,16 @@ def test_a_file_that_is_not_a_bundle_is_bad_archive(
     monkeypatch.chdir(tmp_path)
     assert main(["bundle-identity", "x.tar.gz"]) == 2
     assert capsys.readouterr().err.startswith("x.tar.gz: bad_archive: is not a cell bundle (")
+
+
+def test_interrupted_command_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C during `pipeline check` printed a traceback."""
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("pipeline.cli.cmd_check", interrupted)
+    assert main(["check"]) == 130
+    assert capsys.readouterr().err == "pipeline: interrupted\n"

@@ -116,6 +116,23 @@ def test_a_folder_in_place_of_the_database_is_kept_and_stops(
     assert (tmp_path / DEP_FILE).is_dir()
 
 
+def test_an_unreadable_database_that_cannot_be_removed_stops_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A torn .doit.db on a read-only mount stopped the run with a traceback."""
+    (tmp_path / DEP_FILE).write_bytes(TORN_DB)
+
+    def busy(self: Path, missing_ok: bool = False) -> None:
+        raise OSError(16, "Device or resource busy")
+
+    monkeypatch.setattr(Path, "unlink", busy)
+    with pytest.raises(SystemExit) as exc:
+        repair_doit_db(tmp_path, DEP_FILE)
+    assert exc.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "cannot be removed (Device or resource busy); remove it" in line
+
+
 def test_a_session_holds_the_lock_until_it_finishes(tmp_path: Path) -> None:
     with open_session(tmp_path) as lock:
         assert (tmp_path / LOCK_NAME).read_text() == MARK

@@ -161,6 +161,29 @@ def test_output_unwritable_is_a_finding_naming_the_file(
     assert "Permission denied" in finding.message
 
 
+@pytest.mark.parametrize(
+    ("code", "fix"),
+    [
+        (28, "free space on the disk that holds it"),  # ENOSPC
+        (27, "raise the file-size limit (`ulimit -f`)"),  # EFBIG
+        (30, "make build/ (its folders and files) writable"),  # EROFS
+    ],
+)
+def test_output_unwritable_says_what_to_do_for_the_cause(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, code: int, fix: str
+) -> None:
+    """A full disk was answered with "make build/ writable"."""
+
+    def refuse_write(path: Path, data: bytes) -> bool:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr("pipeline.stamps.atomic_write", refuse_write)
+    with pytest.raises(ContractError) as exc:
+        run_step(tree, Step("t:x", "doc", ("src/in.txt",), Maker({"build/out.txt": b"made"})))
+    [finding] = exc.value.findings
+    assert (finding.code, finding.hint) == ("output_unwritable", f"{fix} and run again")
+
+
 def test_a_stamp_git_checked_out_with_crlf_line_endings_is_still_read(tree: Path) -> None:
     step = Step("t:x", "doc", ("src/in.txt",), Maker({"build/out.txt": b"made"}))
     run_step(tree, step)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.failures import WorkerDied
 from pipeline.findings import ContractError, raise_if_errors
 from pipeline.spheres.checks import (
     EXCESS_SAMPLES,
@@ -112,8 +114,11 @@ def _fit(
         for group in alike.values()
     ]
     if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            first = dict(pool.map(_fit_one, jobs))
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+                first = dict(pool.map(_fit_one, jobs))
+        except BrokenProcessPool:  # a worker killed (out of memory): said, not a traceback
+            raise WorkerDied from None
     else:
         first = dict(_fit_one(job) for job in jobs)
     return {name: first[group[0]] for group in alike.values() for name in group}

@@ -1,0 +1,140 @@
+"""When the machine fails under a build (a full disk, a limit, memory, Ctrl-C): one line each.
+
+Bad input is a ContractError raised where the rule lives; what the system refuses while a step
+runs (EMFILE on opening a source, MemoryError in a sphere fit, ENOSPC on doit's own database) is
+caught at the edge, here, and said in one line naming the file, what failed and what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import signal
+import sys
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from pipeline.findings import Finding
+from pipeline.strict_io import write_fix
+
+# exit status of a run stopped by SIGTERM, as the shell reports a process killed by it
+TERMINATED_STATUS = 128 + signal.SIGTERM
+INTERRUPTED = "interrupted"
+
+
+def system_fix(exc: OSError) -> str:
+    """What to do when the system refused an operation a step needed."""
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "check the permissions of the file and its folders and run again"
+    return write_fix(exc, "the file and its folders")
+
+
+def repo_relative(root: Path, name: object) -> str | None:
+    """A path an OSError names, relative to the checkout; None when it is outside or none."""
+    if not isinstance(name, str):
+        return None
+    full = os.path.abspath(os.path.join(root, name))
+    base = os.path.join(os.path.abspath(root), "")
+    return Path(full[len(base) :]).as_posix() if full.startswith(base) else None
+
+
+class WorkerDied(RuntimeError):
+    """A worker process of a step was killed (the out-of-memory killer, a signal)."""
+
+
+def system_finding(
+    root: Path, step: str, where: str, exc: OSError | MemoryError | WorkerDied
+) -> Finding:
+    """The one line of a step the system stopped; `where` is its output when no file is named."""
+    if isinstance(exc, WorkerDied):
+        return Finding(
+            "worker_died",
+            where,
+            "",
+            f"{step} stopped: one of its worker processes was killed (out of memory, a signal)",
+            "free memory (the kernel's log names what killed it) and run again",
+        )
+    if isinstance(exc, MemoryError):
+        return Finding(
+            "out_of_memory",
+            where,
+            "",
+            f"{step} ran out of memory",
+            "free memory or raise the memory limit (`ulimit -v`) and run again",
+        )
+    return Finding(
+        "system_refused",
+        repo_relative(root, exc.filename) or where,
+        "",
+        f"{step} stopped: the system refused an operation ({exc.strerror or exc})",
+        system_fix(exc),
+    )
+
+
+def save_database(name: str, text: str) -> None:
+    """Write doit's database through a rename: a full disk keeps the previous one whole.
+
+    doit writes it in place, so a refused write left it torn (and a traceback, exit 3). A
+    refusal is one line and exit status 2; the database is only a cache (build/stamps/ decide
+    what is current), so the previous one stays usable.
+    """
+    tmp = f"{name}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, name)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        print(
+            f"doit: {name}: system_refused: doit's database cannot be written "
+            f"({exc.strerror or exc}), the previous one is kept; {system_fix(exc)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(2) from None
+
+
+def save_by_rename(backend: Any) -> None:
+    """Have a doit JSON database backend save itself through save_database (once)."""
+    if not isinstance(backend.dump, functools.partial):
+        backend.dump = functools.partial(_dump, backend)
+
+
+def _dump(backend: Any) -> None:
+    save_database(backend.name, backend.codec.encode(backend._db))
+
+
+def terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM handler: stop the run as Ctrl-C does (a temporary file is removed, not left)."""
+    print(f"doit: terminated; {_RESUME}", file=sys.stderr, flush=True)
+    raise SystemExit(TERMINATED_STATUS)
+
+
+_RESUME = "each output is whole (as it was or as it will be); run `doit` again to finish"
+
+
+def quiet_interrupt(
+    kind: type[BaseException], value: BaseException, trace: TracebackType | None
+) -> None:
+    """sys.excepthook of a doit run: Ctrl-C is one line, not doit's stack (exit status 130)."""
+    if issubclass(kind, KeyboardInterrupt):
+        print(f"doit: {INTERRUPTED}; {_RESUME}", file=sys.stderr, flush=True)
+        return
+    sys.__excepthook__(kind, value, trace)
+
+
+def install_handlers() -> None:
+    """Ctrl-C and SIGTERM end this doit run with one line (only in its main thread)."""
+    sys.excepthook = quiet_interrupt
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminate)
+        # a forked worker (the spheres pool, doit -n) dies of SIGTERM quietly; its parent speaks
+        os.register_at_fork(after_in_child=_default_sigterm)
+
+
+def _default_sigterm() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
