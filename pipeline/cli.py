@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from pipeline.failures import WorkerDied, system_finding
 from pipeline.findings import ContractError, Finding, render
 
 Command = Callable[[argparse.Namespace], int]
@@ -398,3 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader (`| head`) stopped reading: not an error of ours, and no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except (OSError, MemoryError, WorkerDied) as exc:  # `ulimit -n`, `ulimit -v`: one line
+        found = system_finding(Path.cwd(), parser.prog, parser.prog, exc)
+        print(render([found], as_json=args.json), file=sys.stderr)
+        return 2

@@ -178,3 +178,31 @@ def test_interrupted_command_is_one_line_and_exit_130(
     monkeypatch.setattr("pipeline.cli.cmd_check", interrupted)
     assert main(["check"]) == 130
     assert capsys.readouterr().err == "pipeline: interrupted\n"
+
+
+@pytest.mark.parametrize(
+    ("exc", "line"),
+    [
+        (MemoryError(), "pipeline: out_of_memory: pipeline ran out of memory; free memory"),
+        (
+            OSError(24, "Too many open files"),
+            "pipeline: system_refused: pipeline stopped: the system refused an operation (Too "
+            "many open files); raise the open-file limit",
+        ),
+    ],
+)
+def test_out_of_memory_and_system_refused_in_a_command_are_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    exc: BaseException,
+    line: str,
+) -> None:
+    """`pipeline spheres verify` under `ulimit -v` printed a MemoryError traceback."""
+
+    def failing(args: object) -> int:
+        raise exc
+
+    monkeypatch.setattr("pipeline.cli.cmd_check", failing)
+    assert main(["check"]) == 2
+    [printed] = capsys.readouterr().err.splitlines()
+    assert printed.startswith(line)
