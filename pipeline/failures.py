@@ -7,15 +7,12 @@ caught at the edge, here, and said in one line naming the file, what failed and 
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import functools
 import os
 import signal
 import sys
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
 
 from pipeline.findings import Finding
 from pipeline.strict_io import write_fix
@@ -72,40 +69,6 @@ def system_finding(
         f"{step} stopped: the system refused an operation ({exc.strerror or exc})",
         system_fix(exc),
     )
-
-
-def save_database(name: str, text: str) -> None:
-    """Write doit's database through a rename: a full disk keeps the previous one whole.
-
-    doit writes it in place, so a refused write left it torn (and a traceback, exit 3). A
-    refusal is one line and exit status 2; the database is only a cache (build/stamps/ decide
-    what is current), so the previous one stays usable.
-    """
-    tmp = f"{name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, name)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        print(
-            f"doit: {name}: system_refused: doit's database cannot be written "
-            f"({exc.strerror or exc}), the previous one is kept; {system_fix(exc)}",
-            file=sys.stderr,
-            flush=True,
-        )
-        raise SystemExit(2) from None
-
-
-def save_by_rename(backend: Any) -> None:
-    """Have a doit JSON database backend save itself through save_database (once)."""
-    if not isinstance(backend.dump, functools.partial):
-        backend.dump = functools.partial(_dump, backend)
-
-
-def _dump(backend: Any) -> None:
-    save_database(backend.name, backend.codec.encode(backend._db))
 
 
 def terminate(signum: int, frame: FrameType | None) -> None:

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import atexit
 import functools
-import json
 import os
-import pprint
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from doit.cmd_base import Command, opt_depfile
-from doit.dependency import FileChangedChecker, JsonDB
+from doit.dependency import FileChangedChecker
 from doit.exceptions import TaskError, TaskFailed, UnmetDependency
 from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
 from pipeline.digests import COPY_BUDGET, Digests, stat_signature
-from pipeline.failures import WorkerDied, install_handlers, save_by_rename, system_finding
+from pipeline.doitdb import guard_database
+from pipeline.failures import WorkerDied, install_handlers, system_finding
 from pipeline.lock import BuildLock
 from pipeline.outputs import OutputRecord
 from pipeline.plan import cell_ids, plan
@@ -207,12 +204,6 @@ def doit_config() -> dict[str, Any]:
     return DOIT_CONFIG
 
 
-def guard_database(manager: Any) -> None:
-    """doit writes its JSON database in place (a full disk tore it): have it save by a rename."""
-    if isinstance(backend := getattr(manager, "backend", None), JsonDB):
-        save_by_rename(backend)
-
-
 def _loaded(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[str, Any]]]]:
     """The session, once doit loads tasks (its database is open by then, not yet earlier)."""
     guard_database(Globals.dep_manager)
@@ -375,38 +366,3 @@ def task_manifest() -> Iterator[dict[str, Any]]:
 def task_index() -> Iterator[dict[str, Any]]:
     """Record every description's identity and file count in build/index.json."""
     yield from _group("index")
-
-
-class DumpDB(Command):  # type: ignore[misc]
-    """`doit dumpdb` for the json backend this project pins (doit's own opens dbm files only).
-
-    pyproject.toml names it as doit's `dumpdb` command plugin ([tool.doit.plugins.command]).
-    """
-
-    name = "dumpdb"
-    doc_purpose = "dump dependency DB"
-    doc_usage = ""
-    doc_description = None
-    cmd_options = (opt_depfile,)
-
-    def execute(self, opt_values: Mapping[str, Any], pos_args: list[str]) -> int:
-        """Print each task's saved state, one `task -> state` entry per task; 2 if unreadable."""
-        path = str(opt_values["dep_file"])
-        try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-            if not isinstance(data, dict):
-                raise ValueError(path)
-        except FileNotFoundError:
-            print(f"doit: {path} does not exist yet: no doit run saved anything here")
-            return 0
-        except (OSError, UnicodeDecodeError, ValueError):
-            print(
-                f"doit: {path} is not a readable json database (an interrupted run?); the next "
-                "doit removes it (it is only a cache)",
-                file=sys.stderr,
-            )
-            return 2
-        for key, value in data.items():
-            print(f"{key} -> {pprint.pformat(value, indent=4, width=100)}")
-        return 0

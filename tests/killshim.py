@@ -3,7 +3,7 @@
 The events, in the order a build meets them: every write into an atomic_write temporary file
 (`tmp-write`, killed after half the bytes), every rename into place (`replace`, killed before it;
 `replaced`, killed after it), and doit's database dump (`db-dump`, killed after half the bytes
-of its temporary file: doit saves it through pipeline.failures.save_database). The
+of its temporary file: doit saves it through pipeline.doitdb.save_database). The
 shim also logs, without counting, when doit opens its database (`db-open`). Each event is
 appended to LOG as `pid index kind path` before it happens, so a test knows where the build
 stopped and whether two runs interleaved. N < 0 counts without killing.
@@ -19,7 +19,7 @@ from typing import Any
 from doit import dependency
 from doit.doit_cmd import DoitMain
 
-from pipeline import failures
+from pipeline import doitdb
 
 
 class Shim:
@@ -74,7 +74,7 @@ def install(shim: Shim) -> None:
     """Patch the write paths a build takes."""
     real_fdopen, real_replace = os.fdopen, os.replace
     real_init = dependency.JsonDB.__init__
-    real_save = failures.save_database
+    real_save = doitdb.save_database
 
     def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
         handle = real_fdopen(fd, *args, **kwargs)
@@ -103,7 +103,7 @@ def install(shim: Shim) -> None:
     os.fdopen = fdopen  # type: ignore[assignment]
     os.replace = replace
     dependency.JsonDB.__init__ = init  # type: ignore[method-assign]
-    failures.save_database = save
+    doitdb.save_database = save
 
 
 def main(argv: list[str]) -> int:

@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 from doit.dependency import Dependency, JsonDB
 
-from pipeline import failures
+from pipeline import doitdb
+from pipeline.doitdb import guard_database, save_database
 from pipeline.failures import (
     TERMINATED_STATUS,
     WorkerDied,
     quiet_interrupt,
     repo_relative,
-    save_database,
     system_finding,
     system_fix,
     terminate,
 )
 from pipeline.stamps import Step
-from pipeline.tasks import ContractFailure, _action, guard_database
+from pipeline.tasks import ContractFailure, _action
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_system_refused_saving_doits_database_keeps_the_previous_one(
     def full(src: str, dst: str) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(failures.os, "replace", full)
+    monkeypatch.setattr(doitdb.os, "replace", full)
     with pytest.raises(SystemExit) as stop:
         manager.close()
     assert stop.value.code == 2
