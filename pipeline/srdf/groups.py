@@ -43,26 +43,39 @@ def _direct(group: Group, robot: Robot) -> Contents:
     return Contents(frozenset(joints), frozenset(links))
 
 
+def _subgroups(group: Group) -> list[str]:
+    return [m.name for m in group.members if isinstance(m, SubgroupMember)]
+
+
 def subgroup_cycles(srdf: Srdf) -> list[list[str]]:
     """Each cycle of subgroup references once, as the list of group names around it."""
-    edges = {
-        g.name: [m.name for m in g.members if isinstance(m, SubgroupMember)] for g in srdf.groups()
-    }
+    # Depth-first with an explicit stack, each group explored once: recursion failed at a
+    # thousand nested subgroups, and walking every path took exponential time on a lattice.
+    edges = {g.name: _subgroups(g) for g in srdf.groups()}
     cycles: list[list[str]] = []
     seen_in_cycle: set[str] = set()
-
-    def visit(name: str, path: list[str]) -> None:
-        if name in path:
-            cycle = path[path.index(name) :]
-            if not seen_in_cycle.intersection(cycle):
-                seen_in_cycle.update(cycle)
-                cycles.append(cycle)
-            return
-        for child in edges.get(name, []):
-            visit(child, [*path, name])
-
-    for name in edges:
-        visit(name, [])
+    done: set[str] = set()
+    for start in edges:
+        if start in done:
+            continue
+        path, at = [start], {start: 0}
+        todo = [iter(edges[start])]
+        while todo:
+            child = next(todo[-1], None)
+            if child is None:
+                todo.pop()
+                finished = path.pop()
+                del at[finished]
+                done.add(finished)
+            elif child in at:
+                cycle = path[at[child] :]
+                if not seen_in_cycle.intersection(cycle):
+                    seen_in_cycle.update(cycle)
+                    cycles.append(cycle)
+            elif child in edges and child not in done:
+                at[child] = len(path)
+                path.append(child)
+                todo.append(iter(edges[child]))
     return cycles
 
 
@@ -70,26 +83,27 @@ def expand(srdf: Srdf, robot: Robot) -> dict[str, Contents]:
     """Contents of every group by name; subgroup cycles and unknown names are skipped."""
     groups = {g.name: g for g in reversed(srdf.groups())}  # the first of a duplicate name wins
     out: dict[str, Contents] = {}
-
-    def contents(name: str, stack: tuple[str, ...]) -> Contents:
-        if name in out:
-            return out[name]
-        group = groups[name]
-        result = _direct(group, robot)
-        joints, links = set(result.joints), set(result.links)
-        for member in group.members:
-            if (
-                isinstance(member, SubgroupMember)
-                and member.name in groups
-                and member.name not in stack
-            ):
-                sub = contents(member.name, (*stack, name))
-                joints |= sub.joints
-                links |= sub.links
-        result = Contents(frozenset(joints), frozenset(links))
-        out[name] = result
-        return result
-
-    for name in groups:
-        contents(name, ())
+    for start in groups:
+        if start in out:
+            continue
+        path, on_path = [start], {start}
+        todo = [iter(_subgroups(groups[start]))]
+        while todo:
+            child = next(todo[-1], None)
+            if child is None:
+                todo.pop()
+                name = path.pop()
+                on_path.discard(name)
+                # a subgroup still on the path (a cycle) is not in `out` yet: skipped
+                direct = _direct(groups[name], robot)
+                joints, links = set(direct.joints), set(direct.links)
+                for sub in _subgroups(groups[name]):
+                    if sub in out:
+                        joints |= out[sub].joints
+                        links |= out[sub].links
+                out[name] = Contents(frozenset(joints), frozenset(links))
+            elif child in groups and child not in on_path and child not in out:
+                path.append(child)
+                on_path.add(child)
+                todo.append(iter(_subgroups(groups[child])))
     return out
