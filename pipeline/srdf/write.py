@@ -41,7 +41,9 @@ def numbers(values: tuple[float, ...]) -> str:
 
 def normalised(wxyz: Quat) -> Quat:
     """The unit quaternion of a non-zero one."""
-    norm = math.sqrt(sum(q * q for q in wxyz))
+    # hypot scales: a sum of squares underflows to 0 for 1e-200 (a division by zero) and
+    # overflows to inf for 1e200 (every component written as 0.0, no rotation at all)
+    norm = math.hypot(*wxyz)
     return (wxyz[0] / norm, wxyz[1] / norm, wxyz[2] / norm, wxyz[3] / norm)
 
 
