@@ -39,7 +39,7 @@ def check_end_effectors(c: Checker, effectors: list[EndEffector]) -> None:
 
 
 def check_virtual(c: Checker, virtuals: list[VirtualJoint], passives: list[PassiveJoint]) -> None:
-    """Virtual joints attach the URDF root to a non-URDF frame; passive joints are URDF joints."""
+    """Virtual joints attach the URDF root to a non-URDF frame; passive joints name a joint."""
     names: set[str] = {j.name for j in c.robot.joints}
     root = c.robot.root() if c.robot.links else ""
     for vj in virtuals:
@@ -74,14 +74,16 @@ def check_virtual(c: Checker, virtuals: list[VirtualJoint], passives: list[Passi
                 'name a frame outside the robot, e.g. parent_frame="world"',
             )
     seen: set[str] = set()
+    virtual_names = {vj.name for vj in virtuals}
     for pj in passives:
         c.unique(seen, pj.name, pj.place, "passive joint")
-        if c.robot.joint(pj.name) is None:
+        # a virtual joint may be passive (srdfdom and Tesseract's SRDF reader accept it)
+        if c.robot.joint(pj.name) is None and pj.name not in virtual_names:
             c.add(
                 "unknown_joint",
                 pj.place,
-                f"passive joint {pj.name!r} is not a URDF joint",
-                "name a URDF joint",
+                f"passive joint {pj.name!r} is neither a URDF joint nor a virtual joint",
+                "name a URDF joint or a <virtual_joint>",
             )
 
 
