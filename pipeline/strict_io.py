@@ -11,6 +11,7 @@ import fnmatch
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.findings import ContractError, Finding
@@ -178,13 +179,13 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
 EXECUTE_BITS = 0o111
 
 
-def atomic_write(path: Path, data: bytes) -> bool:
-    """Write bytes through a temporary file renamed into place; False when already equal."""
+def stage_write(path: Path, data: bytes) -> str | None:
+    """A temporary file beside `path` holding `data`, to rename into place; None when equal."""
     try:
         info = os.lstat(path)
         plain = stat.S_ISREG(info.st_mode) and not info.st_mode & EXECUTE_BITS
         if plain and path.read_bytes() == data:
-            return False
+            return None
     except OSError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,6 +196,18 @@ def atomic_write(path: Path, data: bytes) -> bool:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Write bytes through a temporary file renamed into place; False when already equal."""
+    tmp = stage_write(path, data)
+    if tmp is None:
+        return False
+    try:
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -212,14 +225,9 @@ def atomic_write_all(files: dict[Path, bytes]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, 0o644)
+            tmp = stage_write(path, data)
+            if tmp is not None:
+                staged.append((tmp, path))
         for tmp, path in staged:
             os.replace(tmp, path)
     except BaseException:
@@ -246,16 +254,54 @@ def write_fix(exc: OSError, writable: str) -> str:
     return fix or f"make {writable} writable and run again"
 
 
+def _unwritable(path: Path, exc: OSError) -> Finding:
+    return Finding(
+        "output_unwritable",
+        path.as_posix(),
+        "",
+        f"cannot be written: {exc.strerror or exc}",
+        _WRITE_FIXES.get(exc.errno or 0, "name a file in a folder you can create and write to"),
+    )
+
+
 def write_output(path: Path, data: bytes) -> bool:
     """atomic_write to a path the user named: a refusal by the system is a finding, not a crash."""
     try:
         return atomic_write(path, data)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise refusal(
-            "output_unwritable",
-            path.as_posix(),
-            "",
-            f"cannot be written: {reason}",
-            _WRITE_FIXES.get(exc.errno or 0, "name a file in a folder you can create and write to"),
-        ) from None
+        raise ContractError([_unwritable(path, exc)]) from None
+
+
+def write_outputs(outputs: Sequence[tuple[Path, bytes]]) -> list[Path]:
+    """Write paths the user named, all or none where the system allows; the changed ones.
+
+    Every file is staged beside its target before any is renamed into place, so an output
+    the system refuses (a file where its folder should be, no permission) leaves the others
+    as they were.
+    """
+    staged: list[tuple[Path, str]] = []
+    findings: list[Finding] = []
+    for path, data in outputs:
+        try:
+            if path.is_dir():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+            tmp = stage_write(path, data)
+        except OSError as exc:
+            findings.append(_unwritable(path, exc))
+            continue
+        if tmp is not None:
+            staged.append((path, tmp))
+    try:
+        if findings:
+            raise ContractError(findings)
+        for index, (path, tmp) in enumerate(staged):
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise ContractError([_unwritable(path, exc)]) from None
+            staged[index] = (path, "")
+    finally:
+        for _, tmp in staged:
+            if tmp and os.path.exists(tmp):
+                os.unlink(tmp)
+    return [path for path, _ in staged]

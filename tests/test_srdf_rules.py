@@ -450,6 +450,27 @@ def test_srdf_output_unwritable(
     assert [(f["code"], f["file"]) for f in findings] == [("output_unwritable", "out/robot.srdf")]
 
 
+@pytest.mark.parametrize("blocked", ["second", "first"])
+def test_srdf_output_unwritable_writes_no_other_output(
+    blocked: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One refused output of two: exit 2 and nothing written, as docs/srdf.md promises."""
+    (repo / "blocker").write_text("a file, not a folder")
+    (repo / "out").mkdir()
+    (repo / "out/lbr.srdf").write_text("previous output")
+    outputs = ["out/abb.srdf", "blocker/lbr.srdf"]
+    if blocked == "first":
+        outputs = ["blocker/abb.srdf", "out/lbr.srdf"]
+    sources = [SOURCE, "robots/lbr_iiwa_14_r820/srdf.py"]
+    argv = [f"{s}={o}" for s, o in zip(sources, outputs, strict=True)]
+    status, findings = run_srdf(repo, monkeypatch, capsys, *argv)
+    assert status == 2
+    blocked_output = outputs[0] if blocked == "first" else outputs[1]
+    assert [(f["code"], f["file"]) for f in findings] == [("output_unwritable", blocked_output)]
+    assert sorted(p.name for p in (repo / "out").iterdir()) == ["lbr.srdf"]  # no temporary left
+    assert (repo / "out/lbr.srdf").read_text() == "previous output"
+
+
 # Rules of the build step only (pipeline srdf may link any URDF the spec allows).
 BUILD_CASES = [("urdf_path_other_robot", "../lbr_iiwa_14_r820/robot.urdf")]
 

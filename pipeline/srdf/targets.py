@@ -8,7 +8,7 @@ from pathlib import Path
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.srdf.compile import compile_srdf
 from pipeline.srdf.generate import DEFAULT_TIMEOUT
-from pipeline.strict_io import write_output
+from pipeline.strict_io import write_outputs
 
 Target = tuple[Path, Path]
 
@@ -83,5 +83,5 @@ def compile_targets(
 
 
 def write_targets(results: Sequence[tuple[Path, bytes]]) -> list[Path]:
-    """Write each output atomically (only after every target compiled); the changed ones."""
-    return [output for output, data in results if write_output(output, data)]
+    """Write the outputs (only after every target compiled), all or none; the changed ones."""
+    return write_outputs(results)
