@@ -179,12 +179,13 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
 EXECUTE_BITS = 0o111
 
 
-def stage_write(path: Path, data: bytes) -> str | None:
-    """A temporary file beside `path` holding `data`, to rename into place; None when equal."""
+def stage_write(path: Path, data: bytes, always: bool = False) -> str | None:
+    """A temporary file beside `path` holding `data`, to rename into place; None when equal
+    (unless `always`)."""
     try:
         info = os.lstat(path)
         plain = stat.S_ISREG(info.st_mode) and not info.st_mode & EXECUTE_BITS
-        if plain and path.read_bytes() == data:
+        if plain and not always and path.read_bytes() == data:
             return None
     except OSError:
         pass
@@ -225,9 +226,7 @@ def atomic_write_all(files: dict[Path, bytes]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
-            tmp = stage_write(path, data)
-            if tmp is not None:
-                staged.append((tmp, path))
+            staged.append((str(stage_write(path, data, always=True)), path))
         for tmp, path in staged:
             os.replace(tmp, path)
     except BaseException:
