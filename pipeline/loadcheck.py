@@ -8,6 +8,7 @@ files the cell serves, and must agree with its cell.json, so a tampered cell is 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,16 +16,18 @@ from typing import Any
 from pipeline.calibration import (
     CALIBRATION_NAME,
     calibration_identity,
+    check_calibration,
     empty_document,
     kinematics_review,
     parse_calibration,
 )
 from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, MachineConfig, Pin, compiled_cell_json
+from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes, refusal
 from pipeline.strict_json import load_json, parse_json
-from pipeline.urdf import check_rules, parse_urdf
+from pipeline.urdf import Robot, check_rules, parse_urdf
 
 BLOCK = "robot_cell"
 # Header field -> the reason code when it differs from the cell.
@@ -112,6 +115,14 @@ def _compiled_problems(
     robot, findings = parse_urdf(data, urdf, cell.model_id)
     raise_if_errors(findings + check_rules(robot))
     calibration = parse_calibration(served, f"{display}/{CALIBRATION_NAME}")
+    # the served calibration obeys the rules against the served URDF and caps, as when compiled:
+    # a cell whose calibration widens a limit or names another model is not to be trusted
+    config = _served_config(folder / DESCRIPTION, f"{display}/{DESCRIPTION}", robot)
+    rules = check_calibration(
+        calibration, cell.model_id, robot, config, f"{display}/{CALIBRATION_NAME}"
+    )
+    if rules:
+        return rules
     stated = doc.get("calibration_pin")
     pin = None
     if isinstance(stated, dict) and all(isinstance(stated.get(k), str) for k in ("path", "source")):
@@ -132,6 +143,15 @@ def _compiled_problems(
         _inconsistent(display, where, found, _brief(value))
         for where, found, value in _differences(doc, want, [])
     ]
+
+
+def _served_config(description: Path, display: str, robot: Robot) -> RobotConfig | None:
+    """The description's config.json (its correction caps), or None when it serves none."""
+    path = description / CONFIG_FILE
+    if not os.path.lexists(path):
+        return None
+    name = f"{display}/{CONFIG_FILE}"
+    return config_from_bytes(read_bytes(path, name, JSON_LIMIT), robot, name)
 
 
 class _Absent:

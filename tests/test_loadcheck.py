@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import tarfile
@@ -230,3 +231,67 @@ def test_symlink_refused_a_linked_description_folder(
         " from wherever it points; replace the link with the folder itself (unpack the bundle"
         " again)"
     ]
+
+
+def _reserved(cell: Path, change: Any) -> None:
+    """Edit the served calibration, then make cell.json agree with it, as a forger would."""
+    served = cell / "machine_planning_calibration.json"
+    cal = read_doc(served)
+    change(cal)
+    data = json.dumps(cal).encode()
+    served.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    doc = read_doc(cell / "cell.json")
+    doc["calibration_identity"] = doc["robot_cell"]["calibration_identity"] = f"sha256:{digest}"
+    doc["calibration_pin"]["sha256"] = digest
+    (cell / "cell.json").write_text(json.dumps(doc))
+
+
+# the calibration rules hold for what a cell serves, not only when it is compiled: each was accepted
+SERVED_CALIBRATIONS = [
+    (
+        "calibration_model_mismatch",
+        lambda cal: cal.__setitem__("model_id", "lbr_iiwa_14_r820"),
+        "/model_id",
+    ),
+    (
+        "limit_widens",
+        lambda cal: cal["limits"]["joints"]["joint_1"].__setitem__("upper_rad", 30.0),
+        "/limits/joints/joint_1/upper_rad",
+    ),
+    (
+        "velocity_widens",
+        lambda cal: cal["limits"]["joints"]["joint_1"].__setitem__("velocity_rad_s", 99.0),
+        "/limits/joints/joint_1/velocity_rad_s",
+    ),
+    (
+        "correction_over_cap",
+        lambda cal: cal["kinematics"]["joint_2"].__setitem__("xyz_m", [0.05, 0, 0]),
+        "/kinematics/joint_2/xyz_m/0",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "change", "place"), SERVED_CALIBRATIONS, ids=[c for c, _, _ in SERVED_CALIBRATIONS]
+)
+def test_a_served_calibration_breaking_a_rule_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], code: str, change: Any, place: str
+) -> None:
+    cell = _unpacked_bundle(tmp_path / "site")
+    _reserved(cell, change)
+    result, lines = run(tmp_path, capsys, header_of(cell), cell)
+    assert result == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{cell}/machine_planning_calibration.json:{place}: {code}: ")
+
+
+def test_a_served_calibration_within_the_rules_still_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check reads the served config.json caps: a narrowing within them is accepted."""
+    cell = _unpacked_bundle(tmp_path / "site")
+    _reserved(cell, lambda cal: cal["limits"]["joints"]["joint_1"].__setitem__("upper_rad", 1.0))
+    doc = read_doc(cell / "cell.json")
+    # the kinematics review does not depend on limits, so cell.json is consistent again
+    assert run(tmp_path, capsys, {"robot_cell": doc["robot_cell"]}, cell)[0] == 0
