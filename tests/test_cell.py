@@ -22,6 +22,9 @@ from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, s
 from tests.conftest import run_doit, tree_bytes
 
 CAL = "machine_planning_calibration.json"
+PINNED = read_doc(REPO / "cells/weld_cell_a/machine.json")["robot"]["machine_planning_calibration"][
+    "sha256"
+]
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +189,14 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     ("not_a_regular_file", None, _pinned_folder),
     ("symlink_refused-folder", None, _symlinked_folder),
     ("invalid_value-pin_not_bare_hex", None, _pin("sha256", "SHA256:" + "0" * 57)),
+    # the right digest and a line break: Python's `$` matched before it, so the form passed and
+    # the pin was refused as pin_mismatch, "the pin is <hex>\n but ... hashes to <hex>"
+    ("invalid_value-pin_with_a_line_break", None, _pin("sha256", f"{PINNED}\n")),
+    (
+        "invalid_value-cell_id_with_a_line_break",
+        None,
+        _machine(lambda d: d.__setitem__("cell_id", "weld_cell_a\n")),
+    ),
     ("limit_widens", None, _cal(_widen)),
     ("correction_over_cap", None, _cal(_over_cap)),
     ("correction_over_cap-no_config_json", _no_config_then_correct, _cal(_correct)),
