@@ -212,7 +212,7 @@ def read_manifest(folder: Path, display_folder: str, model_id: str | None = None
 
 
 def check_complete(folder: Path, manifest: Manifest, display_folder: str) -> list[Finding]:
-    """The manifest registers exactly what the folder holds of the registered kinds."""
+    """The manifest registers exactly what the folder holds of the registered kinds, no other."""
     display = f"{display_folder}/{MANIFEST_NAME}"
     expected, listed = set(registered_files(folder)), set(manifest.files)
     out = [
@@ -224,6 +224,19 @@ def check_complete(folder: Path, manifest: Manifest, display_folder: str) -> lis
             "regenerate the manifest with `doit`",
         )
         for path in byte_order(sorted(expected - listed))
+    ]
+    # the reverse: "everything else in the directory is provenance", never registered
+    out += [
+        Finding(
+            "provenance_registered",
+            display,
+            f"/files/{index}",
+            f"{path!r} is provenance, not a file of a registered kind",
+            "remove it from files: only robot.urdf, robot.srdf, config.json, spheres.json, "
+            "rtcore_definition.json and the files in meshes/ are registered",
+        )
+        for index, path in enumerate(manifest.files)
+        if not is_registered(path)
     ]
     out += (
         [

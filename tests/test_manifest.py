@@ -152,6 +152,20 @@ def test_unregistered_file_is_found(desc: Path) -> None:
     assert [f.code for f in check_complete(desc, manifest, "d")] == ["unregistered_file"]
 
 
+@pytest.mark.parametrize("path", ["NOTES.md", "urdf/robot.urdf", "spheres.json.orig"])
+def test_provenance_registered_is_found(desc: Path, path: str) -> None:
+    """A listed provenance file passed `manifest --check`: only missing files were looked for."""
+    (desc / path).parent.mkdir(exist_ok=True)
+    (desc / path).write_text("provenance\n")
+    data = json.loads((desc / MANIFEST_NAME).read_text())
+    files = sorted([*data["files"], path], key=lambda p: p.encode())
+    write_files(desc, files)
+    found = check_complete(desc, read_manifest(desc, "d"), "d")
+    assert [(f.code, f.place) for f in found] == [
+        ("provenance_registered", f"/files/{files.index(path)}")
+    ]
+
+
 def test_committed_manifests_are_canonical() -> None:
     for folder in sorted((REPO / "build" / "robots").iterdir()):
         files = registered_files(folder)
