@@ -257,3 +257,14 @@ def test_a_schema_is_checked_against_the_meta_schema_once_per_process(
         assert check_schema(data, "robot-definition", "x") == []
         assert check_schema({}, "robot-definition", "d.json") != []
     assert len(checked) == 1
+
+
+def test_a_digest_pattern_refuses_a_trailing_line_break() -> None:
+    """jsonschema matches `pattern` with Python's re, whose `$` also matches before a final
+    line break: every anchored pattern of the packaged schemas ends `(?!\\n)$` so it does not."""
+    digest = "sha256:" + "0" * 64
+    pattern = load_schema("spheres")["$defs"]["digest"]["pattern"]
+    assert re.search(pattern, digest) and not re.search(pattern, digest + "\n")
+    for name in schema_names():
+        patterns = re.findall(r'"pattern": "([^"]*)"', json.dumps(load_schema(name)))
+        assert all(p.endswith("(?!\\\\n)$") for p in patterns if p.endswith("$")), name
