@@ -209,3 +209,29 @@ def test_a_collision_dae_with_a_float_array_over_10_mb_is_read() -> None:
     mesh = Mesh("link_1.dae", "meshes/link_1.dae")
     tri = mesh_triangles(padded, mesh, "robots/abb_irb2400/meshes/link_1.dae")
     assert tri.shape[1:] == (3, 3) and len(tri) > 100
+
+
+TWO_OBJECTS = b"o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\no b\nv 5 5 5\nv 6 5 5\nv 5 6 5\n"
+A, B = [[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[5, 5, 5], [6, 5, 5], [5, 6, 5]]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (TWO_OBJECTS + b"f -3 -2 -1\n", [A, B]),
+        (TWO_OBJECTS.replace(b"\n", b"\r\n") + b"f -3 -2 -1\r\n", [A, B]),
+        (TWO_OBJECTS + b"f 4 -2 -1 # a comment - with a minus\n", [A, B]),
+        (TWO_OBJECTS.replace(b"f -3 -2 -1", b"vt 0 0\nf -3/-1 -2/-1 -1/-1") + b"f 1 2 3\n", [A, A]),
+        (
+            TWO_OBJECTS.replace(b"f -3 -2 -1", b"vn 0 0 1\nf -3//-1 -2//-1 -1//-1")
+            + b"f -6 5 -1\n",
+            [A, [A[0], B[1], B[2]]],
+        ),
+    ],
+    ids=["two-objects", "crlf", "mixed-and-comment", "texture-index", "normal-index"],
+)
+def test_obj_negative_index_counts_back_from_the_vertices_read(data: bytes, expected: list) -> None:
+    """trimesh counted a negative index back from the file's last vertex, not from the last
+    read before the face (as OBJ and Tesseract's reader do): both faces lay on object b."""
+    triangles = mesh_triangles(data, Mesh("x.obj", "meshes/x.obj"), "robots/r/meshes/x.obj")
+    assert triangles.tolist() == expected

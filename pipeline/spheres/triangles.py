@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -43,7 +44,7 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     """The triangles, lines and points of a mesh file's bytes with its URDF scale applied."""
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
-        data = data.removeprefix(b"\xef\xbb\xbf")
+        data = obj_absolute(data.removeprefix(b"\xef\xbb\xbf"))
     kind = suffix.upper() if suffix else "a mesh (its name has no extension)"
     try:
         # numpy's overflow warnings on absurd corners would print lines naming its own files
@@ -112,6 +113,41 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
         )
     factor = unit * np.array(mesh.scale, dtype=float)
     return MeshParts(tri, segments, polygon_triangles(polygons, factor, display))
+
+
+# an OBJ face with a minus sign before its first comment: maybe a negative index
+_OBJ_NEGATIVE = re.compile(rb"(?m)^[ \t]*f[ \t][^\n#]*-")
+_OBJ_KINDS = (b"v", b"vt", b"vn")  # the lists a face corner's v/vt/vn indices count in
+
+
+def obj_absolute(data: bytes) -> bytes:
+    """An OBJ's faces with each negative index written as the positive one it means.
+
+    OBJ counts a negative index back from the last vertex (texture, normal) read before the
+    face, as Tesseract's reader does; trimesh counts back from the file's last, so a file of
+    several objects each indexed `f -3 -2 -1` had every face on the last object's vertices.
+    """
+    if _OBJ_NEGATIVE.search(data) is None:
+        return data  # the fast path: nearly every mesh
+    seen = dict.fromkeys(_OBJ_KINDS, 0)
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines):
+        words = line.split(b"#")[0].split()
+        if words[:1] and words[0] in seen:
+            seen[words[0]] += 1
+        elif words[:1] == [b"f"] and b"-" in line.split(b"#")[0]:
+            corners = [_absolute(word, seen) for word in words[1:]]
+            lines[number] = b" ".join([b"f", *corners])
+    return b"\n".join(lines)
+
+
+def _absolute(corner: bytes, seen: dict[bytes, int]) -> bytes:
+    """One face corner `v/vt/vn` with its negative indices made positive (others as they are)."""
+    parts = corner.split(b"/")
+    for at, (part, kind) in enumerate(zip(parts, _OBJ_KINDS, strict=False)):
+        if part.startswith(b"-") and part[1:].isdigit() and 0 < int(part[1:]) <= seen[kind]:
+            parts[at] = str(seen[kind] + 1 + int(part)).encode()
+    return b"/".join(parts)
 
 
 def _collada_unit(loaded: object, display: str) -> float:
