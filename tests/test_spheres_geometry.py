@@ -287,23 +287,33 @@ def _dae_in_millimetres(tmp_path: Path, unit: str) -> Path:
     return abb
 
 
-def test_dae_unit_is_applied(tmp_path: Path) -> None:
-    # a COLLADA file in millimetres (<unit meter="0.001">) is as large as its STL in metres
-    abb = _dae_in_millimetres(tmp_path, "0.001")
-    robot = load_robot(abb, tmp_path)
-    link = robot.link("link_6")
+def test_dae_unit_of_a_metre_is_read_as_is(tmp_path: Path) -> None:
+    # <unit meter="1">: every reader agrees; the mesh in millimetres is 1000 times the STL
+    abb = _dae_in_millimetres(tmp_path, "1")
+    link = load_robot(abb, tmp_path).link("link_6")
     assert link is not None
     dae = load_link_geometry(link, abb, "robots/abb_irb2400")
     plain = load_robot(REPO / "robots" / "abb_irb2400", REPO).link("link_6")
     assert plain is not None
     stl = load_link_geometry(plain, REPO / "robots" / "abb_irb2400", "robots/abb_irb2400")
-    assert np.allclose(dae.bounds(), stl.bounds(), atol=1e-9)
+    assert np.allclose(dae.bounds(), stl.bounds() * 1000, atol=1e-6)
 
 
-@pytest.mark.parametrize("unit", ["0", "-0.001", "nan"])
-def test_dae_unit_that_is_not_a_positive_length_is_mesh_unreadable(
-    tmp_path: Path, unit: str
+@pytest.mark.parametrize(
+    ("unit", "why"),
+    [
+        ("0.001", "Tesseract's mesh reader does not"),
+        ("2", "Tesseract's mesh reader does not"),
+        ("0", "not a positive number"),
+        ("-0.001", "not a positive number"),
+        ("nan", "not a positive number"),
+    ],
+)
+def test_dae_unit_other_than_a_metre_is_mesh_unreadable(
+    tmp_path: Path, unit: str, why: str
 ) -> None:
+    """Tesseract collided with a DAE in millimetres (<unit meter="0.001">) 1000 times as large
+    as the mesh the spheres covered: it ignores the unit, rviz applies it."""
     abb = _dae_in_millimetres(tmp_path, unit)
     link = load_robot(abb, tmp_path).link("link_6")
     assert link is not None
@@ -312,7 +322,7 @@ def test_dae_unit_that_is_not_a_positive_length_is_mesh_unreadable(
     [finding] = caught.value.findings
     assert finding.code == "mesh_unreadable"
     assert finding.file == "robots/abb_irb2400/meshes/link_6_mm.dae"
-    assert "<unit meter>" in finding.message
+    assert "<unit meter>" in finding.message and why in finding.message
 
 
 def test_box_only_link_also_starts_from_equal_cells(tmp_path: Path) -> None:

@@ -151,10 +151,12 @@ def _absolute(corner: bytes, seen: dict[bytes, int]) -> bytes:
 
 
 def _collada_unit(loaded: object, display: str) -> float:
-    """Metres per length unit of a COLLADA file: its `<unit meter>` (1 when absent).
+    """Metres per length unit of a COLLADA file: 1, its only `<unit meter>` readers agree on.
 
-    trimesh reads the unit into metadata but does not apply it; rviz and Gazebo do. The
-    `<up_axis>` is ignored, as rviz and MoveIt ignore it.
+    trimesh records the unit but does not apply it; rviz and Gazebo scale the mesh by it;
+    Tesseract's reader (assimp, its root transform reset) ignores it, as it ignores the
+    `<up_axis>` (so does this reader). A collision mesh in another unit would be collided with
+    at one size and drawn and covered at another: it is refused.
     """
     units = str(getattr(loaded, "metadata", {}).get("units", "meters"))
     if units == "meters":
@@ -164,16 +166,23 @@ def _collada_unit(loaded: object, display: str) -> float:
         value = float(head)
     except ValueError:
         value = math.nan
-    if math.isfinite(value) and value > 0:
+    if value == 1.0:
         return value
+    why = (
+        "rviz scales the mesh by it, Tesseract's mesh reader does not, so the planner would "
+        "collide with a mesh of another size than the one drawn"
+        if math.isfinite(value) and value > 0
+        else "not a positive number of metres per unit"
+    )
     raise ContractError(
         [
             Finding(
                 "mesh_unreadable",
                 display,
                 "",
-                f"its <unit meter> is {head}, not a positive number of metres per unit",
-                'set <unit meter="1"/> (or the size of its unit in metres) in its <asset>',
+                f"its <unit meter> is {head}: {why}",
+                'export the collision mesh in metres (<unit meter="1"/> in its <asset>), '
+                "or give its size in the URDF's <mesh scale>",
             )
         ]
     )
