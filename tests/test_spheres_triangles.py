@@ -235,3 +235,37 @@ def test_obj_negative_index_counts_back_from_the_vertices_read(data: bytes, expe
     read before the face (as OBJ and Tesseract's reader do): both faces lay on object b."""
     triangles = mesh_triangles(data, Mesh("x.obj", "meshes/x.obj"), "robots/r/meshes/x.obj")
     assert triangles.tolist() == expected
+
+
+def _binary_ply(order: str, faces: list[list[int]]) -> bytes:
+    """A binary PLY of five vertices and `faces`, in byte order '<' or '>'."""
+    name = {"<": "little", ">": "big"}[order]
+    head = (
+        f"ply\nformat binary_{name}_endian 1.0\nelement vertex 5\nproperty float x\n"
+        f"property float y\nproperty float z\nelement face {len(faces)}\n"
+        "property list uchar int vertex_indices\nend_header\n"
+    ).encode()
+    xyz = np.array([0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 5, 5, 5], dtype=f"{order}f4")
+    body = b"".join(bytes([len(f)]) + np.array(f, dtype=f"{order}i4").tobytes() for f in faces)
+    return head + xyz.tobytes() + body
+
+
+@pytest.mark.parametrize("order", ["<", ">"], ids=["little-endian", "big-endian"])
+def test_binary_ply_is_read_not_a_traceback(order: str) -> None:
+    """A binary PLY's face records made `key in raw` raise TypeError: a traceback."""
+    data = _binary_ply(order, [[0, 1, 2], [0, 1, 3]])
+    parts = mesh_parts(data, Mesh("x.ply", "meshes/x.ply"), "robots/r/meshes/x.ply")
+    assert parts.triangles.tolist() == [
+        [[0, 0, 0], [2, 0, 0], [0, 3, 0]],
+        [[0, 0, 0], [2, 0, 0], [0, 0, 1]],
+    ]
+    assert parts.segments.tolist() == [[[5, 5, 5], [5, 5, 5]]]  # the vertex no face uses
+
+
+def test_binary_ply_with_faces_of_several_lengths_is_mesh_unreadable() -> None:
+    """trimesh reads every face of a binary PLY as long as the first: the others misread."""
+    data = _binary_ply("<", [[0, 1, 2], [0, 1, 2, 3], [0, 4]])
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(data, Mesh("x.ply", "meshes/x.ply"), "robots/r/meshes/x.ply")
+    [finding] = caught.value.findings
+    assert (finding.code, finding.file) == ("mesh_unreadable", "robots/r/meshes/x.ply")

@@ -150,6 +150,38 @@ def _short_polygon(element: object, name: str) -> bool:
     )
 
 
+def ply_face_lists(loaded: object, display: str) -> object:
+    """A PLY's faces' vertex lists as the file states them (None when trimesh kept none).
+
+    An ASCII PLY's come as a dict of arrays, a binary PLY's as records (count, indices) all as
+    long as the first face: trimesh reads every face at that length, so a binary PLY whose
+    faces differ in length (a quad among triangles) would be misread, and is refused.
+    """
+    raw = getattr(loaded, "metadata", {}).get("_ply_raw", {}).get("face", {}).get("data", {})
+    names = (raw.dtype.names or ()) if isinstance(raw, np.ndarray) else tuple(raw)
+    key = next((k for k in ("vertex_indices", "vertex_index") if k in names), None)
+    if key is None:
+        return None
+    lists = raw[key]
+    if not isinstance(lists, np.ndarray) or lists.dtype.names != ("f0", "f1"):
+        return lists
+    corners = lists["f1"].reshape(len(lists), -1)
+    if (lists["f0"] != corners.shape[1]).any():
+        raise ContractError(
+            [
+                Finding(
+                    "mesh_unreadable",
+                    display,
+                    "",
+                    "is a binary PLY whose faces differ in corner count, which the PLY reader "
+                    "(trimesh) misreads as all as long as the first",
+                    "export the collision mesh as binary STL, or as a PLY of triangles only",
+                )
+            ]
+        )
+    return corners
+
+
 def _ply_segments(loaded: object, display: str) -> Array:
     """PLY faces of one or two corners, and every vertex no triangle uses, as a point.
 
@@ -158,8 +190,7 @@ def _ply_segments(loaded: object, display: str) -> Array:
     """
     vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=np.float64)
     faces = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))), dtype=np.int64)
-    raw = getattr(loaded, "metadata", {}).get("_ply_raw", {}).get("face", {}).get("data", {})
-    lists: object = next((raw[k] for k in ("vertex_indices", "vertex_index") if k in raw), None)
+    lists = ply_face_lists(loaded, display)
     if lists is None and len(faces):
         # trimesh's record of the faces as read is not public API: without it, a face of two
         # corners between vertices triangles use would go unseen, so the mesh is refused

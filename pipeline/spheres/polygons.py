@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.findings import ContractError, Finding
-from pipeline.spheres.loose import obj_index, obj_xyz
+from pipeline.spheres.loose import obj_index, obj_xyz, ply_face_lists
 
 Array = np.ndarray
 NONE = np.zeros((0, 3, 3))
@@ -49,7 +49,7 @@ def mesh_polygons(data: bytes, suffix: str, loaded: object, display: str) -> lis
     if suffix == "obj":
         return _obj_polygons(data, display)
     if suffix == "ply":
-        return _ply_polygons(loaded)
+        return _ply_polygons(loaded, display)
     if suffix == "dae":
         return _dae_polygons(data, display)
     return []
@@ -131,12 +131,11 @@ def _obj_polygons(data: bytes, display: str) -> list[Polygon]:
     return out
 
 
-def _ply_polygons(loaded: object) -> list[Polygon]:
+def _ply_polygons(loaded: object, display: str) -> list[Polygon]:
     """PLY faces of four or more corners, as the file lists them (trimesh's record of them;
     loose.py refuses a PLY mesh whose faces trimesh kept no record of)."""
     vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=np.float64)
-    raw = getattr(loaded, "metadata", {}).get("_ply_raw", {}).get("face", {}).get("data", {})
-    lists: object = next((raw[k] for k in ("vertex_indices", "vertex_index") if k in raw), None)
+    lists = ply_face_lists(loaded, display)
     faces = np.asarray([] if lists is None else lists)
     if not (faces.dtype == object or (faces.ndim == 2 and faces.shape[1] > 3)):
         return []
