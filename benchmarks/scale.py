@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,17 +37,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from pipeline.plan import plan  # noqa: E402
 from pipeline.stamps import stamp_bytes  # noqa: E402
 
 TEXT_SUFFIXES = {".urdf", ".py", ".json", ".srdf"}
+# argv[1]: a file listing the build's inputs, one path a line; argv[2:]: folders read whole
 FLOOR = """
 import hashlib, os, sys
-for top in sys.argv[1:]:
+with open(sys.argv[1], encoding='utf-8') as listing:
+    paths = listing.read().splitlines()
+for top in sys.argv[2:]:
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()
-        for name in sorted(filenames):
-            with open(os.path.join(dirpath, name), 'rb') as handle:
-                hashlib.sha256(handle.read()).hexdigest()
+        paths += [os.path.join(dirpath, name) for name in sorted(filenames)]
+for path in paths:
+    with open(path, 'rb') as handle:
+        hashlib.sha256(handle.read()).hexdigest()
 """
 
 
@@ -140,8 +146,25 @@ Run = tuple[float, float, int, str, float]  # wall s, peak MB, tasks run, output
 Row = tuple[str, Run, float | None]  # name, run, median ratio to the floor run just before
 
 
+def write_inputs(work: Path, listing: Path) -> None:
+    """List every file a build step reads outside build/ (the plan's inputs) for the floor.
+
+    Only the inputs: not Python's bytecode caches under pipeline/ (which the benchmark's own runs
+    write), nor the LICENSE and NOTICE files and command-line modules no step reads.
+    """
+    inputs = {path for step in plan(work) for path in step.inputs if not path.startswith("build/")}
+    present = sorted(path for path in inputs if (work / path).is_file())
+    listing.write_text("".join(f"{path}\n" for path in present), encoding="utf-8")
+
+
 def measure(work: Path, args: list[str]) -> Run:
-    """Run one command; wall seconds, peak RSS in MB, tasks executed, its output, CPU seconds."""
+    """Run one command; wall seconds, peak RSS in MB, tasks executed, its output, CPU seconds.
+
+    Peak RSS and CPU are what wait4 reports: the process's own, or for a build that starts
+    worker processes, the largest RSS of it and its workers and the CPU time of all of them.
+    A command that exits other than 0 stops the benchmark: a failed build (doit's 1) or a
+    check that finds build/ stale (1) would otherwise be timed as if it had done its work.
+    """
     env = {**os.environ, "PYTHONPATH": str(work)}
     # a user's checkout keeps Python's bytecode caches; without them each run compiles pipeline/
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -152,7 +175,7 @@ def measure(work: Path, args: list[str]) -> Run:
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
+    if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(args)} failed:\n{out[-3000:]}")
     ran = sum(1 for line in out.splitlines() if line.startswith(".  "))
     return seconds, usage.ru_maxrss / 1024, ran, out, usage.ru_utime + usage.ru_stime
@@ -171,7 +194,12 @@ def median_of(
 
 
 def paired(
-    name: str, work: Path, args: list[str], repeat: int, before: Callable[[], None] | None = None
+    name: str,
+    work: Path,
+    args: list[str],
+    repeat: int,
+    floor_args: list[str],
+    before: Callable[[], None] | None = None,
 ) -> Row:
     """A row measured as median_of does, each run just after a floor run in the same folder.
 
@@ -180,7 +208,7 @@ def paired(
     """
     runs, ratios = [], []
     for _ in range(repeat):
-        floor = measure(work, [sys.executable, "-c", FLOOR, "robots", "cells", "pipeline"])
+        floor = measure(work, floor_args)
         if before is not None:
             before()
         runs.append(measure(work, args))
@@ -197,6 +225,31 @@ def touch_sources(work: Path) -> None:
                 os.utime(os.path.join(dirpath, name))
 
 
+def move_tcp(generator: Path) -> bool:
+    """Move the generator's first TCP (`"xyz": "x y z"`) 1 mm along z; False if it has none."""
+    text = generator.read_text(encoding="utf-8")
+    found = re.search(r'"xyz": "([^"]*)"', text)
+    if found is None:
+        return False
+    *xy, z = found.group(1).split()
+    moved = " ".join([*xy, repr(round(float(z) + 0.001, 9))])
+    generator.write_text(text[: found.start(1)] + moved + text[found.end(1) :], encoding="utf-8")
+    return True
+
+
+def nudge_calibration(calibration: Path) -> None:
+    """Change one calibrated value: the first origin correction by 0.1 mm, else a joint limit."""
+    data = json.loads(calibration.read_text(encoding="utf-8"))
+    kinematics = data.get("kinematics") or {}
+    if kinematics:
+        xyz = next(iter(kinematics.values()))["xyz_m"]
+        xyz[0] = round(xyz[0] + 0.0001, 9)
+    else:
+        limit = next(iter(data["limits"]["joints"].values()))
+        limit["lower_rad"] = round(limit["lower_rad"] + 0.001, 9)  # narrower, still inside
+    calibration.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def git(args: list[str], cwd: Path) -> None:
     """Run one git command quietly; stop the benchmark if it fails."""
     subprocess.run(
@@ -208,7 +261,9 @@ def git(args: list[str], cwd: Path) -> None:
     )
 
 
-def fresh_clone(work: Path, doit: list[str], check: list[str], n: int) -> list[Row]:
+def fresh_clone(
+    work: Path, doit: list[str], check: list[str], n: int, floor_args: list[str]
+) -> list[Row]:
     """Commit the built checkout, clone it as CI does, and measure check and doit there."""
     if shutil.which("git") is None:
         return []
@@ -225,10 +280,11 @@ def fresh_clone(work: Path, doit: list[str], check: list[str], n: int) -> list[R
                 clone,
                 check,
                 n,
+                floor_args,
                 lambda: cache.unlink(missing_ok=True),
             ),
             ("fresh git clone: first doit", measure(clone, doit), None),
-            paired("fresh git clone: no-op doit (second and later)", clone, doit, n),
+            paired("fresh git clone: no-op doit (second and later)", clone, doit, n, floor_args),
         ]
         status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True)
         if status.stdout:
@@ -254,6 +310,7 @@ def main() -> None:
     opts = parser.parse_args()
     py = sys.executable
     work = Path(tempfile.mkdtemp(prefix="scale-"))
+    listing = Path(tempfile.mkdtemp(prefix="scale-inputs-")) / "inputs.txt"
     try:
         doit, check = [py, "-m", "doit"], [py, "-m", "pipeline", "check"]
         n = opts.repeat
@@ -279,16 +336,18 @@ def main() -> None:
         else:
             model_ids, cell_ids = synthesise(work, opts.robots, opts.cells)
         rows: list[Row] = []
-        floor = median_of(work, [py, "-c", FLOOR, "robots", "cells", "pipeline"], n)
+        write_inputs(work, listing)
+        floor_args = [py, "-c", FLOOR, str(listing)]
+        floor = median_of(work, floor_args, n)
         rows.append(("hash floor (read + SHA-256 every input once)", floor, None))
         rows.append(("full build", measure(work, doit), None))
         # what a check of a fresh clone reads at least: the sources and all of build/
-        everything = [py, "-c", FLOOR, "robots", "cells", "pipeline", "build"]
+        everything = [*floor_args, "build"]
         rows.append(
             ("reference: read + SHA-256 inputs and build/", median_of(work, everything, n), None)
         )
         time.sleep(2.5)  # let the last outputs age out of the digest cache's racy window
-        rows.append(paired("no-op doit", work, doit, n))
+        rows.append(paired("no-op doit", work, doit, n, floor_args))
         cache = work / ".pipeline-digests"
         rows.append(  # no digest cache, in a folder that is not a git checkout
             paired(
@@ -296,16 +355,24 @@ def main() -> None:
                 work,
                 check,
                 n,
+                floor_args,
                 lambda: cache.unlink(missing_ok=True),
             )
         )
-        rows.append(paired("pipeline check, warm digest cache", work, check, n))
-        rows += fresh_clone(work, doit, check, n)
-        rows.append(paired("fixed cost: doit list", work, [*doit, "list"], n))
+        rows.append(paired("pipeline check, warm digest cache", work, check, n, floor_args))
+        rows += fresh_clone(work, doit, check, n, floor_args)
+        rows.append(paired("fixed cost: doit list", work, [*doit, "list"], n, floor_args))
         pipeline_help = [py, "-m", "pipeline", "--help"]
-        rows.append(paired("fixed cost: pipeline --help", work, pipeline_help, n))
+        rows.append(paired("fixed cost: pipeline --help", work, pipeline_help, n, floor_args))
         rows.append(
-            paired("touch every source, then doit", work, doit, n, lambda: touch_sources(work))
+            paired(
+                "touch every source, then doit",
+                work,
+                doit,
+                n,
+                floor_args,
+                lambda: touch_sources(work),
+            )
         )
         served = [
             json.loads((work / "cells" / c / "machine.json").read_text())["robot"]["model_id"]
@@ -314,14 +381,14 @@ def main() -> None:
         # a robot that cells serve, if any
         model = served[-1] if served else (model_ids or ["abb_irb2400"])[0]
         generator = work / "robots" / model / "srdf.py"
-        if generator.is_file():
-            generator.write_text(generator.read_text() + "\n# benchmark edit\n")
+        if generator.is_file() and move_tcp(generator):
+            srdf = work / "build" / "robots" / model / "robot.srdf"
+            before = srdf.read_bytes()
+            run = measure(work, doit)
+            if srdf.read_bytes() == before:
+                sys.exit(f"moving a TCP in {model}'s srdf.py left its robot.srdf unchanged")
             rows.append(
-                (
-                    f"one generator changed ({model}, {served.count(model)} cells)",
-                    measure(work, doit),
-                    None,
-                )
+                (f"one generator changed ({model}, {served.count(model)} cells)", run, None)
             )
         pinned = [
             c
@@ -332,7 +399,7 @@ def main() -> None:
             cell = work / "cells" / pinned[0]
             machine = json.loads((cell / "machine.json").read_text())
             calibration = cell / machine["robot"]["machine_planning_calibration"]["path"]
-            calibration.write_text(calibration.read_text().replace("}", " }", 1))
+            nudge_calibration(calibration)
             repin(cell)
             rows.append((f"one calibration changed ({pinned[0]})", measure(work, doit), None))
         rows += shipped
@@ -359,6 +426,7 @@ def main() -> None:
             print(f"scratch checkout kept at {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(listing.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
