@@ -552,3 +552,26 @@ def test_no_collision_geometry_is_a_finding_for_show_and_a_line_for_verify_and_s
     for command in ("verify", "status"):
         assert _cli(root, data, "spheres", command, IIWA) == 0
         assert capsys.readouterr().out == f"{IIWA}: no link has collision geometry (no spheres)\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(("status", IIWA), id="file_missing-status"),
+        pytest.param(("verify", IIWA, "--samples", "0"), id="file_missing-verify"),
+        pytest.param(("show", IIWA, "-o", "out.png"), id="file_missing-show"),
+    ],
+)
+def test_file_missing_a_spheres_file_named_by_file_that_does_not_exist_is_refused(
+    root: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    # a typo in --file is bad input (exit 2), not a file taken as absent: status said every
+    # link "refit" and exited 1, as though the file were stale
+    assert _cli(root, None, "spheres", *argv, "--file", "typo.json") == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "typo.json: file_missing: file does not exist; name an existing spheres.json, or leave "
+        f"out --file to use build/robots/{IIWA}/spheres.json"
+    ]
+    assert not (root / "out.png").exists()

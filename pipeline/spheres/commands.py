@@ -36,8 +36,13 @@ def _load(root: Path, model_id: str, spheres: str | None) -> tuple[Robot, Path, 
 
     # model ids that are paths were refused by check_model_ids; load_robot refuses the rest
     robot = load_robot(folder, root)
-    display = spheres or f"build/robots/{model_id}/{FILE}"
+    built = f"build/robots/{model_id}/{FILE}"
+    display = spheres or built
     path = root / display
+    if spheres is not None and not os.path.lexists(path):
+        # a file the user named is never taken as absent: status would say every link "refit"
+        hint = f"name an existing {FILE}, or leave out --file to use {built}"
+        raise ContractError([Finding("file_missing", display, "", "file does not exist", hint)])
     data = read_bytes(path, display, JSON_LIMIT) if os.path.lexists(path) else None
     return robot, folder, display, data
 
