@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -124,3 +125,42 @@ def test_urdf_material_textures_are_copied(repo: Path) -> None:
     assert sorted(path for path in copies if path.endswith(".png")) == [
         f"{OUT}/meshes/textures/black.png"
     ]
+
+
+GLTF_URIS = {"buffers": [{"uri": "link_1%20geo.bin"}], "images": [{"uri": "tex/skin.png"}]}
+
+
+@pytest.mark.parametrize(
+    ("gltf", "copied"),
+    [
+        pytest.param(GLTF_URIS, ["link_1 geo.bin", "tex/skin.png"], id="buffers-and-images"),
+        pytest.param(
+            {
+                "buffers": [{"uri": "data:application/octet-stream;base64,AAAA"}, {"uri": 3}, 4],
+                "images": [{"uri": "../../../outside.png"}, {"uri": "/etc/passwd"}],
+            },
+            [],
+            id="data-uri-and-outside-not-followed",
+        ),
+        pytest.param([1, 2], [], id="not-an-object"),
+        pytest.param("[" * 100_000, [], id="not-json"),
+    ],
+)
+def test_gltf_buffers_and_images_are_copied(repo: Path, gltf: object, copied: list[str]) -> None:
+    """Before: a .gltf visual was copied without its .bin, so build/ served no geometry."""
+    meshes = repo / ABB / "meshes"
+    text = gltf if isinstance(gltf, str) else json.dumps(gltf)
+    (meshes / "link_1.gltf").write_text(text)
+    (meshes / "link_1 geo.bin").write_bytes(b"geometry")
+    (meshes / "tex").mkdir()
+    (meshes / "tex" / "skin.png").write_bytes(b"\x89PNG skin")
+    (repo / "outside.png").write_bytes(b"outside the robot")
+    urdf = repo / ABB / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace(L1_VISUAL, "package://abb_irb2400/meshes/link_1.gltf"))
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert copies[f"{OUT}/meshes/link_1.gltf"] == text.encode()
+    named = sorted(
+        p.removeprefix(f"{OUT}/meshes/") for p in copies if "link_1 " in p or "tex/" in p
+    )
+    assert named == copied
+    assert not [path for path in copies if "outside" in path]

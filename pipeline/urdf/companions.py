@@ -1,8 +1,9 @@
 """The files a mesh refers to beside itself, copied with it so that a visual keeps its look.
 
 An OBJ names its material libraries (`mtllib`), a material library its texture maps (`map_Kd`,
-`bump`, ...), a COLLADA file its images (`<image><init_from>`), and a URDF, besides its meshes,
-the textures of its materials (`<material><texture filename>`, as the Interbotix arms do).
+`bump`, ...), a COLLADA file its images (`<image><init_from>`), a glTF file its buffers and
+images (`uri`), and a URDF, besides its meshes, the textures of its materials
+(`<material><texture filename>`, as the Interbotix arms do).
 Without these the compiled description serves an OBJ whose `mtllib` names a missing file.
 A reference that is absolute, a URL, leaves meshes/ or names no regular file is not followed:
 the mesh is still served, as a viewer that cannot find the file still draws it.
@@ -10,6 +11,7 @@ the mesh is still served, as a viewer that cannot find the file still draws it.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import stat
@@ -83,10 +85,30 @@ def _dae_references(data: bytes) -> list[str]:
     return [unquote(ref.removeprefix("./")) for ref in out]
 
 
+def _gltf_references(data: bytes) -> list[str]:
+    try:
+        # a visual may be any format: a .gltf that is not JSON is served as it is
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(document, dict):
+        return []
+    # buffers (the geometry itself, in a .bin) and images; a data: URI is refused by _resolve
+    entries = [
+        entry
+        for key in ("buffers", "images")
+        if isinstance(document.get(key), list)
+        for entry in document[key]
+    ]
+    uris = [entry.get("uri") for entry in entries if isinstance(entry, dict)]
+    return [unquote(uri) for uri in uris if isinstance(uri, str) and uri]
+
+
 _READERS: dict[str, Callable[[bytes], list[str]]] = {
     ".obj": _obj_references,
     ".mtl": _mtl_references,
     ".dae": _dae_references,
+    ".gltf": _gltf_references,
 }
 
 
