@@ -145,6 +145,7 @@ def test_named_tcps_are_read(loaded: tuple[Path, Robot, Any, Any]) -> None:
 ABB = "robots/abb_irb2400"
 J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
 ORANGE = '<color rgba="0.7372549 0.3490196 0.1607843 1"/>'
+ORIGIN = '<origin rpy="0 0 0" xyz="0 0 0"/>'
 VISUAL_DAE = '<mesh filename="package://abb_irb2400/meshes/base_link.dae"/>'
 URDF_DISAGREEMENTS = [
     ("missing_attribute", J1_LIMIT, '<limit lower="-1" upper="1" velocity="1"/>'),
@@ -165,24 +166,56 @@ URDF_DISAGREEMENTS = [
         '<material name="x"/>',
     ),
     ("unknown_material", "<!-- link list -->", '<material name="grey"/>'),
+    # lxml reads a tab or line break in an attribute as a space; tinyxml2 keeps it
+    ("invalid_number", ORIGIN, ORIGIN.replace('xyz="0 0 0"', 'xyz="0\t0 0"')),
+    ("invalid_number", ORIGIN, ORIGIN.replace('rpy="0 0 0"', "rpy='0 0\n   0'")),
+    ("invalid_number", '<axis xyz="0 0 1"/>', '<axis xyz="0 0&#10;1"/>'),
+    ("invalid_number", ORANGE, '<color rgba="1\r1 1 1"/>'),
+    ("invalid_material", ORANGE, '<color rgba="1&#9;1 1 1"/>'),
+    ("invalid_number", VISUAL_DAE, VISUAL_DAE.replace("/>", ' scale="1&#x9;1 1"/>')),
 ]
 
 
-@pytest.mark.parametrize(
-    ("code", "old", "new"), URDF_DISAGREEMENTS, ids=[c for c, _, _ in URDF_DISAGREEMENTS]
-)
-def test_crafted_urdf_refused_by_both(tmp_path: Path, code: str, old: str, new: str) -> None:
+def _crafted(tmp_path: Path, old: str, new: str) -> tuple[Path, str]:
+    """The shipped ABB in tmp_path with `old` replaced by `new` in its URDF."""
     folder = tmp_path / "robots" / "abb_irb2400"
     shutil.copytree(REPO / ABB, folder)
     text = (folder / "robot.urdf").read_text()
     assert old in text
     text = text.replace(old, new, 1)
     (folder / "robot.urdf").write_text(text)
+    return folder, text
+
+
+@pytest.mark.parametrize(
+    ("code", "old", "new"), URDF_DISAGREEMENTS, ids=[c for c, _, _ in URDF_DISAGREEMENTS]
+)
+def test_crafted_urdf_refused_by_both(tmp_path: Path, code: str, old: str, new: str) -> None:
+    folder, text = _crafted(tmp_path, old, new)
     with pytest.raises(ContractError) as exc:
         load_robot(folder, tmp_path)
     assert code in [f.code for f in exc.value.findings]
     with pytest.raises(RuntimeError):
         tesseract_urdf(folder, text, "abb_irb2400")
+
+
+SEPARATORS_ACCEPTED = [
+    ("comment", "<!-- link list -->", '<!-- <origin xyz="0\t0 0"/> -->'),
+    ("gazebo", "<!-- link list -->", '<gazebo><origin xyz="0\t0 0" rpy="0\n0 0"/></gazebo>'),
+    ("other-attribute", ORIGIN, ORIGIN.replace("/>", ' note="a\tb"/>')),
+    ("spaces", ORIGIN, ORIGIN.replace('xyz="0 0 0"', 'xyz="  0  0 0 "')),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "old", "new"), SEPARATORS_ACCEPTED, ids=[c for c, _, _ in SEPARATORS_ACCEPTED]
+)
+def test_invalid_number_separators_only_where_tesseract_reads_them(
+    tmp_path: Path, case: str, old: str, new: str
+) -> None:
+    folder, text = _crafted(tmp_path, old, new)
+    load_robot(folder, tmp_path)
+    tesseract_urdf(folder, text, "abb_irb2400")
 
 
 def test_crafted_urdf_without_joints_refused_by_both(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 Tesseract (tesseract_urdf) throws on the whole URDF when one of these is malformed, so a
 description that passed the model's rules would still not load: the `<robot version>`, a
 joint's `<limit effort acceleration jerk>`, `<calibration>`, `<dynamics>`,
-`<safety_controller>` and `<axis>`, and the materials of visuals and of the robot.
+`<safety_controller>` and `<axis>`, the materials of visuals and of the robot, and the
+separators of its lists of numbers as they stand in the file.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pipeline.strict_xml import NUMBER, source_line
 _Add = Callable[[str, etree._Element, str, str], None]
 
 
-def extra_findings(root: etree._Element, display: str) -> list[Finding]:
-    """Findings for what Tesseract parses beyond the model: version, joint tags, materials."""
+def extra_findings(root: etree._Element, display: str, data: bytes) -> list[Finding]:
+    """Findings for what Tesseract parses beyond the model: version, joint tags, materials,
+    list separators."""
     out: list[Finding] = []
 
     def add(code: str, node: etree._Element, message: str, hint: str) -> None:
@@ -38,7 +40,44 @@ def extra_findings(root: etree._Element, display: str) -> list[Finding]:
     for joint in root.findall("joint"):
         _joint(joint, add)
     _materials(root, add)
+    _separators(root, data, add)
     return out
+
+
+# Tesseract splits these on " " alone. An XML parser turns a tab or line break written in an
+# attribute into a space (lxml does, so the model reads the numbers); tinyxml2, Tesseract's,
+# keeps it, and refuses the whole URDF. (Written as &#9; the model reads and refuses it.)
+_LISTS = {"origin": ("xyz", "rpy"), "axis": ("xyz",), "color": ("rgba",), "mesh": ("scale",)}
+_LISTS |= {"box": ("size",)}
+_READ = {"link", "joint", "visual", "collision", "inertial", "geometry", "material"}
+_TOKENS = re.compile(
+    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<([^\s/>!?][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*"
+    r"(?:\"[^\"]*\"|'[^']*'))*)\s*/?>",
+    re.S,
+)
+_ATTRIBUTE = re.compile(r"([^\s=/>]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
+def _separators(root: etree._Element, data: bytes, add: _Add) -> None:
+    text = data.decode("utf-8", "replace")
+    starts = [m.group(2) for m in _TOKENS.finditer(text) if m.group(1)]
+    elements = [e for e in root.iter() if isinstance(e.tag, str)]
+    if len(starts) != len(elements):  # not expected of a document lxml read; checked nothing
+        return
+    for element, attributes in zip(elements, starts, strict=True):
+        # only where Tesseract reads them: not inside <gazebo>, <transmission>, ...
+        outer = [str(a.tag) for a in element.iterancestors()][:-1]
+        names = _LISTS.get(str(element.tag), ()) if _READ.issuperset(outer) else ()
+        for m in _ATTRIBUTE.finditer(attributes if names else ""):
+            raw = m.group(2) if m.group(2) is not None else m.group(3)
+            if m.group(1) in names and re.search(r"[\t\r\n]", raw):
+                add(
+                    "invalid_number",
+                    element,
+                    f"<{element.tag} {m.group(1)}> separates its numbers with a tab or a line "
+                    "break: Tesseract splits on spaces only and refuses the URDF",
+                    "write the numbers on one line, separated by spaces",
+                )
 
 
 def _number(node: etree._Element, attr: str, add: _Add, required: bool = False) -> bool:
@@ -136,7 +175,8 @@ def _material(material: etree._Element, known: set[str], add: _Add) -> None:
             'give <texture filename="..."/> or remove the <texture>',
         )
     if color is not None:
-        parts = (color.get("rgba") or "").split()
+        # split as Tesseract splits: a tab (written &#9;) is inside a part, not between two
+        parts = [part for part in (color.get("rgba") or "").split(" ") if part]
         if len(parts) != 4 or not all(NUMBER.fullmatch(p) for p in parts):
             add(
                 "invalid_material",

@@ -325,4 +325,4 @@ def parse_urdf(data: bytes, display: str, model_id: str) -> tuple[Robot, list[Fi
             f"<robot name={robot.name!r}> differs from the model id {model_id!r}",
             f'set <robot name="{model_id}"> or rename the folder',
         )
-    return robot, reader.findings + extra_findings(root, display)
+    return robot, reader.findings + extra_findings(root, display, data)
