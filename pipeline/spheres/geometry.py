@@ -256,7 +256,13 @@ class LinkGeometry:
 
     def surface_points(self, size: float) -> Array:
         """Hull points of the surface refined to patches at most `size` across, deduplicated."""
-        pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in self.patches])
+        # a patch repeated (a mesh of 200 000 copies of one triangle) is refined once: the
+        # points are deduplicated below anyway, and refining every copy took gigabytes
+        distinct = [
+            p.take(np.unique(p.params.reshape(len(p), -1), axis=0, return_index=True)[1])
+            for p in self.patches
+        ]
+        pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in distinct])
         # sorted rows without repeats, as np.unique(axis=0) gives them, but several times faster
         pts = pts[np.lexsort(pts.T[::-1])]
         new = (pts[1:, 0] != pts[:-1, 0]) | (pts[1:, 1] != pts[:-1, 1])
