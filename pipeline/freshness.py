@@ -10,6 +10,7 @@ from pathlib import Path
 from pipeline.digests import Digests
 from pipeline.gitindex import tracks_file_mode
 from pipeline.lock import next_run_searches_build
+from pipeline.plan import needed
 from pipeline.session import is_temp_name
 from pipeline.stamps import (
     STAMP_ROOT,
@@ -152,28 +153,12 @@ def check(
     return out
 
 
-def chain(steps: Iterable[Step], name: str) -> list[Step]:
-    """The step called `name` and every step it reads or follows, transitively, in plan order."""
-    steps = list(steps)
-    by_stamp = {step.stamp: step.name for step in steps}
-    by_name = {step.name: step for step in steps}
-    needed, todo = {name}, [name]
-    while todo:
-        step = by_name.get(todo.pop())
-        for upstream in () if step is None else (*step.after, *step.inputs):
-            found = by_stamp.get(upstream, upstream if upstream in by_name else None)
-            if found is not None and found not in needed:
-                needed.add(found)
-                todo.append(found)
-    return [step for step in steps if step.name in needed]
-
-
 def chain_problems(
     root: Path, steps: Iterable[Step], name: str, known: Digests | None = None
 ) -> list[Staleness]:
     """How the outputs of a step, and of the steps it is made from, differ from what the sources
     produce (files no step of the chain makes are not its business)."""
-    return check(root, chain(steps, name), known, extras=False)
+    return check(root, needed(list(steps), name), known, extras=False)
 
 
 def _rebuilt(

@@ -14,9 +14,9 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
-from pipeline.freshness import ABSENT, ADVICE, OLDER, chain
+from pipeline.freshness import ABSENT, ADVICE, OLDER
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
-from pipeline.plan import plan
+from pipeline.plan import needed, plan
 from pipeline.stamps import stamp_path
 from tests.conftest import REPO, run_doit, tree_bytes
 
@@ -409,7 +409,7 @@ def test_stale_cause_an_input_the_step_no_longer_reads_is_not_called_changed(
 
 def test_chain_holds_a_step_and_every_step_it_is_made_from() -> None:
     """What `doit -s cell:<id>` must find current before packing: the cell's whole chain."""
-    names = [step.name for step in chain(plan(REPO), "cellbuild:weld_cell_a")]
+    names = [step.name for step in needed(plan(REPO), "cellbuild:weld_cell_a")]
     assert names[-1] == "cellbuild:weld_cell_a"
     assert {"urdf:abb_irb2400", "srdf:abb_irb2400", "spheres:abb_irb2400"} <= set(names)
     assert {"manifest:abb_irb2400", "code:cellbuild"} <= set(names)
