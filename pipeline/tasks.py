@@ -15,7 +15,7 @@ from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
 from pipeline.digests import COPY_BUDGET, Digests, stat_signature
-from pipeline.doitdb import guard_database
+from pipeline.doitdb import DatabaseChanges, guard_database
 from pipeline.failures import WorkerDied, install_handlers, system_finding
 from pipeline.lock import BuildLock
 from pipeline.outputs import OutputRecord
@@ -28,6 +28,8 @@ from pipeline.session import (
     refuse_other_backend,
 )
 from pipeline.stamps import Step, run_step, stamp_path
+
+OUTPUTS = "build/"  # every step writes there and nowhere else
 
 
 class ContractFailure(TaskError):  # type: ignore[misc]
@@ -64,13 +66,26 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
     and a touched but unchanged file gets its saved stat signature refreshed.
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.changes: DatabaseChanges | None = None  # told when a saved state is refreshed
+        # A source (outside build/) is an input of many steps (a URDF of 14) and no step writes
+        # it, so one stat serves them all; an output of one step, read by the next, is not kept.
+        self.sources: dict[str, os.stat_result] = {}
+
     def info(self, path: str) -> Any:
         """The stat of a dependency; a dangling link's own, so that its step runs and refuses it.
 
         doit would otherwise stop the whole run with its own error ("does not exist").
         """
+        known = self.sources.get(path)
+        if known is not None:
+            return known
         try:
-            return os.stat(path)
+            found = os.stat(path)
+            if not path.startswith(OUTPUTS):
+                self.sources[path] = found
+            return found
         except OSError:
             try:
                 return os.lstat(path)
@@ -93,6 +108,8 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
             # run would prove this again; the json backend hands out the stored list and writes
             # it back at exit, so refreshing the signature here puts later runs on the fast path.
             state[0] = stat_signature(file_stat)
+            if self.changes is not None:
+                self.changes.made = True
         return False
 
     def get_state(self, dep: str, current_state: Any) -> Any:
