@@ -9,7 +9,7 @@ import numpy as np
 import trimesh
 
 from pipeline.spheres.triangles import load_mesh_parts
-from pipeline.spheres.winding import closing_fan, mesh_winding
+from pipeline.spheres.winding import closing_fan, mesh_inside
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
 
 Array = np.ndarray
@@ -222,7 +222,7 @@ class Solid:
     def inside(self, points: Array) -> Array:
         """Boolean mask of the points inside this solid."""
         if self.kind == "mesh":
-            return np.abs(mesh_winding(self.triangles, points, self.fan)) >= 0.5
+            return mesh_inside(self.triangles, points, self.fan)
         local = self.frame.local(points)
         if self.kind == "box":
             return np.all(np.abs(local) <= self.size, axis=1)

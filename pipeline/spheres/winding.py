@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.spheres.winding_tree import build_tree, settle
+
 Array = np.ndarray
+# The fan is summed at every point (`mesh_winding`) unless it has more triangles than the mesh
+# (a soup, whose every edge is open) or more than LARGE_FAN: a tree's bounds cost each point
+# some thousands of triangles' solid angles near it on a detailed mesh, summing a fan of
+# hundreds or a few thousand costs less (example-robot-data's anymal_base, 124 882 triangles,
+# fan 3 108: 0.7 s summed, 9.9 s bounded for 8 000 points; a soup of 20 480: 21 s, 1.3 s).
+SMALL_FAN = 200
+LARGE_FAN = 20_000
 
 
 def winding_number(triangles: Array, points: Array, chunk: int = 50_000) -> Array:
@@ -84,6 +93,28 @@ def mesh_winding(triangles: Array, points: Array, fan: Array | None = None) -> A
     out = ray_winding(np.concatenate([triangles, fan]), points)
     index = np.flatnonzero(_in_bounds(triangles, points))
     out[index] -= _solid_angles(fan, points[index])
+    return out
+
+
+def mesh_inside(triangles: Array, points: Array, fan: Array | None = None) -> Array:
+    """Points of |`mesh_winding`| >= 1/2, the same decisions, computed faster for large fans.
+
+    A closed mesh's winding number is its rays' crossings, a mesh with a small fan is summed.
+    Otherwise (a soup) a tree of the mesh's
+    triangles bounds each point's winding number (`winding_tree`); only the points whose bound
+    does not settle the decision get the exact number (every fan triangle's solid angle).
+    """
+    if fan is None:
+        fan = closing_fan(triangles)
+    if len(fan) <= SMALL_FAN or len(fan) < min(len(triangles), LARGE_FAN):
+        return np.abs(mesh_winding(triangles, points, fan)) >= 0.5
+    out = np.zeros(len(points), dtype=bool)
+    index = np.flatnonzero(_in_bounds(triangles, points))
+    inside, open_ = settle(build_tree(triangles), points[index])
+    out[index] = inside
+    left = index[open_]
+    if len(left):
+        out[left] = np.abs(mesh_winding(triangles, points[left], fan)) >= 0.5
     return out
 
 
