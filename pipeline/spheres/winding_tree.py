@@ -1,9 +1,10 @@
 """Which points a mesh's winding number puts inside, settled by proven bounds where it can be.
 
 The generalised winding number of a mesh at p is the sum of its triangles' solid angles over
-4 pi. Triangles are grouped in a tree of clusters; a cluster far from p (its radius below
-`theta` times its centre's distance) contributes its second-order multipole expansion, whose
-error is proven below, and a near leaf its triangles' exact solid angles. That gives an interval
+4 pi. Triangles are grouped in a tree of clusters; a cluster far enough from p (`_bounds`)
+contributes its second-order expansion, whose error is proven below (or, where smaller, 0 within
+A / (|u| - r)^2: no point of it is nearer), and a near leaf its triangles' exact solid angles
+(Van Oosterom and Strackee, as the exact computation). That gives an interval
 for the winding number; where the interval lies clear of |w| = 1/2 (by `MARGIN`, far above the
 rounding of either computation), the decision is the exact computation's. The points it leaves
 open are returned for the exact computation.
@@ -27,8 +28,9 @@ Array = np.ndarray
 
 LEAF = 8  # triangles per leaf, about
 # The decision is taken only when the interval clears |w| = 1/2 by this much: the exact
-# computation's rounding (every fan triangle's solid angle, summed, cancelling) was 1e-9 for a
-# soup of 2 560 triangles and grows at most with the fan's size.
+# computation's rounding (every fan triangle's solid angle, summed, cancelling) differed from a
+# direct sum of the mesh's angles by at most 1.2e-9 (a sphere soup and its inside-out copy, fan
+# 7 680) and 3e-11 (a soup of 200 000 triangles, fan 600 000).
 MARGIN = 1e-5
 # (share, theta) of each pass, each for the points the ones before left open: a cluster is
 # taken whole when its error bound is within its area's share of `share` (in winding number),
