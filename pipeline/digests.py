@@ -3,11 +3,11 @@ re-read. The cache is local (git-ignored) and only ever a shortcut: a missing, u
 mismatching entry means the file is hashed again.
 
 Most of build/ is copies (meshes in each description, each description in its cells). With
-`keep_bytes`, the bytes of files hashed in this process are kept up to that budget, so that an
-output recorded with the same digest is checked by comparing bytes instead of hashing it again.
-A checkout without a cache yet (a fresh clone) reads each distinct blob of build/ once, taking
-from git's index which files are unchanged since checkout and which hold the same blob
-(pipeline/gitindex.py); sources are always read.
+`keep_bytes`, the bytes of files hashed in this process are kept up to that budget, so that a
+file recorded with the same digest (an output, or an input by its stamp) is checked by comparing
+bytes instead of hashing it again. A checkout without a cache yet (a fresh clone) reads each
+distinct blob once, sources and build/ alike, taking from git's index which files are unchanged
+since checkout and which hold the same blob (pipeline/gitindex.py).
 """
 
 from __future__ import annotations
@@ -69,29 +69,33 @@ class Digests:
         # only a checkout without a digest cache yet (a fresh clone) asks git's index
         self.fresh_clone = remember and not self.entries
 
-    def of(self, rel: str, info: os.stat_result | None = None) -> str:
+    def of(self, rel: str, info: os.stat_result | None = None, expected: str = "") -> str:
         """The hex digest of `root/rel`, or `missing` when it is not a readable file.
 
-        `info` is the file's stat when the caller has just taken it.
+        `info` is the file's stat when the caller has just taken it; `expected` the digest it
+        had when last recorded (a stamp's), so that a copy of bytes kept here is compared with
+        them rather than hashed.
         """
         if self.memo is None:
-            return self._of(rel, info)
+            return self._of(rel, info, expected)
         digest = self.memo.get(rel)
         if digest is None:
-            digest = self.memo[rel] = self._of(rel, info)
+            digest = self.memo[rel] = self._of(rel, info, expected)
         return digest
 
-    def _of(self, rel: str, info: os.stat_result | None) -> str:
+    def _of(self, rel: str, info: os.stat_result | None, expected: str) -> str:
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        if entry is not None:
-            try:
-                info = info or os.stat(path)
-            except OSError:
-                return "missing"
-            if entry[0] == stat_signature(info):
-                return entry[1]
-        return self._read(rel, path) or "missing"
+        if entry is None and rel not in self._checkout().entries:
+            return self._read(rel, path, expected) or "missing"  # nothing to look up
+        try:
+            info = info or os.stat(path)
+        except OSError:
+            return "missing"
+        signature = stat_signature(info)
+        if entry is not None and entry[0] == signature:
+            return entry[1]
+        return self._read_blob(rel, path, info, signature, expected) or "missing"
 
     def holds(self, rel: str, digest: str) -> bool:
         """Whether `root/rel` holds the bytes whose SHA-256 is `digest`.
@@ -103,8 +107,7 @@ class Digests:
         """
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        checkout = self._checkout()
-        if entry is None and not checkout.entries:
+        if entry is None and rel not in self._checkout().entries:
             return self._read(rel, path, digest, plain=True) == digest  # nothing to look up
         try:
             info = os.stat(path)
@@ -115,16 +118,29 @@ class Digests:
         signature = stat_signature(info)
         if entry is not None and signature == entry[0]:
             return entry[1] == digest
-        blob = checkout.blob(rel, info)
+        return self._read_blob(rel, path, info, signature, digest, plain=True) == digest
+
+    def _read_blob(
+        self,
+        rel: str,
+        path: str,
+        info: os.stat_result,
+        signature: str,
+        expected: str,
+        plain: bool = False,
+    ) -> str | None:
+        """As _read, but a file git's index says is unchanged since checkout and holds a blob
+        already read here is not read again (robots copied from one another, cells' copies)."""
+        blob = self._checkout().blob(rel, info)
         found = self.blobs.get((blob, info.st_size)) if blob else None
         if found is not None:
             self._learn(rel, signature, found, info.st_mtime_ns)
-            return found == digest
-        found = self._read(rel, path, digest, plain=True)
+            return found
+        found = self._read(rel, path, expected, plain)
         # the blob's digest is what was read only if the file did not change meanwhile
         if blob and found and _signature_now(path) == signature:
             self.blobs[blob, info.st_size] = found
-        return found == digest
+        return found
 
     def _read(self, rel: str, path: str, expected: str = "", plain: bool = False) -> str | None:
         """Read and remember the digest of a file; None when it is not a readable file (with
@@ -166,7 +182,7 @@ class Digests:
 
     def _checkout(self) -> Checkout:
         if self.checkout is None:
-            found = read_checkout(self.root, "build/") if self.fresh_clone else None
+            found = read_checkout(self.root, "") if self.fresh_clone else None
             self.checkout = found or Checkout({}, 0)
         return self.checkout
 

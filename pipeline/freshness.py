@@ -111,7 +111,7 @@ def check(
             continue
         claimed.update(stamp.outputs)
         recorded.update(stamp.outputs)
-        current = hash_inputs(root, step.inputs, known)
+        current = hash_inputs(root, step.inputs, known, stamp.inputs)
         changed = changed_inputs(stamp, current)
         upstream = [causes[path] for path in step.inputs if path in causes]
         if changed or upstream:

@@ -3,12 +3,12 @@ last wrote the file (or looked at it) and the id of the blob it holds.
 
 On a fresh clone the digest cache is empty, but git's index already says which files are
 unchanged since checkout and which of them hold the same blob. build/ is mostly copies (each
-cell holds its description), so a check reads each distinct blob of build/ once instead of every
-copy. Only what can be trusted is returned: index versions 2 and 3 of a SHA-1 or SHA-256
-repository, no split index, entries at stage 0 without assume-valid, skip-worktree or
-intent-to-add flags, regular files, and never an entry whose file git could have seen change
-within the index's own timestamp (git's "racily clean" case). Anything else reads as unknown, and
-the caller reads the file as it would without git.
+cell holds its description), and sources may be (robots made from one another), so a check reads
+each distinct blob once instead of every copy. Only what can be trusted is returned: index
+versions 2 and 3 of a SHA-1 or SHA-256 repository, no split index, entries at stage 0 without
+assume-valid, skip-worktree or intent-to-add flags, regular files, and never an entry whose file
+git could have seen change within the index's own timestamp (git's "racily clean" case).
+Anything else reads as unknown, and the caller reads the file as it would without git.
 
 An entry whose stat matches says only that the file, converted as git converts on `git add`, is
 its blob: with attributes (eol, `ident`, `working-tree-encoding`, filters) two copies of one blob

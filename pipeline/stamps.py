@@ -106,10 +106,21 @@ def unrecordable_names(paths: Iterable[str]) -> list[Finding]:
     ]
 
 
-def hash_inputs(root: Path, paths: Iterable[str], digests: Digests | None = None) -> dict[str, str]:
-    """Digest of each input; a missing input is recorded as `missing`."""
+def hash_inputs(
+    root: Path,
+    paths: Iterable[str],
+    digests: Digests | None = None,
+    recorded: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Digest of each input; a missing input is recorded as `missing`.
+
+    `recorded`: the digests a stamp recorded, against which kept bytes are compared (a source
+    copied from another, as a synthesised robot's meshes, is then compared, not hashed).
+    """
     known = digests or Digests(root, remember=False)
-    return {path: known.of(path) for path in paths}
+    if recorded is None:
+        return {path: known.of(path) for path in paths}
+    return {path: known.of(path, None, recorded.get(path, "")) for path in paths}
 
 
 # The seal's line in a stamp (top level: two spaces of indent; inputs and outputs have four).
@@ -191,8 +202,8 @@ def clear_way(root: Path, path: str) -> None:
 def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     """Bring a step's outputs up to date; True when anything was made."""
     raise_if_errors(unrecordable_names(step.inputs))
-    digests = hash_inputs(root, step.inputs, known)
     stamp = read_stamp(root, step.name)
+    digests = hash_inputs(root, step.inputs, known, None if stamp is None else stamp.inputs)
     if (
         stamp is not None
         and not stamp.crlf

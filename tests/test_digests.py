@@ -15,6 +15,7 @@ import pytest
 import pipeline.digests as digests_module
 from pipeline.digests import CACHE_NAME, Digests
 from pipeline.outputs import RECORD_NAME
+from pipeline.stamps import hash_inputs
 from tests.conftest import REPO
 
 
@@ -119,6 +120,38 @@ def test_copies_are_checked_against_kept_bytes_without_hashing(
     assert not known.holds("gone.stl", digest)
 
 
+@pytest.mark.parametrize(
+    ("second", "hashes"),
+    [
+        (b"solid link\n" * 1000, 0),  # a robot copied from another: compared with kept bytes
+        (b"solid link\n" * 999 + b"solid linX\n", 1),  # same size, one byte off: hashed
+        (b"solid link\n", 1),  # another size: hashed
+    ],
+    ids=["copy", "edited", "resized"],
+)
+def test_an_input_recorded_with_a_kept_digest_is_compared_not_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: bytes, hashes: int
+) -> None:
+    """A source holding the bytes of one hashed before is compared with them; any other byte is
+    still seen, and the digest returned is always that of the file's own bytes."""
+    mesh = b"solid link\n" * 1000
+    for robot in ("a", "b"):
+        (tmp_path / "robots" / robot).mkdir(parents=True)
+    old(tmp_path / "robots/a/link.stl", mesh)
+    old(tmp_path / "robots/b/link.stl", second)
+    known = Digests(tmp_path, keep_bytes=1 << 20, settled=True)
+    recorded = {"robots/a/link.stl": hashlib.sha256(mesh).hexdigest()}
+    assert hash_inputs(tmp_path, ["robots/a/link.stl"], known, recorded) == recorded
+    hashed: list[int] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real(data))
+    found = hash_inputs(
+        tmp_path, ["robots/b/link.stl"], known, {"robots/b/link.stl": recorded["robots/a/link.stl"]}
+    )
+    assert found == {"robots/b/link.stl": real(second).hexdigest()}
+    assert len(hashed) == hashes
+
+
 def test_without_kept_bytes_holds_hashes(tmp_path: Path) -> None:
     old(tmp_path / "a.bin", b"abc")
     known = Digests(tmp_path)
@@ -140,9 +173,11 @@ def test_a_touched_file_is_hashed_once_per_process_despite_its_old_entry(
     calls: list[str] = []
     real = Digests._read
 
-    def counted(self: Digests, rel: str, path: str, expected: str = "") -> str | None:
+    def counted(
+        self: Digests, rel: str, path: str, expected: str = "", plain: bool = False
+    ) -> str | None:
         calls.append(rel)
-        return real(self, rel, path, expected)
+        return real(self, rel, path, expected, plain)
 
     monkeypatch.setattr(Digests, "_read", counted)
     for _ in range(3):
@@ -162,7 +197,7 @@ def test_settled_digests_stat_each_file_once(
         counted = lambda p, *a, real=real, **k: looks.append(p) or real(p, *a, **k)  # noqa: E731
         monkeypatch.setattr(digests_module.os, name, counted)
     assert {known.of("a.bin") for _ in range(5)} == {hashlib.sha256(b"abc").hexdigest()}
-    assert len(looks) == 1
+    assert [p for p in looks if str(p).endswith("a.bin")] == [str(tmp_path / "a.bin")]
     assert known.of("nope.bin") == known.of("nope.bin") == "missing"
 
 

@@ -182,11 +182,8 @@ def test_project_in_a_subfolder_and_in_a_linked_worktree(tmp_path: Path) -> None
     assert set(linked.entries) == set(checkout.entries)
 
 
-def test_a_fresh_clone_reads_each_blob_of_build_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The copy in the cell is not read: git says it holds the blob the description's copy holds."""
-    clone = committed(tmp_path, FILES)
+def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the files the digests read whole from now on."""
     reads: list[int] = []
     real = digests_module.read_fd
 
@@ -195,6 +192,15 @@ def test_a_fresh_clone_reads_each_blob_of_build_once(
         return real(fd, n, limit)
 
     monkeypatch.setattr(digests_module, "read_fd", counted)
+    return reads
+
+
+def test_a_fresh_clone_reads_each_blob_of_build_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy in the cell is not read: git says it holds the blob the description's copy holds."""
+    clone = committed(tmp_path, FILES)
+    reads = counted_reads(monkeypatch)
     os.utime(clone / "robots/r/meshes/a.stl", (1e9, 1e9))  # a source old enough to remember
     known = Digests(clone, keep_bytes=1 << 20)
     digest = hashlib.sha256(MESH).hexdigest()
@@ -220,6 +226,36 @@ def test_a_fresh_clone_still_sees_an_edited_copy(tmp_path: Path) -> None:
     assert not known.holds("build/cells/c/description/meshes/a.stl", digest)
 
 
+SOURCES = {"robots/a/meshes/a.stl": MESH, "robots/b/meshes/a.stl": MESH}
+EDITED = MESH[:-1] + b"X"  # same size, one byte off
+
+
+@pytest.mark.parametrize(
+    ("edit", "reads", "b_holds"),
+    [
+        (None, 1, MESH),  # robot b copied from robot a: its blob was read already
+        ("same size, mtime put back", 2, EDITED),  # its stat no longer matches git's: read
+    ],
+    ids=["copy", "edited"],
+)
+def test_a_fresh_clone_reads_each_blob_of_its_sources_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str | None, reads: int, b_holds: bytes
+) -> None:
+    """Sources are looked up in git's index too: a copy of a source already read is not read,
+    and an edited one still is."""
+    clone = committed(tmp_path, SOURCES)
+    if edit:
+        path = clone / "robots/b/meshes/a.stl"
+        before = os.stat(path)
+        path.write_bytes(EDITED)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    sizes = counted_reads(monkeypatch)
+    known = Digests(clone, keep_bytes=1 << 20, settled=True)
+    assert known.of("robots/a/meshes/a.stl") == hashlib.sha256(MESH).hexdigest()
+    assert known.of("robots/b/meshes/a.stl") == hashlib.sha256(b_holds).hexdigest()
+    assert len(sizes) == reads
+
+
 def test_with_a_digest_cache_git_is_not_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -237,11 +273,35 @@ def test_with_a_digest_cache_git_is_not_asked(
     assert asked == []
 
 
-def test_check_of_a_fresh_clone_finds_an_edited_copy(
+LINK_3_SOURCE = "robots/lbr_iiwa_14_r820/meshes/link_3.stl"
+
+
+@pytest.mark.parametrize(
+    ("edited", "first", "lines"),
+    [
+        (
+            "build/cells/iiwa_bench/description/meshes/link_3.stl",
+            "modified: build/cells/iiwa_bench/description/meshes/link_3.stl (differs from what "
+            "cellbuild:iiwa_bench made)",
+            1,
+        ),
+        (
+            LINK_3_SOURCE,
+            f"stale: build/robots/lbr_iiwa_14_r820/meshes/link_3.stl (urdf:lbr_iiwa_14_r820: "
+            f"{LINK_3_SOURCE} changed)",
+            9,  # the mesh's copies, the spheres, the manifest, the index and the served cell
+        ),
+    ],
+    ids=["copy in build", "source"],
+)
+def test_check_of_a_fresh_clone_finds_an_edited_file(
     project: Path,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    edited: str,
+    first: str,
+    lines: int,
 ) -> None:
     """CI's case: `pipeline check` on a clone says current, and still sees a one-byte edit."""
     from pipeline.cli import main
@@ -256,7 +316,7 @@ def test_check_of_a_fresh_clone_finds_an_edited_copy(
     monkeypatch.chdir(clone)
     assert main(["check"]) == 0
     (clone / ".pipeline-digests").unlink(missing_ok=True)
-    copy = clone / "build/cells/iiwa_bench/description/meshes/link_3.stl"
+    copy = clone / edited
     data = bytearray(copy.read_bytes())
     data[100] ^= 1
     before = os.stat(copy)
@@ -265,8 +325,8 @@ def test_check_of_a_fresh_clone_finds_an_edited_copy(
     capsys.readouterr()
     assert main(["check"]) == 1
     out = capsys.readouterr().out
-    assert "modified: build/cells/iiwa_bench/description/meshes/link_3.stl" in out
-    assert out.count("\n") == 1
+    assert out.splitlines()[0] == first
+    assert out.count("\n") == lines
 
 
 def test_a_file_changed_while_read_teaches_no_blob(
