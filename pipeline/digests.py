@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import time
 from pathlib import Path
+from stat import S_ISREG
 
 from pipeline.gitindex import Checkout, read_checkout, tracks_file_mode
 from pipeline.records import read_records, write_records
@@ -86,7 +86,7 @@ class Digests:
     def _of(self, rel: str, info: os.stat_result | None, expected: str) -> str:
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        if entry is None and rel not in self._checkout().entries:
+        if entry is None and rel not in (self.checkout or self._checkout()).entries:
             return self._read(rel, path, expected) or "missing"  # nothing to look up
         try:
             info = info or os.stat(path)
@@ -103,17 +103,25 @@ class Digests:
         A file whose remembered digest still matches its stat is not read. Nor, on a fresh clone,
         is a file that git's index says is unchanged since checkout and holds a blob already read
         here (build/ is mostly copies). A file whose digest was kept from this process's hashing
-        is compared byte for byte; any other is hashed.
+        is compared byte for byte; any other is hashed. When settled, a file found to hold it is
+        not looked up again as a later step's input (a cell reads its robot's outputs).
         """
+        if not self._holds(rel, digest):
+            return False
+        if self.memo is not None:
+            self.memo[rel] = digest
+        return True
+
+    def _holds(self, rel: str, digest: str) -> bool:
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
-        if entry is None and rel not in self._checkout().entries:
+        if entry is None and rel not in (self.checkout or self._checkout()).entries:
             return self._read(rel, path, digest, plain=True) == digest  # nothing to look up
         try:
             info = os.stat(path)
         except OSError:
             return False
-        if self.executable(info):
+        if info.st_mode & EXECUTE_BITS and self.executable(info):
             return False  # an output is never executable (see strict_io.EXECUTE_BITS)
         signature = stat_signature(info)
         if entry is not None and signature == entry[0]:
@@ -131,7 +139,7 @@ class Digests:
     ) -> str | None:
         """As _read, but a file git's index says is unchanged since checkout and holds a blob
         already read here is not read again (robots copied from one another, cells' copies)."""
-        blob = self._checkout().blob(rel, info)
+        blob = (self.checkout or self._checkout()).blob(rel, info)
         found = self.blobs.get((blob, info.st_size)) if blob else None
         if found is not None:
             self._learn(rel, signature, found, info.st_mtime_ns)
@@ -156,7 +164,8 @@ class Digests:
             return None
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or (plain and self.executable(info)):
+            mode = info.st_mode
+            if not S_ISREG(mode) or (plain and mode & EXECUTE_BITS and self.executable(info)):
                 return None
             if info.st_size > READ_WHOLE:
                 digest = hash_fd(fd)
@@ -169,7 +178,12 @@ class Digests:
             return None
         finally:
             os.close(fd)
-        self._learn(rel, stat_signature(info), digest, info.st_mtime_ns)
+        signature = f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
+        if self.remember and time.time() - info.st_mtime_ns / 1e9 > RACY_SECONDS:
+            self.entries[rel] = (signature, digest)  # as _learn, inline: once per file read
+            self.dirty = True
+        else:
+            self.fresh[rel] = (signature, digest)
         return digest
 
     def executable(self, info: os.stat_result) -> bool:

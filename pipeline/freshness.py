@@ -63,16 +63,18 @@ class Staleness:
 def _build_files(root: Path) -> set[str]:
     """Every file (or link) below build/, repo-relative."""
     out: set[str] = set()
-    skip = len(os.path.join(root, ""))
-    folders = [os.path.join(root, BUILD)]
+    base = os.path.join(root, "")
+    folders = [BUILD]
     while folders:  # scandir's entry types save the stat os.walk's bookkeeping adds per folder
+        folder = folders.pop()
+        prefix = folder + "/"  # repo-relative names are built as they are listed
         try:
-            with os.scandir(folders.pop()) as entries:
+            with os.scandir(base + folder) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
+                        folders.append(prefix + entry.name)
                     else:
-                        out.add(entry.path[skip:].replace(os.sep, "/"))
+                        out.add(prefix + entry.name)
         except OSError:
             continue
     return out

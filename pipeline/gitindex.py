@@ -50,6 +50,8 @@ _GIT_ENV = (
 _CONVERTING_KEYS = (b"autocrlf", b"attributesfile", b"include")
 _ATTRIBUTES = ".gitattributes"
 _WORD = 1 << 32
+_WORD_NS = _WORD * 10**9  # a 32-bit count of seconds, in nanoseconds
+_S_IFMT = 0o170000  # the file-type bits of a mode
 
 StatKey = tuple[int, int, int, int, int]  # ctime ns, mtime ns, inode, size, file type
 Entries = dict[str, tuple[StatKey, bytes]]  # repo-relative path -> (stat key, blob id)
@@ -74,11 +76,11 @@ class Checkout:
 def stat_key(info: os.stat_result) -> StatKey:
     """What of a stat git's index holds and a rewrite always changes (32-bit fields)."""
     return (
-        info.st_ctime_ns % (_WORD * 10**9),
-        info.st_mtime_ns % (_WORD * 10**9),
+        info.st_ctime_ns % _WORD_NS,
+        info.st_mtime_ns % _WORD_NS,
         info.st_ino % _WORD,
         info.st_size % _WORD,
-        stat.S_IFMT(info.st_mode),
+        info.st_mode & _S_IFMT,
     )
 
 
@@ -217,17 +219,19 @@ def _parse(
     if signature != b"DIRC" or version not in (2, 3):
         return None  # version 4 compresses paths; reading it is not worth its rarity
     wanted_bytes = wanted.encode("utf-8", "surrogateescape")
-    prefix_bytes = prefix.encode("utf-8", "surrogateescape")
+    skip = len(prefix.encode("utf-8", "surrogateescape"))
+    attributes, after = _ATTRIBUTES.encode(), -len(_ATTRIBUTES) - 1
     out: Entries = {}
     # ctime s, ns; mtime s, ns; dev; ino; mode; uid; gid; size; blob id; flags
     layout = struct.Struct(f">10I{oid_size}sH")
     entry, fixed = layout.unpack_from, layout.size
     pos, end = _HEADER.size, len(data) - oid_size  # the trailing checksum
     untrusted = _FLAG_ASSUME_VALID | _FLAG_STAGE
+    # one pass over 15,000 entries at 100 robots: locals and no per-entry calls it can spare
     for _ in range(count):
         if pos + fixed > end:
             return None
-        *fields, oid, flags = entry(data, pos)
+        c_s, c_ns, m_s, m_ns, _dev, ino, mode, _uid, _gid, size, oid, flags = entry(data, pos)
         name_at = pos + fixed
         extended = 0
         if flags & _FLAG_EXTENDED:
@@ -238,26 +242,23 @@ def _parse(
         if name_end < 0 or name_end >= end or data[name_end] != 0:
             return None
         name = data[name_at:name_end]
-        is_attributes = name == _ATTRIBUTES.encode() or name.endswith(b"/" + _ATTRIBUTES.encode())
-        if is_attributes and name != allowed_bytes:
+        if (
+            name.endswith(attributes)
+            and (len(name) == len(attributes) or name[after] == 0x2F)  # "/"
+            and name != allowed_bytes
+        ):
             return None  # attributes may check out one blob differently at two paths
         # entries are padded with 1-8 NULs to a multiple of 8 bytes from the entry's start
         pos += (name_end - pos + 8) & ~7
         if (
             flags & untrusted
             or extended & _EXTENDED_UNTRUSTED
-            or not stat.S_ISREG(fields[6])
+            or mode & _S_IFMT != stat.S_IFREG
             or not name.startswith(wanted_bytes)
         ):
             continue
-        key = (
-            fields[0] * 10**9 + fields[1],
-            fields[2] * 10**9 + fields[3],
-            fields[5],
-            fields[9],
-            stat.S_IFREG,
-        )
-        out[name[len(prefix_bytes) :].decode("utf-8", "surrogateescape")] = (key, oid)
+        key = (c_s * 10**9 + c_ns, m_s * 10**9 + m_ns, ino, size, stat.S_IFREG)
+        out[(name[skip:] if skip else name).decode("utf-8", "surrogateescape")] = (key, oid)
     return _checked_extensions(data, pos, end, out)
 
 

@@ -173,6 +173,8 @@ def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]
     """Inputs whose digest differs from the stamp (all of them when there is no stamp)."""
     if stamp is None:
         return sorted(digests)
+    if digests == stamp.inputs:  # the usual case, decided in one comparison
+        return []
     keys = set(digests) | set(stamp.inputs)
     return sorted(k for k in keys if digests.get(k) != stamp.inputs.get(k))
 

@@ -201,6 +201,31 @@ def test_settled_digests_stat_each_file_once(
     assert known.of("nope.bin") == known.of("nope.bin") == "missing"
 
 
+@pytest.mark.parametrize(
+    ("settled", "recorded", "looks"),
+    [
+        (True, b"abc", 1),  # found to hold what its step recorded: known as the next's input
+        (True, b"abd", 2),  # found not to: looked up again as an input
+        (False, b"abc", 2),  # a build, where the next step may have rewritten it: looked up
+    ],
+    ids=["held", "not held", "not settled"],
+)
+def test_an_output_a_check_found_holding_its_digest_is_not_read_again_as_an_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: bool, recorded: bytes, looks: int
+) -> None:
+    old(tmp_path / "a.bin", b"abc")
+    known = Digests(tmp_path, remember=False, settled=settled)
+    seen: list[str] = []
+    for name in ("stat", "open"):
+        real = getattr(os, name)
+        counted = lambda p, *a, real=real, **k: seen.append(p) or real(p, *a, **k)  # noqa: E731
+        monkeypatch.setattr(digests_module.os, name, counted)
+    digest = hashlib.sha256(recorded).hexdigest()
+    assert known.holds("a.bin", digest) == (recorded == b"abc")
+    assert known.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
+    assert len(seen) == looks
+
+
 @pytest.mark.parametrize("budget", [0, 1 << 20], ids=["hashed", "kept"])
 def test_a_fifo_in_place_of_a_file_is_missing_without_blocking(tmp_path: Path, budget: int) -> None:
     """Opening a FIFO for reading waits for a writer: `pipeline check` hung on one in build/."""

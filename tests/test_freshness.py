@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
-from pipeline.freshness import ABSENT, ADVICE, OLDER
+from pipeline.freshness import ABSENT, ADVICE, OLDER, _build_files
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.plan import needed, plan
 from pipeline.stamps import stamp_path
@@ -445,3 +445,33 @@ def test_an_output_or_stamp_with_an_execute_bit_is_modified_and_written_again(
     assert target.stat().st_mode & 0o777 == 0o644
     assert target.read_bytes() == before
     assert check(project, capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("layout", "listed"),
+    [
+        ({"build/a.json": "file"}, {"build/a.json"}),
+        ({"build/r/d/m.stl": "file", "build/r/x": "file"}, {"build/r/d/m.stl", "build/r/x"}),
+        ({"build/r/robot.urdf/inside.txt": "file"}, {"build/r/robot.urdf/inside.txt"}),
+        ({"build/r/link": "link to folder", "elsewhere/f": "file"}, {"build/r/link"}),
+        ({"build/r/gone": "dangling link"}, {"build/r/gone"}),
+        ({"build/empty/": "folder"}, set()),
+    ],
+    ids=["file", "nested", "folder in a file's place", "linked folder", "dangling link", "empty"],
+)
+def test_build_files_lists_every_file_and_link_below_build_without_entering_links(
+    tmp_path: Path, layout: dict[str, str], listed: set[str]
+) -> None:
+    for rel, kind in layout.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "file":
+            path.write_bytes(b"x")
+        elif kind == "folder":
+            path.mkdir(exist_ok=True)
+        elif kind == "link to folder":
+            (tmp_path / "elsewhere").mkdir(exist_ok=True)
+            path.symlink_to(tmp_path / "elsewhere")
+        else:
+            path.symlink_to(tmp_path / "nowhere")
+    assert _build_files(tmp_path) == listed
