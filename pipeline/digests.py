@@ -103,20 +103,15 @@ class Digests:
         A file whose remembered digest still matches its stat is not read. Nor, on a fresh clone,
         is a file that git's index says is unchanged since checkout and holds a blob already read
         here (build/ is mostly copies). A file whose digest was kept from this process's hashing
-        is compared byte for byte; any other is hashed. When settled, a file found to hold it is
-        not looked up again as a later step's input (a cell reads its robot's outputs).
+        is compared byte for byte; any other is hashed. When settled, a file read or looked up in
+        git's index to find it holding `digest` is not looked up again as a later step's input (a
+        cell reads its robot's outputs).
         """
-        if not self._holds(rel, digest):
-            return False
-        if self.memo is not None:
-            self.memo[rel] = digest
-        return True
-
-    def _holds(self, rel: str, digest: str) -> bool:
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         if entry is None and rel not in (self.checkout or self._checkout()).entries:
-            return self._read(rel, path, digest, plain=True) == digest  # nothing to look up
+            found = self._read(rel, path, digest, plain=True)  # nothing to look up
+            return self._held(rel, found, digest)
         try:
             info = os.stat(path)
         except OSError:
@@ -125,8 +120,16 @@ class Digests:
             return False  # an output is never executable (see strict_io.EXECUTE_BITS)
         signature = stat_signature(info)
         if entry is not None and signature == entry[0]:
-            return entry[1] == digest
-        return self._read_blob(rel, path, info, signature, digest, plain=True) == digest
+            return entry[1] == digest  # as cheap to find again as to memoise
+        found = self._read_blob(rel, path, info, signature, digest, plain=True)
+        return self._held(rel, found, digest)
+
+    def _held(self, rel: str, found: str | None, digest: str) -> bool:
+        if found != digest:
+            return False
+        if self.memo is not None:
+            self.memo[rel] = digest
+        return True
 
     def _read_blob(
         self,
