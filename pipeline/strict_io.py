@@ -72,7 +72,7 @@ def read_regular(path: str | Path, limit: int) -> tuple[bytes, os.stat_result] |
 def read_fd(fd: int, size: int, limit: int) -> bytes | None:
     """The rest of an open file whose stat said `size` bytes; None when it grew past `limit`."""
     data = os.read(fd, size + 1)  # one byte more tells whether it grew
-    if len(data) <= size:
+    if len(data) <= size and len(data) <= limit:  # the usual case: it did not grow
         return data
     chunks = [data]
     total = len(data)

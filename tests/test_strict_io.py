@@ -106,6 +106,28 @@ def test_read_regular_reads_only_regular_files_within_the_limit(
         assert found[1].st_size == len(found[0])
 
 
+@pytest.mark.parametrize(
+    ("data", "size", "limit", "expected"),
+    [
+        (b"abc", 3, 3, b"abc"),  # as its stat said, at the limit
+        (b"ab", 3, 3, b"ab"),  # shrank since its stat: what is there
+        (b"abc", 3, 2, None),  # a size past the limit, passed anyway: still refused
+        (b"", 0, 0, b""),
+    ],
+    ids=["as stat", "shrank", "past the limit", "empty"],
+)
+def test_read_fd_of_a_file_that_did_not_grow_keeps_the_limit(
+    tmp_path: Path, data: bytes, size: int, limit: int, expected: bytes | None
+) -> None:
+    path = tmp_path / "x"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert read_fd(fd, size, limit) == expected
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.parametrize(("limit", "expected"), [(1 << 30, b"abc" + b"d" * 5_000_000), (4, None)])
 def test_read_fd_reads_what_a_file_grew_by_since_its_stat(
     tmp_path: Path, limit: int, expected: bytes | None
