@@ -101,7 +101,8 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
             return False
         if file_stat.st_size != size:
             return True
-        if _known_digests(os.getcwd()).of(file_path, file_stat) != digest:
+        # `digest` lets a copy of bytes this run already read be compared, not hashed again
+        if _known_digests(os.getcwd()).of(file_path, file_stat, digest) != digest:
             return True
         if isinstance(state, list):
             # Same bytes, new stat. doit saves no state for a task it skips, so the next
