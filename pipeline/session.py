@@ -112,6 +112,23 @@ def command_line_choice(option: str) -> str | None:
     return None
 
 
+def runs_default_tasks() -> bool:
+    """Whether this doit run executes its default tasks: a command that runs tasks, none named.
+
+    doit's loader calls the task creators with the command's positional arguments and whether
+    the command executes tasks among its locals. Where they cannot be found, False: every
+    creator then makes all its tasks, as before.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        names = frame.f_locals
+        if frame.f_code.co_name == "load_tasks" and "allow_delayed" in names and "args" in names:
+            named = [arg for arg in names["args"] or () if not str(arg).startswith("-")]
+            return bool(names["allow_delayed"]) and not named
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
 def refuse_other_backend(backend: str | None) -> None:
     """Stop a run whose command line picks a doit backend other than the pinned one."""
     if backend is None or backend == BACKEND:

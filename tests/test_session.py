@@ -299,3 +299,15 @@ def test_command_line_choice_reads_doits_parsed_options() -> None:
 
     assert doit_command(Parsed(backend="dbm", dep_file=".doit.db")) == ("dbm", None)
     assert command_line_choice("backend") is None
+
+
+def test_runs_default_tasks_reads_what_doits_loader_was_given() -> None:
+    from pipeline.session import runs_default_tasks
+
+    def load_tasks(allow_delayed: bool, args: list[str]) -> bool:  # doit.loader's names
+        return runs_default_tasks()
+
+    assert load_tasks(True, []) is True
+    assert load_tasks(True, ["cell:weld_cell_a"]) is False
+    assert load_tasks(False, []) is False  # `doit list`, `doit info`: every task is made
+    assert runs_default_tasks() is False  # not called by doit's loader: every task is made
