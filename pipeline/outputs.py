@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.records import read_records, write_records
@@ -47,13 +48,21 @@ class OutputRecord:
         entry = self.steps.get(step)
         return entry is not None and entry[0] == seen(self.prefix, entry[1])
 
-    def note(self, step: str, stamp: str) -> None:
-        """Remember what a step just left: its stamp and the outputs the stamp records."""
+    def note(self, step: str, stamp: str, saved: Mapping[str, str] | None = None) -> None:
+        """Remember what a step just left: its stamp and the outputs the stamp records.
+
+        `saved`: the input digests doit saved for the step after it ran. One that differs from
+        what the stamp records changed while the step ran (an editor saving a source): doit
+        would take the step as current, so it is not remembered and the next run runs it.
+        """
         try:
             with open(self.prefix + stamp, "rb") as handle:
-                recorded = json.loads(handle.read())["outputs"]
+                found = json.loads(handle.read())
+            recorded, inputs = found["outputs"], found["inputs"]
             paths = [stamp, *sorted(recorded)]
-        except (OSError, ValueError, KeyError, TypeError):
+            if any(inputs.get(path) != digest for path, digest in (saved or {}).items()):
+                raise ValueError(stamp)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.steps.pop(step, None)
         else:
             self.steps[step] = (seen(self.prefix, paths), paths)

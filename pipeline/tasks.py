@@ -48,7 +48,7 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
         super().add_success(task)
         stamp = (task.meta or {}).get("stamp")
         if stamp is not None:
-            _output_record(os.getcwd()).note(task.name, stamp)
+            _output_record(os.getcwd()).note(task.name, stamp, _saved_digests(task))
 
     def add_failure(self, task: Any, fail: Any) -> None:
         """Print refused input as finding lines, skip its knock-on failures, others as doit does."""
@@ -56,6 +56,17 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
             self.write(f"{fail.message}\n")
         elif not isinstance(fail, UnmetDependency):
             super().add_failure(task, fail)
+
+
+def _saved_digests(task: Any) -> dict[str, str]:
+    """The digest doit just saved for each of a task's file_dep (read after the step ran)."""
+    manager = Globals.dep_manager
+    out: dict[str, str] = {}
+    for dep in task.file_dep if manager is not None else ():
+        state = manager._get(task.name, dep)
+        if isinstance(state, (list, tuple)) and len(state) == 3:
+            out[dep] = state[2]
+    return out
 
 
 class ContentChecker(FileChangedChecker):  # type: ignore[misc]

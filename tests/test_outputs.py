@@ -92,3 +92,25 @@ def test_a_step_whose_stamp_cannot_be_read_is_forgotten(tmp_path: Path) -> None:
     (tmp_path / "build" / "stamps" / "step.json").write_text("{torn")
     record.note("s:x", "build/stamps/step.json")
     assert not record.unchanged("s:x")
+
+
+@pytest.mark.parametrize(
+    ("saved", "remembered"),
+    [
+        ({}, True),  # a step without file_dep states (none saved)
+        ({"robots/r/srdf.py": "d1"}, True),  # doit saved what the step hashed
+        ({"robots/r/srdf.py": "d2"}, False),  # the source was edited while the step ran
+        ({"robots/r/other.py": "d3"}, False),  # an input the stamp does not record
+    ],
+)
+def test_a_source_edited_while_its_step_ran_is_not_taken_as_current(
+    tmp_path: Path, saved: dict[str, str], remembered: bool
+) -> None:
+    # doit saves each input's digest after the step ran; the stamp holds what the step hashed
+    stamp = built(tmp_path)
+    found = json.loads((tmp_path / stamp).read_text())
+    found["inputs"] = {"robots/r/srdf.py": "d1"}
+    (tmp_path / stamp).write_text(json.dumps(found))
+    record = OutputRecord(tmp_path)
+    record.note("s:x", stamp, saved)
+    assert record.unchanged("s:x") is remembered
