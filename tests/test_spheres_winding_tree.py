@@ -182,3 +182,20 @@ def test_points_on_closing_fan_triangles_are_decided_by_the_mesh_winding_number(
     winding = mesh_winding(triangles, points, fan)
     assert np.allclose(winding, winding_number(triangles, points), atol=1e-7)
     assert mesh_inside(triangles, points, fan).all()
+
+
+@pytest.mark.parametrize(
+    ("make", "offset"),
+    [(lambda: _unwelded(_sphere()), 1e5), (_bowl, 1e6)],
+    ids=["closed sphere 1e5 m out", "open bowl 1e6 m out"],
+)
+def test_soup_far_from_the_origin_leaves_points_on_its_triangles_to_the_exact_computation(
+    make: Callable[[], Array], offset: float
+) -> None:
+    # 1e5 m out, a centroid or corner is on its triangle's plane only within 1e-11 m: both
+    # computations' sides were guesses (the exact one's: its rays', in turned coordinates), and
+    # 244 of a sphere's points on or beside its triangles were decided the other way
+    triangles = make() + offset
+    points = _points(triangles)
+    exact = np.abs(mesh_winding(triangles, points)) >= 0.5
+    assert np.array_equal(mesh_inside(triangles, points), exact)

@@ -236,8 +236,10 @@ def _leaf_angles(leaf: Array, q: Array) -> tuple[Array, Array]:
     det = _dot(a, b_c)
     dot = la * lb * lc + _dot(a, b) * lc + _dot(b, c) * la + _dot(c, a) * lb
     # a point within rounding of a triangle's plane, over the triangle: its side is a guess,
-    # in this computation as in the exact one; such points are left to the exact one
-    scale = 1e-9 * la * lb * lc
+    # in this computation as in the exact one; such points are left to the exact one (its
+    # rays' crossings are guesses within some ulps of the coordinates: `winding._angles`)
+    reach = np.abs(q).max(axis=1)[:, None] * (la + lb + lc) ** 2
+    scale = 1e-9 * la * lb * lc + 1e-14 * reach
     shaky = ((np.abs(det) <= scale) & (dot <= scale)).any(axis=1)
     return 2 * np.arctan2(det, dot).sum(axis=1), shaky
 
