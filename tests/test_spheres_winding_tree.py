@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -199,3 +200,18 @@ def test_soup_far_from_the_origin_leaves_points_on_its_triangles_to_the_exact_co
     points = _points(triangles)
     exact = np.abs(mesh_winding(triangles, points)) >= 0.5
     assert np.array_equal(mesh_inside(triangles, points), exact)
+
+
+def test_soup_of_zero_area_triangles_is_decided_without_warnings() -> None:
+    # a leaf of degenerate triangles (points and segments) near a point gave 0 / 0, which
+    # numpy reported as a RuntimeWarning on every build of such a mesh
+    sphere = _unwelded(_sphere())
+    points_only = np.repeat(sphere[:300, :1], 3, axis=1)
+    middle = (sphere[300:600, 0] + sphere[300:600, 1]) / 2
+    segments = np.stack([sphere[300:600, 0], sphere[300:600, 1], middle], axis=1)
+    triangles = np.concatenate([points_only, segments])
+    points = _points(triangles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inside = mesh_inside(triangles, points)
+    assert np.array_equal(inside, np.abs(mesh_winding(triangles, points)) >= 0.5)

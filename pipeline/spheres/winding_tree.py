@@ -184,7 +184,8 @@ def _bounds(tree: Tree, points: Array, share: float, theta: float) -> tuple[Arra
                 r = level.radius[n]
                 area = level.area[n]
                 gap = np.maximum(d - r, 0.0)
-                with np.errstate(divide="ignore"):
+                # a near cluster of zero area (degenerate triangles) gives 0 / 0: it is not taken
+                with np.errstate(divide="ignore", invalid="ignore"):
                     plain = area / gap**2  # |solid angle| <= area / distance^2
                     moment = 3 * area * r**2 / gap**4
                 far = (d > r) & ((r < theta * d) | (np.minimum(plain, moment) <= share * area))
