@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +13,8 @@ from typing import Any
 import pytest
 from doit.dependency import Dependency, JsonDB
 
-from pipeline.doitdb import guard_database
+from pipeline import doitdb
+from pipeline.doitdb import guard_database, save_database
 from pipeline.tasks import ContentChecker
 
 SAVED = '{"t": {"_values_:": {}, "checker:": "ContentChecker", "deps:": ["a"], "a": ["s", 1, "d"]}}'
@@ -65,3 +68,46 @@ def test_a_missing_database_is_written_even_unchanged(
     guard_database(manager)
     manager.close()
     assert Path(".doit.db").read_text() == "{}"
+
+
+def test_system_refused_saving_doits_database_keeps_the_previous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """doit wrote .doit.db in place: a full disk left it torn, with a traceback and exit 3, and
+    the next run (the lock saying the run finished) stopped on it again."""
+    monkeypatch.chdir(tmp_path)
+    Path(".doit.db").write_text('{"old": {}}')
+    manager = Dependency(JsonDB, ".doit.db")
+    guard_database(manager)
+    guard_database(manager)  # once is enough; twice changes nothing
+    manager.backend.set("task", "dep", "value")
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(doitdb.os, "replace", full)
+    with pytest.raises(SystemExit) as stop:
+        manager.close()
+    assert stop.value.code == 2
+    assert Path(".doit.db").read_text() == '{"old": {}}'
+    assert sorted(os.listdir(".")) == [".doit.db"]  # no temporary file left
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("doit: .doit.db: system_refused: doit's database cannot be written")
+    assert "free space" in line
+
+
+def test_doits_database_is_saved_whole_through_a_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    manager = Dependency(JsonDB, ".doit.db")
+    guard_database(manager)
+    manager.backend.set("task", "dep", "value")
+    manager.close()
+    assert json.loads(Path(".doit.db").read_text()) == {"task": {"dep": "value"}}
+    assert sorted(os.listdir(".")) == [".doit.db"]
+
+
+def test_save_database_writes_the_text(tmp_path: Path) -> None:
+    save_database(str(tmp_path / "db"), "{}")
+    assert (tmp_path / "db").read_text() == "{}"

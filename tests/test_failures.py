@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
 from pathlib import Path
 
 import pytest
-from doit.dependency import Dependency, JsonDB
 
-from pipeline import doitdb
-from pipeline.doitdb import guard_database, save_database
 from pipeline.failures import (
     TERMINATED_STATUS,
     WorkerDied,
@@ -86,49 +82,6 @@ def test_system_refused_names_the_file_the_system_named(tmp_path: Path) -> None:
     exc = OSError(errno.EACCES, "Permission denied", str(tmp_path / "robots/arm/srdf.py"))
     finding = system_finding(tmp_path, "srdf:arm", "build/robots/arm/robot.srdf", exc)
     assert (finding.code, finding.file) == ("system_refused", "robots/arm/srdf.py")
-
-
-def test_system_refused_saving_doits_database_keeps_the_previous_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """doit wrote .doit.db in place: a full disk left it torn, with a traceback and exit 3, and
-    the next run (the lock saying the run finished) stopped on it again."""
-    monkeypatch.chdir(tmp_path)
-    Path(".doit.db").write_text('{"old": {}}')
-    manager = Dependency(JsonDB, ".doit.db")
-    guard_database(manager)
-    guard_database(manager)  # once is enough; twice changes nothing
-    manager.backend.set("task", "dep", "value")
-
-    def full(src: str, dst: str) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(doitdb.os, "replace", full)
-    with pytest.raises(SystemExit) as stop:
-        manager.close()
-    assert stop.value.code == 2
-    assert Path(".doit.db").read_text() == '{"old": {}}'
-    assert sorted(os.listdir(".")) == [".doit.db"]  # no temporary file left
-    [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("doit: .doit.db: system_refused: doit's database cannot be written")
-    assert "free space" in line
-
-
-def test_doits_database_is_saved_whole_through_a_rename(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    manager = Dependency(JsonDB, ".doit.db")
-    guard_database(manager)
-    manager.backend.set("task", "dep", "value")
-    manager.close()
-    assert json.loads(Path(".doit.db").read_text()) == {"task": {"dep": "value"}}
-    assert sorted(os.listdir(".")) == [".doit.db"]
-
-
-def test_save_database_writes_the_text(tmp_path: Path) -> None:
-    save_database(str(tmp_path / "db"), "{}")
-    assert (tmp_path / "db").read_text() == "{}"
 
 
 def test_interrupted_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
