@@ -26,7 +26,7 @@ class DatabaseChanges:
 
 def guard_database(manager: Any) -> None:
     """Have doit's JSON database save by a rename (in place, a full disk tore it), and only
-    when this run changed it (encoding and writing it took 6% of a no-op at 100 robots)."""
+    when this run changed it (at 100 robots, encoding it alone took 19 ms of a 0.3 s no-op)."""
     backend = getattr(manager, "backend", None)
     if not isinstance(backend, JsonDB) or isinstance(backend.dump, functools.partial):
         return

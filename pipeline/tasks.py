@@ -310,7 +310,7 @@ def task_cell() -> Iterator[dict[str, Any]]:
     root = Path.cwd()
     _loaded(root)  # the build lock, as for every other group
     if runs_default_tasks():
-        return  # plain `doit` never packs: 500 cells' tasks were 5% of its no-op
+        return  # plain `doit` never packs; at 500 cells making these took about 20 ms of its no-op
     for cell_id in cell_ids(root):
         yield {
             "name": cell_id,
