@@ -322,6 +322,11 @@ def main() -> None:
                 median_of(work, [py, "-c", "pass"], n),
                 None,
             ),
+            (  # what this machine's site-packages start-up (its .pth files) adds to every process
+                "shipped repo: bare interpreter, no site (-S)",
+                median_of(work, [py, "-S", "-c", "pass"], n),
+                None,
+            ),
             ("shipped repo: fixed cost, doit list", median_of(work, [*doit, "list"], n), None),
             ("shipped repo: no-op doit", median_of(work, doit, n), None),
             (
@@ -340,6 +345,10 @@ def main() -> None:
         floor_args = [py, "-c", FLOOR, str(listing)]
         floor = median_of(work, floor_args, n)
         rows.append(("hash floor (read + SHA-256 every input once)", floor, None))
+        # the floor needs only the standard library: without site-packages' start-up, the part
+        # of it that is this machine's Python start-up rather than reading and hashing
+        floor_bare = median_of(work, [py, "-S", "-c", FLOOR, str(listing)], n)
+        rows.append(("hash floor, no site (-S)", floor_bare, None))
         rows.append(("full build", measure(work, doit), None))
         # what a check of a fresh clone reads at least: the sources and all of build/
         everything = [*floor_args, "build"]
