@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 from enum import Enum
+from typing import NamedTuple
 
 # A file name or JSON key can hold a line break, another control character or (a name that is
 # not UTF-8) a lone surrogate; a finding stays one printable line, so these are escaped.
@@ -20,8 +20,7 @@ class Severity(str, Enum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One problem in one input: where it is, which rule it breaks, and how to fix it."""
 
     code: str
@@ -43,7 +42,7 @@ class Finding:
 
     def as_json(self) -> dict[str, str]:
         """Render as a JSON-ready mapping."""
-        data = asdict(self)
+        data = self._asdict()
         data["severity"] = self.severity.value
         return data
 

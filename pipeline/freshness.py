@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pipeline.digests import Digests
 from pipeline.gitindex import tracks_file_mode
@@ -47,8 +47,7 @@ ADVICE = {
 }
 
 
-@dataclass(frozen=True)
-class Staleness:
+class Staleness(NamedTuple):
     """One way build/ differs from what the sources produce."""
 
     kind: str

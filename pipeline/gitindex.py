@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pipeline.strict_io import read_regular
 
@@ -57,8 +57,7 @@ StatKey = tuple[int, int, int, int, int]  # ctime ns, mtime ns, inode, size, fil
 Entries = dict[str, tuple[StatKey, bytes]]  # repo-relative path -> (stat key, blob id)
 
 
-@dataclass(frozen=True)
-class Checkout:
+class Checkout(NamedTuple):
     """Per repo-relative path under one folder: (stat key, blob id) from git's index."""
 
     entries: Entries

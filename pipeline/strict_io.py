@@ -10,7 +10,6 @@ import errno
 import fnmatch
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -191,6 +190,8 @@ def stage_write(path: Path, data: bytes, always: bool = False) -> str | None:
             return None
     except OSError:
         pass
+    import tempfile  # here: a check, which writes no output, does without its 3 ms import
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
