@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISREG
 
@@ -34,6 +35,7 @@ COPY_BUDGET = 128 << 20
 # Files up to this size are read whole (and may be kept); larger ones are hashed in blocks.
 READ_WHOLE = 64 << 20
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_OPEN_FLAGS = os.O_RDONLY | _NONBLOCK
 
 
 def hash_fd(fd: int) -> str:
@@ -123,6 +125,56 @@ class Digests:
             return entry[1] == digest  # as cheap to find again as to memoise
         found = self._read_blob(rel, path, info, signature, digest, plain=True)
         return self._held(rel, found, digest)
+
+    def unheld(self, outputs: Mapping[str, str]) -> list[str]:
+        """The paths of `outputs` (path -> digest) that do not hold their digest, sorted.
+
+        As `holds` for each, with its commonest case inline: a file with no remembered digest
+        and not in git's index that is regular, not executable and not growing is opened,
+        stated, read and compared here (a check without git or a cache reads 11,000 outputs at
+        100 robots and 500 cells, where the calls per file cost a tenth of the reading). Any
+        other goes to `holds`.
+        """
+        out: list[str] = []
+        fresh, entries, kept, memo = self.fresh, self.entries, self.kept, self.memo
+        tracked = (self.checkout or self._checkout()).entries
+        for rel, digest in sorted(outputs.items()):
+            if rel in fresh or rel in entries or rel in tracked:  # looked up, not read
+                if not self.holds(rel, digest):
+                    out.append(rel)
+                continue
+            try:
+                fd = os.open(self.prefix + rel, _OPEN_FLAGS)
+            except OSError:
+                out.append(rel)  # not a readable file, as holds finds
+                continue
+            try:
+                info = os.fstat(fd)
+                mode = info.st_mode
+                plain = S_ISREG(mode) and not mode & EXECUTE_BITS and info.st_size <= READ_WHOLE
+                data = os.read(fd, info.st_size + 1) if plain else b""
+            except OSError:
+                out.append(rel)  # as holds: a file that cannot be read is not held
+                continue
+            finally:
+                os.close(fd)
+            if not plain or len(data) > info.st_size:  # not a plain file, large, or growing
+                if not self.holds(rel, digest):
+                    out.append(rel)
+                continue
+            found = digest if kept.get(digest) == data else self._keep(data)
+            mtime = info.st_mtime_ns
+            signature = f"{info.st_size} {mtime} {info.st_ctime_ns} {info.st_ino}"
+            if self.remember and time.time() - mtime / 1e9 > RACY_SECONDS:
+                entries[rel] = (signature, found)
+                self.dirty = True
+            else:
+                fresh[rel] = (signature, found)
+            if found != digest:
+                out.append(rel)
+            elif memo is not None:
+                memo[rel] = digest
+        return out
 
     def _held(self, rel: str, found: str | None, digest: str) -> bool:
         if found != digest:

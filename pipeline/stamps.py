@@ -178,8 +178,7 @@ def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]
 
 def changed_outputs(root: Path, stamp: Stamp, digests: Digests | None = None) -> list[str]:
     """Recorded outputs that are missing or no longer hold the recorded bytes."""
-    known = digests or Digests(root, remember=False)
-    return [path for path, digest in sorted(stamp.outputs.items()) if not known.holds(path, digest)]
+    return (digests or Digests(root, remember=False)).unheld(stamp.outputs)
 
 
 def clear_way(root: Path, path: str) -> None:

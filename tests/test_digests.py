@@ -226,6 +226,74 @@ def test_an_output_a_check_found_holding_its_digest_is_not_read_again_as_an_inpu
     assert len(seen) == looks
 
 
+MESH = b"solid link\n" * 1000
+
+
+def _as_output(folder: Path, case: str) -> None:
+    """Put in folder/out.stl what a hand edit (or nothing) left where a copy of MESH belongs."""
+    out = folder / "out.stl"
+    if case in ("copy", "executable", "large", "remembered"):
+        old(out, MESH)
+    elif case == "edited":
+        old(out, MESH[:-1] + b"X")  # same size, one byte off
+    elif case == "truncated":
+        old(out, MESH[:-1])
+    elif case == "grown":
+        old(out, MESH + b"\n")
+    elif case == "folder":
+        out.mkdir()
+    elif case == "fifo":
+        os.mkfifo(out)
+    elif case == "link":
+        old(folder / "elsewhere.stl", MESH)
+        out.symlink_to("elsewhere.stl")  # a link is followed, as a build reading it would
+    if case == "executable":
+        out.chmod(0o755)
+
+
+@pytest.mark.parametrize("budget", [0, 1 << 20], ids=["hashed", "kept"])
+@pytest.mark.parametrize(
+    ("case", "held"),
+    [
+        ("copy", True),
+        ("remembered", True),  # its digest remembered from an earlier run: looked up
+        ("large", True),  # over READ_WHOLE: hashed in blocks
+        ("link", True),
+        ("edited", False),
+        ("truncated", False),
+        ("grown", False),
+        ("missing", False),
+        ("folder", False),
+        ("fifo", False),
+        ("executable", False),  # outside git: a build never sets the bit
+    ],
+)
+def test_unheld_names_each_output_holds_rejects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, held: bool, budget: int
+) -> None:
+    """A check reads most outputs in unheld's inline loop: it says what holds says of each."""
+    old(tmp_path / "src.stl", MESH)
+    _as_output(tmp_path, case)
+    if case == "large":
+        monkeypatch.setattr(digests_module, "READ_WHOLE", len(MESH) - 1)
+    if case == "remembered":
+        earlier = Digests(tmp_path)
+        earlier.of("out.stl")
+        earlier.save()
+    answers = []
+    for inline in (True, False):
+        known = Digests(tmp_path, keep_bytes=budget, settled=True)
+        digest = known.of("src.stl")
+        found = (
+            known.unheld({"out.stl": digest})
+            if inline
+            else [path for path in ["out.stl"] if not known.holds(path, digest)]
+        )
+        answers.append((found, known.of("out.stl"), known.entries.get("out.stl")))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == ([] if held else ["out.stl"])
+
+
 @pytest.mark.parametrize("budget", [0, 1 << 20], ids=["hashed", "kept"])
 def test_a_fifo_in_place_of_a_file_is_missing_without_blocking(tmp_path: Path, budget: int) -> None:
     """Opening a FIFO for reading waits for a writer: `pipeline check` hung on one in build/."""
