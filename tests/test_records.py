@@ -74,6 +74,23 @@ def test_no_records_are_written_as_the_header_alone(tmp_path: Path) -> None:
     assert read_records(path, HEADER, 2) == []
 
 
+@pytest.mark.parametrize(
+    ("records", "body"),
+    [
+        ([["a", "b"]], b"a\0b\0"),
+        ([["a", "b"], ["c", "d"]], b"a\0b\0c\0d\0"),
+        ([["a", ""], ["", ""]], b"a\0\0\0\0"),  # empty fields, the last one too
+    ],
+    ids=["one", "two", "empty fields"],
+)
+def test_each_field_is_written_ending_with_nul(
+    tmp_path: Path, records: list[list[str]], body: bytes
+) -> None:
+    path = tmp_path / "cache"
+    assert write_records(path, HEADER, records)
+    assert path.read_bytes() == sealed(HEADER.encode() + body)
+
+
 def test_a_write_replaces_the_file_through_a_rename(tmp_path: Path) -> None:
     """A reader holding the old file sees it whole: the new one is a new file renamed in place."""
     path = tmp_path / "cache"
