@@ -42,16 +42,28 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
 
     desc = "console, with bad input printed as finding lines"
 
+    def execute_task(self, task: Any) -> None:
+        """Report as doit does; from here on, outputs are stated afresh (see outputs.py). A
+        group (no actions) runs on every doit, after its steps, and writes nothing."""
+        super().execute_task(task)
+        if task.actions:
+            _output_record(os.getcwd()).step_ran()
+
     def add_success(self, task: Any) -> None:
         """Report as doit does; remember what a build step left (here, in the parent process,
         since with `doit -n` the step itself runs in a worker)."""
         super().add_success(task)
+        record = _output_record(os.getcwd())
+        if task.actions:
+            record.step_ran()
         stamp = (task.meta or {}).get("stamp")
         if stamp is not None:
-            _output_record(os.getcwd()).note(task.name, stamp, _saved_digests(task))
+            record.note(task.name, stamp, _saved_digests(task))
 
     def add_failure(self, task: Any, fail: Any) -> None:
         """Print refused input as finding lines, skip its knock-on failures, others as doit does."""
+        if task.actions:  # a failed step may have written some of its outputs
+            _output_record(os.getcwd()).step_ran()
         if isinstance(fail, ContractFailure):
             self.write(f"{fail.message}\n")
         elif not isinstance(fail, UnmetDependency):
@@ -84,13 +96,21 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         # A source (outside build/) is an input of many steps (a URDF of 14) and no step writes
         # it, so one stat serves them all; an output of one step, read by the next, is not kept.
         self.sources: dict[str, os.stat_result] = {}
+        # But until a step of this run is reported run (the record then empties it), an output
+        # is as the output record stated it while doit loaded the tasks: a no-op states each
+        # target and stamp once, not three times.
+        self.outputs = _output_record(os.getcwd()).stats
+
+    def exists(self, path: str) -> bool:
+        """Whether a target exists (a step's own targets are checked before it runs)."""
+        return path in self.outputs or os.path.exists(path)
 
     def info(self, path: str) -> Any:
         """The stat of a dependency; a dangling link's own, so that its step runs and refuses it.
 
         doit would otherwise stop the whole run with its own error ("does not exist").
         """
-        known = self.sources.get(path)
+        known = self.sources.get(path) or self.outputs.get(path)
         if known is not None:
             return known
         try:
@@ -207,7 +227,10 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
 def doit_groups(root: Path, steps: list[Step] | None = None) -> Mapping[str, list[dict[str, Any]]]:
     """The doit tasks of the plan, grouped by stage."""
     groups: dict[str, list[dict[str, Any]]] = {}
-    for step in plan(root) if steps is None else steps:
+    steps = plan(root) if steps is None else steps
+    # doit states each target, and each output a later step reads (always a stamp, a target)
+    _output_record(str(root)).wanted = {t for step in steps for t in (step.stamp, *step.targets)}
+    for step in steps:
         groups.setdefault(step.name.partition(":")[0], []).append(doit_task(root, step))
     return groups
 

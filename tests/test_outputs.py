@@ -114,3 +114,28 @@ def test_a_source_edited_while_its_step_ran_is_not_taken_as_current(
     record = OutputRecord(tmp_path)
     record.note("s:x", stamp, saved)
     assert record.unchanged("s:x") is remembered
+
+
+BOTH = {"build/stamps/step.json", "build/a.stl"}
+
+
+@pytest.mark.parametrize(
+    ("wanted", "ran", "kept"),
+    [
+        (BOTH, False, BOTH),
+        ({"build/a.stl", "build/never_made.json"}, False, {"build/a.stl"}),  # missing: not kept
+        (set(), False, set()),  # only what doit asks about is kept
+        (BOTH, True, set()),  # a step ran: none holds any more
+    ],
+)
+def test_the_stats_taken_for_the_comparison_are_kept_until_a_step_runs(
+    tmp_path: Path, wanted: set[str], ran: bool, kept: set[str]
+) -> None:
+    record = noted(tmp_path)
+    record.wanted = wanted
+    if ran:
+        record.step_ran()
+    assert record.unchanged("s:x")
+    assert set(record.stats) == kept
+    for path in kept:
+        assert record.stats[path] == os.stat(tmp_path / path)

@@ -306,6 +306,66 @@ def test_a_source_is_stated_once_for_all_its_steps_an_output_every_time(
     assert checker.info("build/stamp.json").st_size == output.st_size + 1
 
 
+def _run_event(reporter: object, event: str) -> None:
+    from doit.task import Task
+
+    from pipeline.tasks import ContractFailure
+
+    step = Task("urdf:r", [lambda: None])
+    if event == "a step started":
+        reporter.execute_task(step)  # type: ignore[attr-defined]
+    elif event == "a step succeeded":
+        reporter.add_success(step)  # type: ignore[attr-defined]
+    elif event == "a step failed":
+        reporter.add_failure(step, ContractFailure("r: refused"))  # type: ignore[attr-defined]
+    elif event == "a group ran":  # no actions: doit runs it on every run, it writes nothing
+        group = Task("urdf", None, task_dep=["urdf:r"])
+        reporter.execute_task(group)  # type: ignore[attr-defined]
+        reporter.add_success(group)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("event", "stated_again"),
+    [
+        ("nothing ran", False),
+        ("a group ran", False),
+        ("a step started", True),
+        ("a step succeeded", True),
+        ("a step failed", True),
+    ],
+)
+def test_an_output_is_stated_once_until_a_step_of_the_run_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, event: str, stated_again: bool
+) -> None:
+    """doit asks whether each target exists and states outputs read by later steps: the stats
+    the output record took as doit loaded the tasks answer it until a step ran, since a step
+    may rewrite its outputs (and a later step must then see their new stat)."""
+    import io
+
+    from pipeline.outputs import OutputRecord
+    from pipeline.tasks import ContentChecker, FindingsReporter, _output_record
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "build" / "stamps").mkdir(parents=True)
+    stamp = "build/stamps/urdf-r.json"
+    (tmp_path / stamp).write_text(json.dumps({"inputs": {}, "outputs": {}}))
+    maker = OutputRecord(tmp_path)
+    maker.note("urdf:r", stamp)
+    maker.save()
+    record = _output_record(os.getcwd())
+    record.wanted = {stamp}
+    assert record.unchanged("urdf:r")
+    checker = ContentChecker()
+    loaded = checker.info(stamp)
+    _run_event(FindingsReporter(io.StringIO(), {}), event)
+    (tmp_path / stamp).unlink()  # as if the step had just replaced it: gone, then new
+    (tmp_path / stamp).write_text("{}")
+    assert (checker.info(stamp) is loaded) is not stated_again
+    (tmp_path / stamp).unlink()
+    assert checker.exists(stamp) is not stated_again
+    assert checker.exists("build/stamps/other.json") is False  # never stated: asked afresh
+
+
 COUNT_CELL_TASKS = """
 import doit.loader, dodo
 namespace = {name: getattr(dodo, name) for name in dir(dodo)}
