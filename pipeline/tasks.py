@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -244,7 +245,12 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     # registered first, so it runs last: after doit wrote its database and the digests are saved
     atexit.register(lock.finish)
     steps = plan(root)
-    return lock, steps, doit_groups(root, steps)
+    groups = doit_groups(root, steps)
+    # What is made so far (modules, the plan, the task dicts) lives until exit. Frozen, it is
+    # out of the cyclic collector's reach: a no-op's two full collections (one as doit checks
+    # the steps, one at exit) walked it, 20-25 ms at 100 robots and 500 cells, in process.
+    gc.freeze()
+    return lock, steps, groups
 
 
 def doit_config() -> dict[str, Any]:

@@ -384,3 +384,20 @@ def test_plain_doit_makes_no_packaging_tasks_a_named_task_or_listing_does(projec
     assert result.returncode == 0, result.stderr
     cells = len([p for p in (project / "cells").iterdir() if p.is_dir()])
     assert result.stdout.split() == ["0", str(cells), str(cells), str(cells)]
+
+
+FROZEN = """
+import gc
+before = gc.get_freeze_count()
+import dodo
+print(before, gc.get_freeze_count() > before)
+"""
+
+
+def test_the_session_keeps_what_it_made_out_of_the_cyclic_collectors_reach(
+    project: Path,
+) -> None:
+    """The plan and task dicts live until exit; the full collections of a no-op walked them."""
+    result = run_python(project, "-c", FROZEN)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "True"]
