@@ -101,6 +101,25 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         # is as the output record stated it while doit loaded the tasks: a no-op states each
         # target and stamp once, not three times.
         self.outputs = _output_record(os.getcwd()).stats
+        # path -> (the stat given, its signature): a source's one stat serves up to 14 steps
+        self.signatures: dict[str, tuple[os.stat_result, str]] = {}
+        self.digests: Digests | None = None  # the process's digest cache, once first needed
+
+    def signature(self, path: str, info: os.stat_result) -> str:
+        """stat_signature(info), made once per stat taken (a touched source's, three times per
+        step that reads it before)."""
+        known = self.signatures.get(path)
+        if known is not None and known[0] is info:
+            return known[1]
+        found = stat_signature(info)
+        self.signatures[path] = (info, found)
+        return found
+
+    def known_digests(self) -> Digests:
+        """The digest cache of the checkout doit runs in (asked for once, not per file)."""
+        if self.digests is None:
+            self.digests = _known_digests(os.getcwd())
+        return self.digests
 
     def exists(self, path: str) -> bool:
         """Whether a target exists (a step's own targets are checked before it runs)."""
@@ -130,18 +149,19 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         timestamp, size, digest = state
         # the stat signature, not the mtime alone: a same-size edit whose mtime was put back
         # (cp -p, rsync -t, tar) still changes the ctime, so it is not taken for the saved state
-        if stat_signature(file_stat) == timestamp:
+        signature = self.signature(file_path, file_stat)
+        if signature == timestamp:
             return False
         if file_stat.st_size != size:
             return True
         # `digest` lets a copy of bytes this run already read be compared, not hashed again
-        if _known_digests(os.getcwd()).of(file_path, file_stat, digest) != digest:
+        if self.known_digests().of(file_path, file_stat, digest) != digest:
             return True
         if isinstance(state, list):
             # Same bytes, new stat. doit saves no state for a task it skips, so the next
             # run would prove this again; the json backend hands out the stored list and writes
             # it back at exit, so refreshing the signature here puts later runs on the fast path.
-            state[0] = stat_signature(file_stat)
+            state[0] = signature
             if self.changes is not None:
                 self.changes.made = True
         return False
@@ -151,7 +171,7 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         info = os.stat(dep)
         if current_state and current_state[0] == stat_signature(info):
             return None
-        return stat_signature(info), info.st_size, _known_digests(os.getcwd()).of(dep, info)
+        return stat_signature(info), info.st_size, self.known_digests().of(dep, info)
 
 
 # Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.

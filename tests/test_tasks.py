@@ -306,6 +306,45 @@ def test_a_source_is_stated_once_for_all_its_steps_an_output_every_time(
     assert checker.info("build/stamp.json").st_size == output.st_size + 1
 
 
+@pytest.mark.parametrize(
+    ("content", "steps", "changed", "signed"),
+    [
+        ("<robot/>", 14, False, 1),  # touched, same bytes: signed once, every state refreshed
+        ("<robot />", 14, True, 1),  # edited: each step that reads it runs
+        ("<robot/>", 1, False, 1),
+    ],
+)
+def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    content: str,
+    steps: int,
+    changed: bool,
+    signed: int,
+) -> None:
+    """A URDF is an input of 14 steps: its stat signature was made three times per step."""
+    import pipeline.tasks as tasks
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "robots").mkdir()
+    source = tmp_path / "robots" / "robot.urdf"
+    source.write_text("<robot/>")
+    digest = hashlib.sha256(b"<robot/>").hexdigest()
+    states = [["old signature", source.stat().st_size, digest] for _ in range(steps)]
+    source.write_text(content)
+    made: list[os.stat_result] = []
+    sign = tasks.stat_signature
+    monkeypatch.setattr(tasks, "stat_signature", lambda info: made.append(info) or sign(info))
+    checker = tasks.ContentChecker()
+    info = checker.info("robots/robot.urdf")
+    assert [checker.check_modified("robots/robot.urdf", info, s) for s in states] == [
+        changed
+    ] * steps
+    assert len(made) == signed
+    refreshed = "old signature" if changed else sign(info)
+    assert [state[0] for state in states] == [refreshed] * steps
+
+
 def _run_event(reporter: object, event: str) -> None:
     from doit.task import Task
 
