@@ -264,10 +264,11 @@ def model_ids(root: Path) -> list[str]:
 def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
     """The steps that compile one robot, keyed by stage."""
     src = f"{ROBOTS}/{model_id}"
+    meshes = _files_under(root, f"{src}/meshes")
     urdf = Step(
         f"urdf:{model_id}",
         "validate the URDF; copy it and its meshes into build/",
-        (f"{src}/robot.urdf", *_files_under(root, f"{src}/meshes"), code("urdf")),
+        (f"{src}/robot.urdf", *meshes, code("urdf")),
         lazy("pipeline.description", "make_urdf_copies", model_id),
         (f"build/robots/{model_id}/robot.urdf",),
         mirrors=((f"{src}/", f"build/robots/{model_id}/"),),
@@ -304,7 +305,7 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         # reaches this step even when the URDF copy is unchanged
         (
             f"{src}/robot.urdf",
-            *_files_under(root, f"{src}/meshes"),
+            *meshes,
             *settings,
             urdf.stamp,
             code("spheres"),
@@ -354,8 +355,11 @@ def _cell_sources(root: Path, cell_id: str) -> tuple[str | None, str | None]:
     return (model if isinstance(model, str) else None), (pinned if plain else None)
 
 
-def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
-    """The step that validates one cell and compiles it into build/cells/<cell_id>/."""
+def cell_step(
+    root: Path, cell_id: str, manifests: Mapping[str, Step], configs: dict[str, bool] | None = None
+) -> Step:
+    """The step that validates one cell and compiles it into build/cells/<cell_id>/.
+    (`configs`: which robots have a config.json, found once for all cells serving each.)"""
     inputs = _files_under(root, f"{CELLS}/{cell_id}")
     machine = f"{CELLS}/{cell_id}/machine.json"
     # listed when absent too: the step refuses it, and a check names it as what is missing
@@ -364,7 +368,10 @@ def cell_step(root: Path, cell_id: str, manifests: Mapping[str, Step]) -> Step:
     if model is not None and model in manifests:
         src = f"{ROBOTS}/{model}"
         inputs += [manifests[model].stamp, f"{src}/robot.urdf"]
-        inputs += [f"{src}/config.json"] if _is_file(root, f"{src}/config.json") else []
+        configs = {} if configs is None else configs
+        if model not in configs:
+            configs[model] = _is_file(root, f"{src}/config.json")
+        inputs += [f"{src}/config.json"] if configs[model] else []
     out = f"build/cells/{cell_id}"
     # the description is served as built, the calibration as pinned (the step refuses others)
     served = [] if model is None else [(f"build/robots/{model}/", f"{out}/description/")]
@@ -405,5 +412,6 @@ def plan(root: Path) -> list[Step]:
     steps += [step for stages in per_robot for step in stages.values()]
     steps.append(index_step(root, models, [stages["manifest"] for stages in per_robot]))
     manifests = {m: stages["manifest"] for m, stages in zip(models, per_robot, strict=True)}
-    steps += [cell_step(root, cell_id, manifests) for cell_id in cell_ids(root)]
+    configs: dict[str, bool] = {}
+    steps += [cell_step(root, cell_id, manifests, configs) for cell_id in cell_ids(root)]
     return steps

@@ -207,6 +207,39 @@ def test_a_cell_reads_its_files_and_the_description_of_the_model_it_names(repo: 
 
 
 @pytest.mark.parametrize(
+    ("config", "read"),
+    [
+        ("file", True),
+        ("absent", False),
+        ("folder", False),  # only a file is served: the config step refuses the folder
+    ],
+)
+def test_every_cell_serving_a_robot_reads_its_config_json_only_when_it_is_a_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, config: str, read: bool
+) -> None:
+    """Cells serving one robot find its config.json once for all (asked once per plan)."""
+    import pipeline.plan
+
+    asked: list[str] = []
+    is_file = pipeline.plan._is_file
+    monkeypatch.setattr(
+        pipeline.plan, "_is_file", lambda root, rel: asked.append(rel) or is_file(root, rel)
+    )
+    for n in (1, 2):
+        shutil.copytree(repo / "cells" / "weld_cell_a", repo / "cells" / f"weld_cell_a{n}")
+    path = repo / "robots" / ABB / "config.json"
+    if config != "file":
+        path.unlink()
+    if config == "folder":
+        path.mkdir()
+    steps = by_name(repo)
+    for cell in ("weld_cell_a", "weld_cell_a1", "weld_cell_a2"):
+        assert (f"robots/{ABB}/config.json" in steps[f"cellbuild:{cell}"].inputs) is read
+    assert f"robots/{IIWA}/config.json" in steps["cellbuild:iiwa_bench"].inputs
+    assert sorted(asked) == [f"robots/{ABB}/config.json", f"robots/{IIWA}/config.json"]
+
+
+@pytest.mark.parametrize(
     "machine",
     [
         b'{"robot": {"model_id": "no_such_robot"}}',
