@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from stat import S_ISREG
 from typing import NamedTuple
 
 from pipeline.digests import Digests
@@ -255,11 +256,13 @@ def _conflicted(root: Path, stamp: str) -> bool:
 
 
 def _executable(root: Path, path: str) -> bool:
-    """Whether a file has an execute bit (which no output is written with)."""
+    """Whether a file has an execute bit (which no output is written with); a folder's, which
+    lets one enter it, is no such bit."""
     try:
-        executable = bool(os.stat(os.path.join(root, path)).st_mode & EXECUTE_BITS)
+        mode = os.stat(os.path.join(root, path)).st_mode
     except OSError:
         return False
+    executable = S_ISREG(mode) and bool(mode & EXECUTE_BITS)
     return executable and tracks_file_mode(root)
 
 

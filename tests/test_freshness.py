@@ -447,6 +447,25 @@ def test_an_output_or_stamp_with_an_execute_bit_is_modified_and_written_again(
     assert check(project, capsys)[0] == 0
 
 
+@pytest.mark.parametrize("kind", ["folder", "link to a folder"])
+def test_a_folder_in_an_output_s_place_is_not_called_executable(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    """A folder's mode has execute bits (to enter it), but only a file can have one set by
+    mistake: the check said a folder in a mesh's place had an execute bit set."""
+    path = "build/robots/lbr_iiwa_14_r820/meshes/link_3.stl"
+    target = project / path
+    target.unlink()
+    if kind == "folder":
+        target.mkdir()
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        target.symlink_to(tmp_path / "elsewhere")
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert f"modified: {path} (differs from what urdf:lbr_iiwa_14_r820 made)" in lines, lines
+
+
 @pytest.mark.parametrize(
     ("layout", "listed"),
     [
