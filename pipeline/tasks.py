@@ -43,6 +43,12 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
 
     desc = "console, with bad input printed as finding lines"
 
+    def __init__(self, outstream: Any, options: Any) -> None:
+        """doit's console reporter; its run may answer doit's checks with the output record's
+        stats, since this reporter says when a step ran (another --reporter does not)."""
+        super().__init__(outstream, options)
+        _output_record(os.getcwd()).reported = True
+
     def execute_task(self, task: Any) -> None:
         """Report as doit does; from here on, outputs are stated afresh (see outputs.py). A
         group (no actions) runs on every doit, after its steps, and writes nothing."""
@@ -100,7 +106,9 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         # But until a step of this run is reported run (the record then empties it), an output
         # is as the output record stated it while doit loaded the tasks: a no-op states each
         # target and stamp once, not three times.
-        self.outputs = _output_record(os.getcwd()).stats
+        # (only with this FindingsReporter: `doit -r executed-only` would never empty them)
+        self.record = _output_record(os.getcwd())
+        self.outputs = self.record.stats
         # path -> (the stat given, its signature): a source's one stat serves up to 14 steps
         self.signatures: dict[str, tuple[os.stat_result, str]] = {}
         self.digests: Digests | None = None  # the process's digest cache, once first needed
@@ -123,14 +131,16 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
 
     def exists(self, path: str) -> bool:
         """Whether a target exists (a step's own targets are checked before it runs)."""
-        return path in self.outputs or os.path.exists(path)
+        return (self.record.reported and path in self.outputs) or os.path.exists(path)
 
     def info(self, path: str) -> Any:
         """The stat of a dependency; a dangling link's own, so that its step runs and refuses it.
 
         doit would otherwise stop the whole run with its own error ("does not exist").
         """
-        known = self.sources.get(path) or self.outputs.get(path)
+        known = self.sources.get(path)
+        if known is None and self.record.reported:
+            known = self.outputs.get(path)
         if known is not None:
             return known
         try:

@@ -395,14 +395,31 @@ def test_an_output_is_stated_once_until_a_step_of_the_run_runs(
     record.wanted = {stamp}
     assert record.unchanged("urdf:r")
     checker = ContentChecker()
+    reporter = FindingsReporter(io.StringIO(), {})  # doit makes it before it checks a step
     loaded = checker.info(stamp)
-    _run_event(FindingsReporter(io.StringIO(), {}), event)
+    _run_event(reporter, event)
     (tmp_path / stamp).unlink()  # as if the step had just replaced it: gone, then new
     (tmp_path / stamp).write_text("{}")
     assert (checker.info(stamp) is loaded) is not stated_again
     (tmp_path / stamp).unlink()
     assert checker.exists(stamp) is not stated_again
     assert checker.exists("build/stamps/other.json") is False  # never stated: asked afresh
+
+
+@pytest.mark.parametrize("reporter", ["executed-only", "json", "zero", "console"])
+def test_another_reporter_leaves_a_later_step_reading_an_earlier_steps_new_outputs(
+    project: Path, reporter: str
+) -> None:
+    """Only FindingsReporter says when a step ran: with another `doit -r`, the stats taken as
+    doit loaded the tasks must not answer for a stamp the run rewrote (srdf's, which the
+    manifest reads), or the manifest, the index and the cell are skipped and left stale."""
+    assert run_doit(project).returncode == 0
+    with (project / "robots" / "abb_irb2400" / "srdf.py").open("a") as source:
+        source.write("# edited\n")
+    result = run_doit(project, "-r", reporter)
+    assert result.returncode == 0, result.stdout + result.stderr
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 COUNT_CELL_TASKS = """
