@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.stamps import Step, stamp_path
-from pipeline.strict_io import JSON_LIMIT, read_regular
+from pipeline.strict_io import JSON_LIMIT, folder_refused, read_regular
 
 ROBOTS = "robots"
 CELLS = "cells"
@@ -218,19 +218,31 @@ def _folders_holding(root: Path, top: str, name: str) -> list[str]:
     base = os.path.join(root, top)
     if not os.path.isdir(base):
         return []
-    with os.scandir(base) as entries:
-        return sorted(e.name for e in entries if _holds(e, name))
+    try:
+        with os.scandir(base) as entries:
+            return sorted(e.name for e in entries if _holds(e, name))
+    except PermissionError as exc:  # planning nothing would prune every output of `top`
+        raise folder_refused(top, exc) from None
 
 
 def _holds(entry: os.DirEntry[str], name: str) -> bool:
-    # lexists: a dangling link counts, and is refused by the step rather than skipped
-    if os.path.lexists(os.path.join(entry.path, name)):
+    # a folder this user may not search or list is planned, not taken for one removed (which
+    # would prune its outputs): its step names the permission to fix
+    hidden = entry.name.startswith(".")
+    try:
+        os.lstat(os.path.join(entry.path, name))  # a dangling link counts: the step refuses it
         return True
-    if entry.name.startswith(".") or not entry.is_dir():
+    except PermissionError:
+        return not hidden
+    except OSError:
+        pass
+    if hidden or not entry.is_dir():
         return False
     try:
         with os.scandir(entry.path) as inside:
             return any(not e.name.startswith(".") and e.name != "__pycache__" for e in inside)
+    except PermissionError:
+        return True
     except OSError:
         return False
 

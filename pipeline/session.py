@@ -20,8 +20,10 @@ import sys
 from pathlib import Path
 
 from pipeline.digests import CACHE_NAME
+from pipeline.findings import ContractError, render
 from pipeline.lock import BuildLock
 from pipeline.outputs import RECORD_NAME
+from pipeline.stamps import Step
 
 BUILD = "build"
 DEP_FILE = ".doit.db"  # doit's state database (its dep_file)
@@ -154,3 +156,14 @@ def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:
     if lock.interrupted or lock.left != lock.watched():
         repair_doit_db(root, dep_file)  # a killed run, or the file changed since doit wrote it
     return lock
+
+
+def planned(root: Path) -> list[Step]:
+    """The plan of a doit run; a source folder it cannot list stops it with its finding lines."""
+    from pipeline.plan import plan
+
+    try:
+        return plan(root)
+    except ContractError as exc:  # doit would print the stack of dodo.py's loading (exit 3)
+        print(render(exc.findings), file=sys.stderr, flush=True)
+        raise SystemExit(2) from None

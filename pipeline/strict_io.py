@@ -37,6 +37,18 @@ def _unreadable(display: str, exc: OSError) -> ContractError:
     )
 
 
+def folder_refused(display: str, exc: OSError) -> ContractError:
+    """A folder this user may not list or search, so what it holds cannot be known."""
+    return refusal(
+        "file_unreadable",
+        display,
+        "",
+        f"folder cannot be listed or searched ({exc.strerror})",
+        f"give the user who builds read and search permission on {display}/ (chmod a+rx) "
+        "and run again",
+    )
+
+
 def is_utf8(text: str) -> bool:
     """Whether a str can be written as UTF-8 (a name not in UTF-8 decodes to lone surrogates)."""
     try:
@@ -87,8 +99,13 @@ def require_source(folder: Path, name: str, display: str, hint: str = "", like: 
     Files matching the pattern `like` (by default, any with `name`'s extension; any case) are
     offered as the misnamed file to rename. `hint` says how to write the file when none is.
     """
-    if os.path.lexists(folder / name):
+    try:
+        os.lstat(folder / name)  # a dangling link counts: reading it refuses it
         return
+    except PermissionError as exc:  # it may well exist: not `file_missing`
+        raise folder_refused(display.rpartition("/")[0] or ".", exc) from None
+    except OSError:
+        pass
     like = (like or f"*{os.path.splitext(name)[1]}").lower()
     top = folder.parent.name
     try:

@@ -26,6 +26,7 @@ from pipeline.session import (
     DEP_FILE,
     command_line_choice,
     open_session,
+    planned,
     refuse_other_backend,
     runs_default_tasks,
 )
@@ -86,6 +87,10 @@ def _saved_digests(task: Any) -> dict[str, str]:
         if isinstance(state, (list, tuple)) and len(state) == 3:
             out[dep] = state[2]
     return out
+
+
+# the stat of an input this user may not stat: matches no saved state (size 0, no times)
+UNSTATED = os.stat_result((0,) * 10)
 
 
 class ContentChecker(FileChangedChecker):  # type: ignore[misc]
@@ -151,6 +156,8 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         except OSError:
             try:
                 return os.lstat(path)
+            except PermissionError:  # in a folder this user may not search: not "does not
+                return UNSTATED  # exist"; a stat no state holds, so its step runs and says why
             except OSError as exc:
                 raise self.CheckerError(str(exc)) from exc
 
@@ -274,7 +281,7 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     install_handlers()
     # registered first, so it runs last: after doit wrote its database and the digests are saved
     atexit.register(lock.finish)
-    steps = plan(root)
+    steps = planned(root)
     groups = doit_groups(root, steps)
     # What is made so far (modules, the plan, the task dicts) lives until exit. Frozen, it is
     # out of the cyclic collector's reach: a no-op's two full collections (one as doit checks

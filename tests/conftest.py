@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +67,15 @@ def run_python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         check=False,
     )
+
+
+def refuse_under(monkeypatch: pytest.MonkeyPatch, call: str, folder: Path) -> None:
+    """Make `os.<call>` refuse (EACCES) every path at or below `folder`, as for another user."""
+    real = getattr(os, call)
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path) == str(folder) or os.fspath(path).startswith(f"{folder}{os.sep}"):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, call, refused)

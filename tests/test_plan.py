@@ -13,9 +13,10 @@ from types import FrameType
 
 import pytest
 
+from pipeline.findings import ContractError
 from pipeline.plan import CODE, SPHERES_CODE, SRDF_CODE, cell_ids, code, model_ids, needed, plan
 from pipeline.stamps import Step
-from tests.conftest import REPO, run_doit, run_python, tree_bytes
+from tests.conftest import REPO, refuse_under, run_doit, run_python, tree_bytes
 from tests.test_tasks import ran
 
 ABB = "abb_irb2400"
@@ -438,3 +439,44 @@ def test_files_under_lists_what_os_walk_lists(repo: Path) -> None:
     assert "robots/abb_irb2400/dangling.stl" in listed
     assert not any(path.startswith("robots/abb_irb2400/linked/") for path in listed)
     assert _files_under(repo, "robots/nothing_here") == []
+
+
+@pytest.mark.parametrize("folder", ["robots/abb_irb2400", "cells/weld_cell_a"])
+def test_file_unreadable_a_folder_this_user_cannot_search_is_planned_not_taken_as_removed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    """chmod 000 on a robot or cell folder once left it unplanned, and `doit` pruned its build."""
+    refuse_under(monkeypatch, "lstat", repo / folder)
+    refuse_under(monkeypatch, "scandir", repo / folder)
+    assert model_ids(repo) == [ABB, IIWA]
+    assert cell_ids(repo) == ["iiwa_bench", "weld_cell_a"]
+
+
+@pytest.mark.parametrize("top", ["robots", "cells"])
+def test_file_unreadable_robots_or_cells_folder_that_cannot_be_listed_is_refused(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, top: str
+) -> None:
+    """It once ended `doit` with a traceback (exit 3); planning nothing would prune all."""
+    refuse_under(monkeypatch, "scandir", repo / top)
+    with pytest.raises(ContractError) as exc:
+        plan(repo)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("file_unreadable", top)
+    assert finding.hint.startswith(f"give the user who builds read and search permission on {top}/")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root searches any folder; simulated above")
+def test_file_unreadable_folders_stop_doit_and_leave_build_as_it_was(project: Path) -> None:
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    for folder in ("robots/abb_irb2400", "cells/weld_cell_a", "robots"):
+        (project / folder).chmod(0)
+        try:
+            result = run_doit(project)
+        finally:
+            (project / folder).chmod(0o755)
+        said = result.stdout + result.stderr
+        assert result.returncode == 2, said
+        assert "Traceback" not in said
+        assert f"{folder}: file_unreadable: folder cannot be listed" in said
+        assert tree_bytes(project / "build") == before

@@ -18,11 +18,12 @@ from pipeline.session import (
     is_temp_name,
     leftover_temps,
     open_session,
+    planned,
     remove_leftover_temps,
     repair_doit_db,
 )
 from pipeline.strict_io import atomic_write
-from tests.conftest import run_doit, tree_bytes
+from tests.conftest import refuse_under, run_doit, tree_bytes
 
 TORN_DB = b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}'
 
@@ -311,3 +312,17 @@ def test_runs_default_tasks_reads_what_doits_loader_was_given() -> None:
     assert load_tasks(True, ["cell:weld_cell_a"]) is False
     assert load_tasks(False, []) is False  # `doit list`, `doit info`: every task is made
     assert runs_default_tasks() is False  # not called by doit's loader: every task is made
+
+
+def test_file_unreadable_planning_refused_stops_doit_with_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A robots/ folder that cannot be listed once ended doit in dodo.py's traceback (exit 3)."""
+    (tmp_path / "robots").mkdir()
+    refuse_under(monkeypatch, "scandir", tmp_path / "robots")
+    with pytest.raises(SystemExit) as exc:
+        planned(tmp_path)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.startswith(
+        "robots: file_unreadable: folder cannot be listed or searched (Permission denied); "
+    )

@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.strict_io import atomic_write, read_bytes, read_fd, read_regular, require_source
+from tests.conftest import refuse_under
 
 
 def test_read_bytes_limits(tmp_path: Path) -> None:
@@ -143,3 +144,18 @@ def test_read_fd_reads_what_a_file_grew_by_since_its_stat(
         assert read_fd(fd, size, limit) == expected
     finally:
         os.close(fd)
+
+
+def test_file_unreadable_a_source_folder_this_user_cannot_search_is_not_file_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """robot.urdf is there, in a folder of mode 600: once "file does not exist; rename ..."."""
+    folder = tmp_path / "robots" / "my_arm"
+    folder.mkdir(parents=True)
+    (folder / "robot.urdf").write_text("<robot/>")
+    refuse_under(monkeypatch, "lstat", folder)
+    with pytest.raises(ContractError) as exc:
+        require_source(folder, "robot.urdf", "robots/my_arm/robot.urdf")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("file_unreadable", "robots/my_arm")
+    assert "permission on robots/my_arm/" in finding.hint

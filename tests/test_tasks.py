@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_doit, run_python, tree_bytes
+from tests.conftest import REPO, refuse_under, run_doit, run_python, tree_bytes
 
 
 def ran(output: str) -> set[str]:
@@ -457,3 +457,22 @@ def test_the_session_keeps_what_it_made_out_of_the_cyclic_collectors_reach(
     result = run_python(project, "-c", FROZEN)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0", "True"]
+
+
+def test_file_unreadable_an_input_in_a_folder_this_user_cannot_search_runs_its_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """doit once stopped with "Dependent file ... does not exist" (it exists): now the step
+    runs, and reading the file names the permission to fix."""
+    from pipeline.tasks import ContentChecker
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "robots" / "arm").mkdir(parents=True)
+    (tmp_path / "robots" / "arm" / "robot.urdf").write_text("<robot/>")
+    checker = ContentChecker()
+    saved = checker.get_state("robots/arm/robot.urdf", None)
+    refuse_under(monkeypatch, "stat", Path("robots/arm"))
+    refuse_under(monkeypatch, "lstat", Path("robots/arm"))
+    refuse_under(monkeypatch, "open", tmp_path / "robots/arm")
+    info = ContentChecker().info("robots/arm/robot.urdf")
+    assert ContentChecker().check_modified("robots/arm/robot.urdf", info, saved)

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
-from tests.conftest import REPO
+from tests.conftest import REPO, refuse_under
 
 ABB = "robots/abb_irb2400"
 J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
@@ -625,3 +625,17 @@ def test_dae_with_a_float_array_over_10_mb_is_read(
     monkeypatch.chdir(repo)
     assert main(["validate", "abb_irb2400"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_file_unreadable_meshes_folder_this_user_cannot_search_is_not_mesh_missing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The meshes are there (meshes/ of mode 644): once `mesh_missing: does not exist`."""
+    refuse_under(monkeypatch, "lstat", repo / ABB / "meshes")
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    found = exc.value.findings
+    assert {f.code for f in found} == {"file_unreadable"}
+    assert found[0].place.isdigit()
+    assert "cannot be looked up (Permission denied)" in found[0].message
+    assert found[0].hint.startswith("give the user who builds read and search permission")

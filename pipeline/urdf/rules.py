@@ -260,6 +260,9 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                     code, message = "mesh_missing", "is not a regular file"
                 elif not path.resolve().is_relative_to(meshes):
                     code, message = "mesh_uri_outside_meshes", "resolves outside meshes/"
+            except PermissionError as exc:  # it may well exist: not `mesh_missing`
+                code, message = "file_unreadable", f"cannot be looked up ({exc.strerror})"
+                hint = "give the user who builds read and search permission on meshes/ (chmod a+rx)"
             except OSError:
                 code, message = "mesh_missing", "does not exist"
                 hint = _case_hint(path) or hint
