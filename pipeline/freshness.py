@@ -37,6 +37,8 @@ EXECUTABLE = "execute bit set; a build writes it without one"
 ABSENT = "is missing"
 # a stamp without a seal: written before stamps were sealed, by an older version of this tool
 OLDER = "has a stamp of an older version of this tool (not sealed)"
+# an input this user may not read (its mode, or a folder above it), so whether it changed is unknown
+UNREADABLE = "cannot be read by this user"
 ADVICE = {
     CONFLICTED: "build/ holds git conflicts: resolve the sources, take one side's build/ "
     "(`git checkout HEAD -- build/`), run `doit`, then `git add build/` (docs/git.md)",
@@ -45,6 +47,9 @@ ADVICE = {
     ABSENT: "a robot or cell folder lacks a source its build needs: add it (`doit` names a "
     "misnamed file to rename), or remove the folder (`git clean -n robots/ cells/` lists what "
     "git does not track)",
+    UNREADABLE: "a source cannot be read by the user running this (its permissions or its "
+    "folder's): give that user read permission on it and search permission on its folders, "
+    "and run again (`doit` refuses it until then)",
 }
 
 
@@ -302,7 +307,9 @@ def _describe(
 ) -> str:
     parts = []
     for path in changed[:3]:
-        if path in recorded and not os.path.lexists(os.path.join(root, path)):
+        if _refused(root, path):  # it may not have changed at all: not "changed" nor "removed"
+            verb = UNREADABLE
+        elif path in recorded and not os.path.lexists(os.path.join(root, path)):
             verb = "removed"
         # an input the step no longer reads (a cell now names another model) did not change
         elif path not in current:
@@ -315,3 +322,14 @@ def _describe(
     if len(changed) > 3:
         parts.append(f"{len(changed) - 3} more")
     return ", ".join(parts)
+
+
+def _refused(root: Path, path: str) -> bool:
+    """Whether this user may not open the file (or search a folder above it)."""
+    try:
+        os.close(os.open(os.path.join(root, path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False

@@ -14,11 +14,11 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digests import CACHE_NAME, stat_signature
-from pipeline.freshness import ABSENT, ADVICE, OLDER, _build_files
+from pipeline.freshness import ABSENT, ADVICE, OLDER, UNREADABLE, _build_files
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.plan import needed, plan
 from pipeline.stamps import stamp_path
-from tests.conftest import REPO, run_doit, tree_bytes
+from tests.conftest import REPO, refuse_under, run_doit, tree_bytes
 
 
 def check(project: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
@@ -494,3 +494,25 @@ def test_build_files_lists_every_file_and_link_below_build_without_entering_link
         else:
             path.symlink_to(tmp_path / "nowhere")
     assert _build_files(tmp_path) == listed
+
+
+def test_file_unreadable_source_is_not_called_changed_by_check(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """chmod 000 on srdf.py: check once said "changed" and to run `doit` (which refuses it)."""
+    source = project / "robots" / "abb_irb2400" / "srdf.py"
+    os.utime(source, ns=(1, 1))  # its stat changed, as chmod changes the ctime
+    refuse_under(monkeypatch, "open", source)
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        code = main(["check"])
+    finally:
+        os.chdir(cwd)
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert (
+        "stale: build/robots/abb_irb2400/robot.srdf (srdf:abb_irb2400: "
+        f"robots/abb_irb2400/srdf.py {UNREADABLE})" in out.splitlines()
+    )
+    assert ADVICE[UNREADABLE] in err.splitlines()
