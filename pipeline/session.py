@@ -65,11 +65,15 @@ def remove_leftover_temps(root: Path, in_build: bool = True) -> int:
     return len(found)
 
 
-def _parses(path: Path) -> bool:
+def _unparsed(path: Path) -> str | None:
+    """Why doit's database cannot be read (None when it can): torn by a killed run, or refused."""
+    torn = "a run was interrupted while writing it"
     try:
-        return isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
+        return None if isinstance(json.loads(path.read_bytes().decode("utf-8")), dict) else torn
+    except OSError as exc:  # its mode (chmod 000), another user's file: not a torn write
+        return exc.strerror or str(exc)
+    except (UnicodeDecodeError, ValueError):
+        return torn
 
 
 def repair_doit_db(root: Path, dep_file: str) -> bool:
@@ -80,18 +84,19 @@ def repair_doit_db(root: Path, dep_file: str) -> bool:
     if path.is_dir():  # nothing doit wrote, and not removed unasked: say what to do
         _say(f"{dep_file} is a folder, not doit's database; remove it and run again")
         raise SystemExit(2)
-    if _parses(path):
+    why = _unparsed(path)
+    if why is None:
         return False
     try:
         path.unlink(missing_ok=True)
     except OSError as exc:  # a read-only checkout, a file mounted there: say it, no traceback
         _say(
-            f"{dep_file} could not be read (a run was interrupted while writing it) and cannot "
+            f"{dep_file} could not be read ({why}) and cannot "
             f"be removed ({exc.strerror or exc}); remove it (it is only a cache) and run again"
         )
         raise SystemExit(2) from None
     _say(
-        f"{dep_file} could not be read (a run was interrupted while writing it); removed it. "
+        f"{dep_file} could not be read ({why}); removed it. "
         "It is only a cache: build/stamps/ decide what is current, "
         "so no output is rewritten needlessly"
     )

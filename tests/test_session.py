@@ -326,3 +326,23 @@ def test_file_unreadable_planning_refused_stops_doit_with_its_lines(
     assert capsys.readouterr().err.startswith(
         "robots: file_unreadable: folder cannot be listed or searched (Permission denied); "
     )
+
+
+def test_file_unreadable_doit_db_refused_by_its_mode_is_not_said_torn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """chmod 000 .doit.db was said to be "interrupted while writing it": the cause is named."""
+    db = tmp_path / DEP_FILE
+    db.write_text("{}")
+    real = Path.read_bytes
+
+    def refused(self: Path) -> bytes:
+        if self == db:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    assert repair_doit_db(tmp_path, DEP_FILE)
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"doit: {DEP_FILE} could not be read (Permission denied); removed it.")
+    assert not db.exists()
