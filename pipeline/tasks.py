@@ -33,6 +33,7 @@ from pipeline.session import (
     refuse_other_backend,
     runs_default_tasks,
 )
+from pipeline.stagecode import PACKAGE_CODE
 from pipeline.stamps import Step, run_step, stamp_path
 
 # Plain `doit` runs these groups; `check` and `cell` (packaging into dist/) run when named.
@@ -193,10 +194,6 @@ def _bundle_unchanged(root: Path, cell_id: str) -> Any:
         return not _cell_problems(root, cell_id)
 
     return unchanged
-
-
-# the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
-PACKAGE_CODE = ("pipeline/archive.py",)
 
 
 def task_cell() -> Iterator[dict[str, Any]]:
