@@ -405,7 +405,7 @@ def package_cell(root: Path, cell_id: str) -> str:
                     bundle_path,
                     "",
                     f"cannot be written: {exc.strerror or exc}",
-                    write_fix(exc, "dist/"),
+                    write_fix(exc, "dist/", root / "dist", "the checkout root"),
                 )
             ]
         ) from None

@@ -570,3 +570,54 @@ def test_output_unwritable_when_packaging_leaves_the_previous_bundle_and_identit
     assert (finding.code, finding.file) == ("output_unwritable", "dist/iiwa_bench.tar.gz")
     assert finding.hint == "free space on the disk that holds it and run again"
     assert tree_bytes(root / "dist") == before  # both old, and no temporary file
+
+
+@pytest.mark.parametrize(
+    ("dist", "hint"),
+    [
+        (
+            False,
+            "dist/ does not exist and cannot be made in the checkout root: make the checkout "
+            "root writable (or create dist/ there, writable by you) and run again",
+        ),
+        (True, "make dist/ writable and run again"),
+    ],
+)
+def test_output_unwritable_packaging_names_the_folder_that_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dist: bool, hint: str
+) -> None:
+    """With no dist/ in an unwritable checkout the hint said to make dist/ writable."""
+    root = copy_repo(tmp_path)
+    if dist:
+        (root / "dist").mkdir()
+        refuse_under(monkeypatch, "open", root / "dist")  # where the bundle is staged
+    else:
+        refuse_under(monkeypatch, "mkdir", root / "dist")  # as the checkout root refuses it
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file, finding.hint) == (
+        "output_unwritable",
+        "dist/iiwa_bench.tar.gz",
+        hint,
+    )
+    if dist:
+        assert list((root / "dist").iterdir()) == []  # no temporary file left behind
+    else:
+        assert not (root / "dist").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes any folder; simulated above")
+def test_output_unwritable_doit_cell_in_a_read_only_checkout_names_its_root(
+    project: Path,
+) -> None:
+    assert run_doit(project).returncode == 0
+    project.chmod(0o555)
+    try:
+        result = run_doit(project, "cell:iiwa_bench")
+    finally:
+        project.chmod(0o755)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "dist/iiwa_bench.tar.gz: output_unwritable: " in result.stdout
+    assert "make the checkout root writable" in result.stdout
+    assert not (project / "dist").exists()
