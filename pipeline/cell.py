@@ -29,6 +29,7 @@ from pipeline.strict_io import (
     MESH_LIMIT,
     atomic_write_all,
     case_collisions,
+    folder_refused,
     is_utf8,
     read_bytes,
     read_regular,
@@ -184,9 +185,14 @@ def load_cell(root: Path, cell_id: str) -> Cell:
             )
         )
     robots = root / "robots"
-    known = {p.name for p in robots.iterdir()} if robots.is_dir() else set()
     model_folder = robots / machine.model_id
-    if machine.model_id not in known or not (model_folder / "robot.urdf").is_file():
+    try:
+        known = {p.name for p in robots.iterdir()} if robots.is_dir() else set()
+        present = machine.model_id in known and (model_folder / "robot.urdf").is_file()
+    except PermissionError as exc:  # robots/ or the model's folder: no "unknown model" then
+        where = "robots" if exc.filename == str(robots) else f"robots/{machine.model_id}"
+        raise ContractError(findings + list(folder_refused(where, exc).findings)) from None
+    if not present:
         findings.append(
             Finding(
                 "unknown_model",
@@ -399,7 +405,7 @@ def package_cell(root: Path, cell_id: str) -> str:
                     bundle_path,
                     "",
                     f"cannot be written: {exc.strerror or exc}",
-                    write_fix(exc, "dist/"),
+                    write_fix(exc, "dist/", root / "dist", "the checkout root"),
                 )
             ]
         ) from None

@@ -67,7 +67,7 @@ class OutputRecord:
         # once a step of this run is reported run, since that step may have rewritten it
         self.stats: dict[str, os.stat_result] = {}
         self.settled = True
-        # set by the reporter that calls step_ran (tasks.FindingsReporter); doit's checks use
+        # set by the reporter that calls step_ran (doitext.FindingsReporter); doit's checks use
         # `stats` only then: with another --reporter no step would ever be reported run
         self.reported = False
         # the paths doit asks about (targets, outputs read by later steps); keeping the stat of

@@ -11,135 +11,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.stamps import Step, stamp_path
+from pipeline.stagecode import CODE, code
+from pipeline.stamps import Step
 from pipeline.strict_io import JSON_LIMIT, folder_refused, read_regular
 
 ROBOTS = "robots"
 CELLS = "cells"
 # a calibration path a cell may pin, as the plan reads it: folders and names, no `..`
 _PLAIN_PATH = re.compile(r"(?!.*(?:^|/)\.\.(?:/|$))[\w.-]+(?:/[\w.-]+)*")
-BASE_CODE = (
-    "pipeline/findings.py",
-    "pipeline/strict_io.py",
-    "pipeline/strict_json.py",
-    "pipeline/stamps.py",
-)
-URDF_CODE = (
-    *BASE_CODE,
-    "pipeline/strict_xml.py",
-    "pipeline/urdf/__init__.py",
-    "pipeline/urdf/model.py",
-    "pipeline/urdf/read.py",
-    "pipeline/urdf/extras.py",
-    "pipeline/urdf/rules.py",
-    "pipeline/urdf/mesh_bytes.py",
-    "pipeline/urdf/companions.py",
-    # The urdf step reads every collision mesh as the spheres step does (description.py).
-    "pipeline/spheres/__init__.py",
-    "pipeline/spheres/geometry.py",
-    "pipeline/spheres/triangles.py",
-    "pipeline/spheres/loose.py",
-    "pipeline/spheres/polygons.py",
-    "pipeline/spheres/winding.py",
-    "pipeline/spheres/extent.py",
-    "pipeline/description.py",
-)
-CONFIG_CODE = (
-    *URDF_CODE,
-    "pipeline/schemas.py",
-    "pipeline/schemas/robot-config.schema.json",
-    "pipeline/schemas/robot-definition.schema.json",
-    "pipeline/config.py",
-    "pipeline/rtcore.py",
-)
 CONFIG_SOURCES = ("config.json", "rtcore_definition.json")
-SRDF_CODE = (
-    *URDF_CODE,
-    *(
-        f"pipeline/srdf/{name}.py"
-        for name in (
-            "__init__",
-            "checker",
-            "child",
-            "compile",
-            "generate",
-            "groups",
-            "model",
-            "read",
-            "units",
-            "validate",
-            "validate_more",
-            "view",
-            "write",
-        )
-    ),
-)
 SPHERES_SETTINGS = "spheres.settings.json"
-SPHERES_CODE = (
-    *URDF_CODE,
-    "pipeline/schemas.py",
-    "pipeline/schemas/spheres.schema.json",
-    "pipeline/schemas/spheres-settings.schema.json",
-    *(
-        f"pipeline/spheres/{name}.py"
-        for name in (
-            "__init__",
-            "adam",
-            "primitives",
-            "build",
-            "checks",
-            "document",
-            "fit",
-            "geometry",
-            "loose",
-            "polygons",
-            "polish",
-            "portable",
-            "prove",
-            "provenance",
-            "task",
-            "triangles",
-            "winding",
-            "winding_tree",  # a triangle soup's inside test: no shipped mesh calls it
-        )
-    ),
-)
-MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
-# identity.py hashes each registered file with digests.hash_fd
-INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py", "pipeline/digests.py")
-CELL_CODE = (
-    *URDF_CODE,
-    "pipeline/manifest.py",
-    "pipeline/identity.py",
-    "pipeline/digests.py",
-    "pipeline/schemas.py",
-    "pipeline/schemas/machine-config.schema.json",
-    "pipeline/schemas/machine-planning-calibration.schema.json",
-    "pipeline/config.py",
-    "pipeline/kinematics.py",
-    "pipeline/calibration.py",
-    "pipeline/cell.py",
-)
-
-
-CODE: dict[str, tuple[str, ...]] = {
-    "urdf": URDF_CODE,
-    "config": CONFIG_CODE,
-    "srdf": SRDF_CODE,
-    "spheres": SPHERES_CODE,
-    "manifest": MANIFEST_CODE,
-    "index": INDEX_CODE,
-    "cellbuild": CELL_CODE,
-}
-
-
-def code(stage: str) -> str:
-    """The stamp recording the digests of the code that makes one stage's outputs.
-
-    Steps depend on it rather than on each module, so that a build of hundreds of steps checks
-    each module once, and a code change still makes every output of the stage stale.
-    """
-    return stamp_path(f"code:{stage}")
 
 
 def no_outputs(root: Path) -> dict[str, bytes]:

@@ -267,9 +267,13 @@ _WRITE_FIXES = {
 }
 
 
-def write_fix(exc: OSError, writable: str) -> str:
-    """How to fix a refused write: free space, raise a limit, or make `writable` writable."""
+def write_fix(exc: OSError, writable: str, folder: Path | None = None, parent: str = "") -> str:
+    """How to fix a refused write: free space, raise a limit, or make `writable` writable (or,
+    when `folder`, the one written in, is not there, `parent`, which it is to be made in)."""
     fix = _WRITE_FIXES.get(exc.errno or 0)
+    if fix is None and folder is not None and not os.path.lexists(folder):
+        fix = f"{writable} does not exist and cannot be made in {parent}: make {parent} writable"
+        return f"{fix} (or create {writable} there, writable by you) and run again"
     return fix or f"make {writable} writable and run again"
 
 

@@ -19,7 +19,7 @@ from pipeline.findings import ContractError
 from pipeline.identity import description_identity
 from pipeline.lock import LOCK_NAME, MARK
 from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
-from tests.conftest import run_doit, tree_bytes
+from tests.conftest import refuse_under, run_doit, run_python, tree_bytes
 
 CAL = "machine_planning_calibration.json"
 PINNED = read_doc(REPO / "cells/weld_cell_a/machine.json")["robot"]["machine_planning_calibration"][
@@ -290,6 +290,48 @@ def test_check_writes_nothing(
     assert not (root / "build/cells").exists()
 
 
+# a folder chmod 000 by another user: what is in it cannot be listed, nor stated through it
+UNSEARCHABLE = {
+    "robots/abb_irb2400": ("stat", "lstat", "scandir", "listdir"),
+    "robots": ("scandir", "listdir"),
+}
+
+
+@pytest.mark.parametrize("args", [["--check"], []])
+@pytest.mark.parametrize("folder", list(UNSEARCHABLE))
+def test_file_unreadable_a_robot_folder_this_user_cannot_search_is_named_by_cell(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    folder: str,
+    args: list[str],
+) -> None:
+    """`pipeline cell --check` said `system_refused` on robot.urdf; the build names the folder."""
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    before = snapshot(root / "build")
+    for call in UNSEARCHABLE[folder]:
+        refuse_under(monkeypatch, call, root / folder)
+    assert main(["cell", "cells/weld_cell_a", *args]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"{folder}: file_unreadable: folder cannot be listed or searched")
+    assert f"read and search permission on {folder}/" in line
+    assert snapshot(root / "build") == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root searches any folder; simulated above")
+@pytest.mark.parametrize("folder", list(UNSEARCHABLE))
+def test_file_unreadable_cell_check_names_a_folder_chmod_000(tmp_path: Path, folder: str) -> None:
+    root = copy_repo(tmp_path)
+    (root / folder).chmod(0)
+    try:
+        result = run_python(root, "-m", "pipeline", "cell", "--check", "cells/weld_cell_a")
+    finally:
+        (root / folder).chmod(0o755)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(f"{folder}: file_unreadable: folder cannot be listed")
+
+
 def test_file_missing_a_cell_without_machine_json_is_refused_when_compiling(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -528,3 +570,54 @@ def test_output_unwritable_when_packaging_leaves_the_previous_bundle_and_identit
     assert (finding.code, finding.file) == ("output_unwritable", "dist/iiwa_bench.tar.gz")
     assert finding.hint == "free space on the disk that holds it and run again"
     assert tree_bytes(root / "dist") == before  # both old, and no temporary file
+
+
+@pytest.mark.parametrize(
+    ("dist", "hint"),
+    [
+        (
+            False,
+            "dist/ does not exist and cannot be made in the checkout root: make the checkout "
+            "root writable (or create dist/ there, writable by you) and run again",
+        ),
+        (True, "make dist/ writable and run again"),
+    ],
+)
+def test_output_unwritable_packaging_names_the_folder_that_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dist: bool, hint: str
+) -> None:
+    """With no dist/ in an unwritable checkout the hint said to make dist/ writable."""
+    root = copy_repo(tmp_path)
+    if dist:
+        (root / "dist").mkdir()
+        refuse_under(monkeypatch, "open", root / "dist")  # where the bundle is staged
+    else:
+        refuse_under(monkeypatch, "mkdir", root / "dist")  # as the checkout root refuses it
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file, finding.hint) == (
+        "output_unwritable",
+        "dist/iiwa_bench.tar.gz",
+        hint,
+    )
+    if dist:
+        assert list((root / "dist").iterdir()) == []  # no temporary file left behind
+    else:
+        assert not (root / "dist").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes any folder; simulated above")
+def test_output_unwritable_doit_cell_in_a_read_only_checkout_names_its_root(
+    project: Path,
+) -> None:
+    assert run_doit(project).returncode == 0
+    project.chmod(0o555)
+    try:
+        result = run_doit(project, "cell:iiwa_bench")
+    finally:
+        project.chmod(0o755)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "dist/iiwa_bench.tar.gz: output_unwritable: " in result.stdout
+    assert "make the checkout root writable" in result.stdout
+    assert not (project / "dist").exists()

@@ -15,7 +15,7 @@ from doit.dependency import Dependency, JsonDB
 
 from pipeline import doitdb
 from pipeline.doitdb import guard_database, save_database
-from pipeline.tasks import ContentChecker
+from pipeline.doitext import ContentChecker
 
 SAVED = '{"t": {"_values_:": {}, "checker:": "ContentChecker", "deps:": ["a"], "a": ["s", 1, "d"]}}'
 

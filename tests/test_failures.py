@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.doitext import ContractFailure
 from pipeline.failures import (
     TERMINATED_STATUS,
     WorkerDied,
@@ -19,7 +20,7 @@ from pipeline.failures import (
     terminate,
 )
 from pipeline.stamps import Step
-from pipeline.tasks import ContractFailure, _action
+from pipeline.tasks import _action
 
 
 @pytest.mark.parametrize(

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.plan import CODE, SPHERES_CODE, SRDF_CODE, cell_ids, code, model_ids, needed, plan
+from pipeline.plan import cell_ids, model_ids, needed, plan
+from pipeline.stagecode import CODE, code
 from pipeline.stamps import Step
-from tests.conftest import REPO, refuse_under, run_doit, run_python, tree_bytes
+from tests.conftest import refuse_under, run_doit, run_python, tree_bytes
 from tests.test_tasks import ran
 
 ABB = "abb_irb2400"
@@ -333,46 +331,6 @@ def test_needed_is_a_step_and_everything_upstream_of_it_in_plan_order(repo: Path
     ]
     assert [step.name for step in needed(plan(repo), "code:index")] == ["code:index"]
     assert needed(plan(repo), "no:such") == []
-
-
-def test_srdf_step_depends_on_every_module_that_makes_the_srdf() -> None:
-    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/srdf").glob("*.py")}
-    assert modules - set(SRDF_CODE) == {"pipeline/srdf/targets.py"}  # the command's, not the step's
-
-
-def test_spheres_step_depends_on_every_module_that_makes_the_spheres() -> None:
-    """winding_tree.py, which only a mesh without welded edges calls (no shipped robot has
-    one, so the test below, which records what the makes call, cannot see it), was left out."""
-    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/spheres").glob("*.py")}
-    commands = {"pipeline/spheres/commands.py", "pipeline/spheres/picture.py"}
-    assert modules - set(SPHERES_CODE) == commands  # the commands', not the step's
-
-
-@pytest.mark.parametrize("stage", list(CODE))
-def test_code_list_of_a_stage_names_every_module_its_make_calls(stage: str) -> None:
-    """A module a stage's outputs depend on but its code list omits: editing it rebuilt nothing.
-
-    The make of the stage's first step runs on the shipped sources (makes are pure: they return
-    bytes and write nothing) while every function called in a pipeline module is recorded.
-    """
-    step = next(s for s in plan(REPO) if s.name.startswith(f"{stage}:"))
-    called: set[str] = set()
-    package = str(REPO / "pipeline") + os.sep
-
-    def profile(frame: FrameType, event: str, arg: object) -> None:
-        # functions only: a class body or a module run on import is not the stage's code
-        if event == "call" and frame.f_code.co_flags & inspect.CO_OPTIMIZED:
-            name = frame.f_code.co_filename
-            if name.startswith(package):
-                called.add("pipeline/" + name[len(package) :].replace(os.sep, "/"))
-
-    sys.setprofile(profile)
-    try:
-        step.make(REPO)
-    finally:
-        sys.setprofile(None)
-    assert called, "the trace saw no pipeline code"
-    assert called - {"pipeline/plan.py"} <= set(CODE[stage])
 
 
 def test_file_missing_robot_and_cell_folders_without_their_file_are_reported(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, refuse_under, run_doit, run_python, tree_bytes
+from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 
 def ran(output: str) -> set[str]:
@@ -287,141 +287,6 @@ def test_cell_not_built_single_packaging_refuses_a_stale_cell(
     assert ran(run_doit(project, "-s", "cell:weld_cell_a").stdout) == set()
 
 
-def test_a_source_is_stated_once_for_all_its_steps_an_output_every_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A URDF is an input of 14 steps; a stamp is written by one step and read by the next."""
-    from pipeline.tasks import ContentChecker
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "robots").mkdir()
-    (tmp_path / "build").mkdir()
-    (tmp_path / "robots" / "robot.urdf").write_text("<robot/>")
-    (tmp_path / "build" / "stamp.json").write_text("{}")
-    checker = ContentChecker()
-    source = checker.info("robots/robot.urdf")
-    output = checker.info("build/stamp.json")
-    (tmp_path / "build" / "stamp.json").write_text("{ }")
-    assert checker.info("robots/robot.urdf") is source
-    assert checker.info("build/stamp.json").st_size == output.st_size + 1
-
-
-@pytest.mark.parametrize(
-    ("content", "steps", "changed", "signed"),
-    [
-        ("<robot/>", 14, False, 1),  # touched, same bytes: signed once, every state refreshed
-        ("<robot />", 14, True, 1),  # edited: each step that reads it runs
-        ("<robot/>", 1, False, 1),
-    ],
-)
-def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    content: str,
-    steps: int,
-    changed: bool,
-    signed: int,
-) -> None:
-    """A URDF is an input of 14 steps: its stat signature was made three times per step."""
-    import pipeline.tasks as tasks
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "robots").mkdir()
-    source = tmp_path / "robots" / "robot.urdf"
-    source.write_text("<robot/>")
-    digest = hashlib.sha256(b"<robot/>").hexdigest()
-    states = [["old signature", source.stat().st_size, digest] for _ in range(steps)]
-    source.write_text(content)
-    made: list[os.stat_result] = []
-    sign = tasks.stat_signature
-    monkeypatch.setattr(tasks, "stat_signature", lambda info: made.append(info) or sign(info))
-    checker = tasks.ContentChecker()
-    info = checker.info("robots/robot.urdf")
-    assert [checker.check_modified("robots/robot.urdf", info, s) for s in states] == [
-        changed
-    ] * steps
-    assert len(made) == signed
-    refreshed = "old signature" if changed else sign(info)
-    assert [state[0] for state in states] == [refreshed] * steps
-
-
-def _run_event(reporter: object, event: str) -> None:
-    from doit.task import Task
-
-    from pipeline.tasks import ContractFailure
-
-    step = Task("urdf:r", [lambda: None])
-    if event == "a step started":
-        reporter.execute_task(step)  # type: ignore[attr-defined]
-    elif event == "a step succeeded":
-        reporter.add_success(step)  # type: ignore[attr-defined]
-    elif event == "a step failed":
-        reporter.add_failure(step, ContractFailure("r: refused"))  # type: ignore[attr-defined]
-    elif event == "a group ran":  # no actions: doit runs it on every run, it writes nothing
-        group = Task("urdf", None, task_dep=["urdf:r"])
-        reporter.execute_task(group)  # type: ignore[attr-defined]
-        reporter.add_success(group)  # type: ignore[attr-defined]
-
-
-@pytest.mark.parametrize(
-    ("event", "stated_again"),
-    [
-        ("nothing ran", False),
-        ("a group ran", False),
-        ("a step started", True),
-        ("a step succeeded", True),
-        ("a step failed", True),
-    ],
-)
-def test_an_output_is_stated_once_until_a_step_of_the_run_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, event: str, stated_again: bool
-) -> None:
-    """doit asks whether each target exists and states outputs read by later steps: the stats
-    the output record took as doit loaded the tasks answer it until a step ran, since a step
-    may rewrite its outputs (and a later step must then see their new stat)."""
-    import io
-
-    from pipeline.outputs import OutputRecord
-    from pipeline.tasks import ContentChecker, FindingsReporter, _output_record
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "build" / "stamps").mkdir(parents=True)
-    stamp = "build/stamps/urdf-r.json"
-    (tmp_path / stamp).write_text(json.dumps({"inputs": {}, "outputs": {}}))
-    maker = OutputRecord(tmp_path)
-    maker.note("urdf:r", stamp)
-    maker.save()
-    record = _output_record(os.getcwd())
-    record.wanted = {stamp}
-    assert record.unchanged("urdf:r")
-    checker = ContentChecker()
-    reporter = FindingsReporter(io.StringIO(), {})  # doit makes it before it checks a step
-    loaded = checker.info(stamp)
-    _run_event(reporter, event)
-    (tmp_path / stamp).unlink()  # as if the step had just replaced it: gone, then new
-    (tmp_path / stamp).write_text("{}")
-    assert (checker.info(stamp) is loaded) is not stated_again
-    (tmp_path / stamp).unlink()
-    assert checker.exists(stamp) is not stated_again
-    assert checker.exists("build/stamps/other.json") is False  # never stated: asked afresh
-
-
-@pytest.mark.parametrize("reporter", ["executed-only", "json", "zero", "console"])
-def test_another_reporter_leaves_a_later_step_reading_an_earlier_steps_new_outputs(
-    project: Path, reporter: str
-) -> None:
-    """Only FindingsReporter says when a step ran: with another `doit -r`, the stats taken as
-    doit loaded the tasks must not answer for a stamp the run rewrote (srdf's, which the
-    manifest reads), or the manifest, the index and the cell are skipped and left stale."""
-    assert run_doit(project).returncode == 0
-    with (project / "robots" / "abb_irb2400" / "srdf.py").open("a") as source:
-        source.write("# edited\n")
-    result = run_doit(project, "-r", reporter)
-    assert result.returncode == 0, result.stdout + result.stderr
-    check = run_python(project, "-m", "pipeline", "check")
-    assert check.returncode == 0, check.stdout + check.stderr
-
-
 COUNT_CELL_TASKS = """
 import doit.loader, dodo
 namespace = {name: getattr(dodo, name) for name in dir(dodo)}
@@ -457,22 +322,3 @@ def test_the_session_keeps_what_it_made_out_of_the_cyclic_collectors_reach(
     result = run_python(project, "-c", FROZEN)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0", "True"]
-
-
-def test_file_unreadable_an_input_in_a_folder_this_user_cannot_search_runs_its_step(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """doit once stopped with "Dependent file ... does not exist" (it exists): now the step
-    runs, and reading the file names the permission to fix."""
-    from pipeline.tasks import ContentChecker
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "robots" / "arm").mkdir(parents=True)
-    (tmp_path / "robots" / "arm" / "robot.urdf").write_text("<robot/>")
-    checker = ContentChecker()
-    saved = checker.get_state("robots/arm/robot.urdf", None)
-    refuse_under(monkeypatch, "stat", Path("robots/arm"))
-    refuse_under(monkeypatch, "lstat", Path("robots/arm"))
-    refuse_under(monkeypatch, "open", tmp_path / "robots/arm")
-    info = ContentChecker().info("robots/arm/robot.urdf")
-    assert ContentChecker().check_modified("robots/arm/robot.urdf", info, saved)

@@ -1,0 +1,128 @@
+"""The code each stage's outputs are made by: a change to any module listed makes them stale."""
+
+from __future__ import annotations
+
+from pipeline.stamps import stamp_path
+
+BASE_CODE = (
+    "pipeline/findings.py",
+    "pipeline/strict_io.py",
+    "pipeline/strict_json.py",
+    "pipeline/stamps.py",
+)
+URDF_CODE = (
+    *BASE_CODE,
+    "pipeline/strict_xml.py",
+    "pipeline/urdf/__init__.py",
+    "pipeline/urdf/model.py",
+    "pipeline/urdf/read.py",
+    "pipeline/urdf/extras.py",
+    "pipeline/urdf/rules.py",
+    "pipeline/urdf/mesh_bytes.py",
+    "pipeline/urdf/companions.py",
+    # The urdf step reads every collision mesh as the spheres step does (description.py).
+    "pipeline/spheres/__init__.py",
+    "pipeline/spheres/geometry.py",
+    "pipeline/spheres/triangles.py",
+    "pipeline/spheres/loose.py",
+    "pipeline/spheres/polygons.py",
+    "pipeline/spheres/winding.py",
+    "pipeline/spheres/extent.py",
+    "pipeline/description.py",
+)
+CONFIG_CODE = (
+    *URDF_CODE,
+    "pipeline/schemas.py",
+    "pipeline/schemas/robot-config.schema.json",
+    "pipeline/schemas/robot-definition.schema.json",
+    "pipeline/config.py",
+    "pipeline/rtcore.py",
+)
+SRDF_CODE = (
+    *URDF_CODE,
+    *(
+        f"pipeline/srdf/{name}.py"
+        for name in (
+            "__init__",
+            "checker",
+            "child",
+            "compile",
+            "generate",
+            "groups",
+            "model",
+            "read",
+            "units",
+            "validate",
+            "validate_more",
+            "view",
+            "write",
+        )
+    ),
+)
+SPHERES_CODE = (
+    *URDF_CODE,
+    "pipeline/schemas.py",
+    "pipeline/schemas/spheres.schema.json",
+    "pipeline/schemas/spheres-settings.schema.json",
+    *(
+        f"pipeline/spheres/{name}.py"
+        for name in (
+            "__init__",
+            "adam",
+            "primitives",
+            "build",
+            "checks",
+            "document",
+            "fit",
+            "geometry",
+            "loose",
+            "polygons",
+            "polish",
+            "portable",
+            "prove",
+            "provenance",
+            "task",
+            "triangles",
+            "winding",
+            "winding_tree",  # a triangle soup's inside test: no shipped mesh calls it
+        )
+    ),
+)
+MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
+# identity.py hashes each registered file with digests.hash_fd
+INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py", "pipeline/digests.py")
+CELL_CODE = (
+    *URDF_CODE,
+    "pipeline/manifest.py",
+    "pipeline/identity.py",
+    "pipeline/digests.py",
+    "pipeline/schemas.py",
+    "pipeline/schemas/machine-config.schema.json",
+    "pipeline/schemas/machine-planning-calibration.schema.json",
+    "pipeline/config.py",
+    "pipeline/kinematics.py",
+    "pipeline/calibration.py",
+    "pipeline/cell.py",
+)
+# the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
+PACKAGE_CODE = ("pipeline/archive.py",)
+
+
+CODE: dict[str, tuple[str, ...]] = {
+    "urdf": URDF_CODE,
+    "config": CONFIG_CODE,
+    "srdf": SRDF_CODE,
+    "spheres": SPHERES_CODE,
+    "manifest": MANIFEST_CODE,
+    "index": INDEX_CODE,
+    "cellbuild": CELL_CODE,
+}
+
+
+def code(stage: str) -> str:
+    """The stamp recording the digests of the code that makes one stage's outputs.
+
+    Steps depend on it rather than on each module, so that a build of hundreds of steps checks
+    each module once, and a code change still makes every output of the stage stale.
+    """
+    return stamp_path(f"code:{stage}")
