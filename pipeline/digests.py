@@ -66,6 +66,8 @@ class Digests:
         self.checkout: Checkout | None = None  # git's index, read when first needed
         self.blobs: dict[tuple[bytes, int], str] = {}  # (git blob, size) -> digest, read here
         self.modes: bool | None = None  # whether git records execute bits here; asked once
+        # path -> (stat signature, digest, mtime), found by read_ahead, each taken once
+        self.ahead: dict[str, tuple[str, str, int]] = {}
         if remember:
             self.entries = _load(root / CACHE_NAME)
         # only a checkout without a digest cache yet (a fresh clone) asks git's index
@@ -137,34 +139,39 @@ class Digests:
         """
         out: list[str] = []
         fresh, entries, kept, memo = self.fresh, self.entries, self.kept, self.memo
+        ahead = self.ahead
         tracked = (self.checkout or self._checkout()).entries
         for rel, digest in sorted(outputs.items()):
             if rel in fresh or rel in entries or rel in tracked:  # looked up, not read
                 if not self.holds(rel, digest):
                     out.append(rel)
                 continue
-            try:
-                fd = os.open(self.prefix + rel, _OPEN_FLAGS)
-            except OSError:
-                out.append(rel)  # not a readable file, as holds finds
-                continue
-            try:
-                info = os.fstat(fd)
-                mode = info.st_mode
-                plain = S_ISREG(mode) and not mode & EXECUTE_BITS and info.st_size <= READ_WHOLE
-                data = os.read(fd, info.st_size + 1) if plain else b""
-            except OSError:
-                out.append(rel)  # as holds: a file that cannot be read is not held
-                continue
-            finally:
-                os.close(fd)
-            if not plain or len(data) > info.st_size:  # not a plain file, large, or growing
-                if not self.holds(rel, digest):
-                    out.append(rel)
-                continue
-            found = digest if kept.get(digest) == data else self._keep(data)
-            mtime = info.st_mtime_ns
-            signature = f"{info.st_size} {mtime} {info.st_ctime_ns} {info.st_ino}"
+            got = ahead.pop(rel, None)
+            if got is not None:
+                signature, found, mtime = got
+            else:
+                try:
+                    fd = os.open(self.prefix + rel, _OPEN_FLAGS)
+                except OSError:
+                    out.append(rel)  # not a readable file, as holds finds
+                    continue
+                try:
+                    info = os.fstat(fd)
+                    mode = info.st_mode
+                    plain = S_ISREG(mode) and not mode & EXECUTE_BITS and info.st_size <= READ_WHOLE
+                    data = os.read(fd, info.st_size + 1) if plain else b""
+                except OSError:
+                    out.append(rel)  # as holds: a file that cannot be read is not held
+                    continue
+                finally:
+                    os.close(fd)
+                if not plain or len(data) > info.st_size:  # not a plain file, large, or growing
+                    if not self.holds(rel, digest):
+                        out.append(rel)
+                    continue
+                found = digest if kept.get(digest) == data else self._keep(data)
+                mtime = info.st_mtime_ns
+                signature = f"{info.st_size} {mtime} {info.st_ctime_ns} {info.st_ino}"
             if self.remember and time.time() - mtime / 1e9 > RACY_SECONDS:
                 entries[rel] = (signature, found)
                 self.dirty = True
@@ -175,6 +182,26 @@ class Digests:
             elif memo is not None:
                 memo[rel] = digest
         return out
+
+    def read_ahead(self, wanted: Mapping[str, str]) -> None:
+        """Digest at once, on two cores where there are, the files of `wanted` (path -> digest
+        last recorded) that no remembered digest or git index entry answers; settled use only
+        (pipeline/readahead.py). `_read` and `unheld` then take what was found, once."""
+        if self.memo is None:
+            return
+        tracked = (self.checkout or self._checkout()).entries
+        fresh, entries = self.fresh, self.entries
+        todo = [
+            item
+            for item in wanted.items()
+            if item[0] not in fresh and item[0] not in entries and item[0] not in tracked
+        ]
+        if not todo:
+            return
+        from pipeline.readahead import digest_on_two_cores
+
+        found = digest_on_two_cores(self.prefix, todo, self.kept, self._keep, READ_WHOLE)
+        self.ahead.update(found)
 
     def _held(self, rel: str, found: str | None, digest: str) -> bool:
         if found != digest:
@@ -213,6 +240,10 @@ class Digests:
         Opened before its stat is taken (fstat), which saves a path lookup per file; a FIFO is
         opened without waiting for a writer and then refused.
         """
+        got = self.ahead.pop(rel, None)
+        if got is not None:
+            self._learn(rel, got[0], got[1], got[2])
+            return got[1]
         try:
             fd = os.open(path, os.O_RDONLY | _NONBLOCK)
         except OSError:

@@ -102,9 +102,16 @@ def check(
     # what every other stamp read so far recorded: a byte copy is stale only if its source is
     will_hold: dict[str, str | None] = {}
     recorded: dict[str, str] = {}
-    for step in steps:
+    stamps = [read_stamp(root, step.name) for step in steps]
+    if known.memo is not None:  # settled: nothing changes while checked, so it is read ahead
+        wanted: dict[str, str] = {}
+        for stamp in stamps:
+            if stamp is not None:
+                wanted.update(stamp.inputs)
+                wanted.update(stamp.outputs)
+        known.read_ahead(wanted)
+    for step, stamp in zip(steps, stamps, strict=True):
         claimed.add(step.stamp)
-        stamp = read_stamp(root, step.name)
         if stamp is None:
             built = [t for t in step.targets or (step.stamp,) if os.path.lexists(root / t)]
             state = _stampless_state(root, step, bool(built))

@@ -1,0 +1,182 @@
+"""Digesting many files on two cores: a forked child finds what one reader alone finds."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import pipeline.readahead as readahead
+from pipeline.digests import COPY_BUDGET, READ_WHOLE, Digests, stat_signature
+from pipeline.readahead import Read, digest_files, digest_on_two_cores
+from tests.conftest import REPO
+
+MESHES = sorted((REPO / "robots").glob("*/meshes/*"))
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def copies(folder: Path, times: int) -> list[tuple[str, str]]:
+    """`times` copies of every shipped mesh below `folder`, each with its true digest, and
+    one copy of each with a byte flipped (recorded with the original's digest)."""
+    todo: list[tuple[str, str]] = []
+    for mesh in MESHES:
+        data = mesh.read_bytes()
+        for n in range(times):
+            rel = f"c{n}/{mesh.parent.parent.name}/{mesh.name}"
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(data)
+            todo.append((rel, sha(data)))
+        edited = f"edited/{mesh.parent.parent.name}/{mesh.name}"
+        (folder / edited).parent.mkdir(parents=True, exist_ok=True)
+        (folder / edited).write_bytes(data[:100] + bytes([data[100] ^ 1]) + data[101:])
+        todo.append((edited, sha(data)))
+    return todo
+
+
+def keeper(kept: dict[str, bytes]) -> Callable[[bytes, str], object]:
+    return lambda data, digest: kept.setdefault(digest, data)
+
+
+def test_digest_files_finds_each_plain_file_and_leaves_the_rest(tmp_path: Path) -> None:
+    """Regular files get their SHA-256 and stat signature; anything else is left out."""
+    todo = copies(tmp_path, 1)
+    (tmp_path / "tool.sh").write_bytes(b"#!/bin/sh\n")
+    (tmp_path / "tool.sh").chmod(0o755)
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    limit = max(mesh.stat().st_size for mesh in MESHES)
+    (tmp_path / "large.bin").write_bytes(b"x" * (limit + 1))
+    odd = [("tool.sh", ""), ("folder", ""), ("fifo", ""), ("large.bin", ""), ("gone", "")]
+    found = digest_files(str(tmp_path) + "/", [*todo, *odd, ("a\0b", "")], {}, keeper({}), limit)
+    assert sorted(found) == sorted(rel for rel, _ in todo)
+    for rel, (signature, digest, mtime) in found.items():
+        info = os.stat(tmp_path / rel)
+        assert digest == sha((tmp_path / rel).read_bytes())
+        assert (signature, mtime) == (stat_signature(info), info.st_mtime_ns)
+
+
+def test_copies_are_compared_with_kept_bytes_not_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file holding the kept bytes of its recorded digest is compared; an edited one is
+    hashed and found with its own digest."""
+    todo = copies(tmp_path, 2)
+    kept = {digest: (tmp_path / rel).read_bytes() for rel, digest in todo if rel.startswith("c0/")}
+    hashed: list[int] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real(data))
+    found = digest_files(str(tmp_path) + "/", todo, kept, keeper(kept), READ_WHOLE)
+    assert len(hashed) == len(MESHES)  # the edited ones only
+    for rel, digest in todo:
+        held = found[rel][1] == digest
+        assert held == (not rel.startswith("edited/"))
+
+
+def test_two_cores_find_what_one_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a child forked for half the contents, every file is found as one reader finds it."""
+    if not readahead._may_fork():
+        pytest.skip("no second core, or not Linux: nothing is forked")
+    todo = copies(tmp_path, 12)
+    assert len(todo) > readahead.FORK_MIN
+    forked = spy_fork(monkeypatch)
+    prefix = str(tmp_path) + "/"
+    alone = digest_files(prefix, todo, {}, keeper({}), READ_WHOLE)
+    both = digest_on_two_cores(prefix, todo, {}, keeper({}), READ_WHOLE)
+    assert len(forked) == 1
+    assert both == alone and len(alone) == len(todo)
+
+
+def test_a_failed_child_leaves_its_half_to_the_usual_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that fails sends nothing: its files are then read one by one, as they are met,
+    and still found holding what they hold."""
+    if not readahead._may_fork():
+        pytest.skip("no second core, or not Linux: nothing is forked")
+    todo = copies(tmp_path, 12)
+    parent = os.getpid()
+    real = readahead.digest_files
+
+    def failing_in_child(*args: object) -> dict[str, Read]:
+        if os.getpid() != parent:
+            raise MemoryError
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(readahead, "digest_files", failing_in_child)
+    known = Digests(tmp_path, remember=False, keep_bytes=COPY_BUDGET, settled=True)
+    known.read_ahead(dict(todo))
+    assert 0 < len(known.ahead) < len(todo)  # the parent's half only
+    edited = sorted(rel for rel, _ in todo if rel.startswith("edited/"))
+    assert known.unheld(dict(todo)) == edited
+
+
+def test_no_child_is_forked_while_another_thread_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lock another thread holds would stay held in a forked child: read here instead."""
+    todo = copies(tmp_path, 12)
+    forked = spy_fork(monkeypatch)
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        found = digest_on_two_cores(str(tmp_path) + "/", todo, {}, keeper({}), READ_WHOLE)
+    finally:
+        release.set()
+        thread.join()
+    assert forked == [] and len(found) == len(todo)
+
+
+def test_a_check_without_cache_or_git_reads_ahead_and_finds_every_problem(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pipeline check` of an export (no .git, no digest cache) reads build/ ahead on two cores
+    and names the same edited, executable and missing outputs as one reader does."""
+    from pipeline.freshness import check
+    from pipeline.plan import plan
+
+    if not readahead._may_fork():
+        pytest.skip("no second core, or not Linux: nothing is forked")
+    description = project / "build" / "cells" / "weld_cell_a" / "description"
+    mesh = description / "meshes" / "link_3.stl"
+    mesh.write_bytes(mesh.read_bytes()[:-1] + b"X")
+    (description / "robot.srdf").chmod(0o755)
+    os.remove(description / "meshes" / "link_1.stl")
+    shutil.rmtree(project / "build" / "robots" / "abb_irb2400" / "meshes")
+
+    def problems() -> list[str]:
+        known = Digests(project, remember=False, keep_bytes=COPY_BUDGET, settled=True)
+        return [problem.line() for problem in check(project, plan(project), known)]
+
+    monkeypatch.setattr(readahead, "_may_fork", lambda: False)
+    alone = problems()
+    monkeypatch.undo()
+    monkeypatch.setattr(readahead, "FORK_MIN", 1)  # the shipped build/ is small
+    forked = spy_fork(monkeypatch)
+    assert problems() == alone and len(forked) == 1
+    assert any("weld_cell_a/description/meshes/link_3.stl" in line for line in alone)
+    assert any("weld_cell_a/description/robot.srdf" in line for line in alone)
+    assert any("weld_cell_a/description/meshes/link_1.stl" in line for line in alone)
+
+
+def spy_fork(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the pid of each child forked (in the parent)."""
+    forked: list[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    return forked
