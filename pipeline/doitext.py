@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from doit.exceptions import TaskError, UnmetDependency
 from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
-from pipeline.digests import COPY_BUDGET, Digests, stat_signature
+from pipeline.digests import COPY_BUDGET, RACY_SECONDS, Digests, stat_signature
 from pipeline.doitdb import DatabaseChanges
 from pipeline.outputs import OutputRecord
 
@@ -159,10 +160,12 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         # `digest` lets a copy of bytes this run already read be compared, not hashed again
         if self.known_digests().of(file_path, file_stat, digest) != digest:
             return True
-        if isinstance(state, list):
+        if isinstance(state, list) and time.time() - file_stat.st_mtime > RACY_SECONDS:
             # Same bytes, new stat. doit saves no state for a task it skips, so the next
             # run would prove this again; the json backend hands out the stored list and writes
             # it back at exit, so refreshing the signature here puts later runs on the fast path.
+            # Not for a file changed this recently: it could change again within the clock's
+            # granularity without its stat changing (as for the digest cache).
             state[0] = signature
             if self.changes is not None:
                 self.changes.made = True

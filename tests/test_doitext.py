@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,7 @@ def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
     digest = hashlib.sha256(b"<robot/>").hexdigest()
     states = [["old signature", source.stat().st_size, digest] for _ in range(steps)]
     source.write_text(content)
+    os.utime(source, (time.time() - 60, time.time() - 60))  # out of the racy window
     made: list[os.stat_result] = []
     sign = doitext.stat_signature
     monkeypatch.setattr(doitext, "stat_signature", lambda info: made.append(info) or sign(info))
@@ -68,6 +70,25 @@ def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
     assert len(made) == signed
     refreshed = "old signature" if changed else sign(info)
     assert [state[0] for state in states] == [refreshed] * steps
+
+
+@pytest.mark.parametrize(("age", "refreshed"), [(0.0, False), (60.0, True)], ids=["racy", "old"])
+def test_a_touched_source_changed_this_recently_is_not_refreshed_in_doits_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age: float, refreshed: bool
+) -> None:
+    """A file changed within RACY_SECONDS could change again without its stat changing (git's
+    "racily clean"): its new signature is not saved, so the next run proves its bytes again."""
+    from pipeline.doitext import ContentChecker
+
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "robot.urdf"
+    source.write_text("<robot/>")
+    os.utime(source, (time.time() - age, time.time() - age))
+    state = ["old signature", source.stat().st_size, hashlib.sha256(b"<robot/>").hexdigest()]
+    checker = ContentChecker()
+    info = checker.info("robot.urdf")
+    assert not checker.check_modified("robot.urdf", info, state)
+    assert (state[0] != "old signature") == refreshed
 
 
 def _run_event(reporter: object, event: str) -> None:
