@@ -180,3 +180,51 @@ def spy_fork(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(os, "fork", fork)
     return forked
+
+
+# The child of the script below is signalled (SIGINT, its whole process group) the moment it is
+# forked: the parent records it, the child raises KeyboardInterrupt as Ctrl-C does.
+_SIGNALLED_AT_FORK = """
+import functools, os, signal, sys
+import pipeline.readahead as readahead
+
+readahead.FORK_MIN = 1
+signal.signal(signal.SIGINT, lambda *_: None)
+os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+os.register_at_fork(after_in_child=functools.partial(os.kill, 0, signal.SIGINT))
+print("before")  # buffered: stdout is a pipe
+todo = [(name, "") for name in sys.argv[2:]]
+try:
+    found = readahead.digest_on_two_cores(sys.argv[1], todo, {}, lambda *_: None, 1 << 20)
+except KeyboardInterrupt:
+    print("interrupted")
+else:
+    print("found", len(found) <= len(todo))
+"""
+
+
+def test_a_signal_met_as_the_child_is_forked_never_runs_the_parents_code_in_it(
+    tmp_path: Path,
+) -> None:
+    """Signals are blocked across the fork until the child's exit is assured: one met before
+    would raise in the parent's code in the child (its handlers, its exit handlers, its
+    buffered output printed a second time)."""
+    import subprocess
+    import sys
+
+    if not readahead._may_fork():
+        pytest.skip("no second core, or not Linux: nothing is forked")
+    names = [f"f{n}" for n in range(8)]
+    for name in names:
+        (tmp_path / name).write_bytes(name.encode())
+    result = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_AT_FORK, str(tmp_path) + "/", *names],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,  # the script signals its own process group, not pytest's
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "before\nfound True\n", "")
