@@ -228,3 +228,29 @@ def test_a_signal_met_as_the_child_is_forked_never_runs_the_parents_code_in_it(
         check=False,
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "before\nfound True\n", "")
+
+
+@pytest.mark.parametrize("taken_by", ["unheld", "holds"])
+def test_a_file_read_ahead_within_the_racy_window_is_not_remembered_when_taken_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taken_by: str
+) -> None:
+    """The racily-clean rule is judged at the time a file is read, not when what was read ahead
+    is taken: a file modified within RACY_SECONDS of its reading could change again without
+    its stat changing, however long the check then takes to reach it."""
+    import time
+
+    import pipeline.digests as digests
+
+    (tmp_path / "out.txt").write_bytes(b"x")
+    digest = sha(b"x")
+    known = Digests(tmp_path, remember=True, keep_bytes=COPY_BUDGET, settled=True)
+    known.read_ahead({"out.txt": digest})
+    assert "out.txt" in known.ahead
+    real = time.time
+    later = type("Clock", (), {"time": staticmethod(lambda: real() + 60)})
+    monkeypatch.setattr(digests, "time", later)  # the check reaches it a minute later
+    if taken_by == "unheld":
+        assert known.unheld({"out.txt": digest}) == []
+    else:
+        assert known.holds("out.txt", digest)
+    assert "out.txt" not in known.entries and "out.txt" in known.fresh
