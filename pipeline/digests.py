@@ -68,6 +68,8 @@ class Digests:
         self.modes: bool | None = None  # whether git records execute bits here; asked once
         # path -> (stat signature, digest, mtime), found by read_ahead, each taken once
         self.ahead: dict[str, tuple[str, str, int]] = {}
+        # when read_ahead began: its files are judged racily clean as of then, not when taken
+        self.ahead_at = 0.0
         if remember:
             self.entries = _load(root / CACHE_NAME)
         # only a checkout without a digest cache yet (a fresh clone) asks git's index
@@ -149,6 +151,7 @@ class Digests:
             got = ahead.pop(rel, None)
             if got is not None:
                 signature, found, mtime = got
+                read_at = self.ahead_at
             else:
                 try:
                     fd = os.open(self.prefix + rel, _OPEN_FLAGS)
@@ -172,7 +175,8 @@ class Digests:
                 found = digest if kept.get(digest) == data else self._keep(data)
                 mtime = info.st_mtime_ns
                 signature = f"{info.st_size} {mtime} {info.st_ctime_ns} {info.st_ino}"
-            if self.remember and time.time() - mtime / 1e9 > RACY_SECONDS:
+                read_at = time.time()
+            if self.remember and read_at - mtime / 1e9 > RACY_SECONDS:
                 entries[rel] = (signature, found)
                 self.dirty = True
             else:
@@ -200,6 +204,7 @@ class Digests:
             return
         from pipeline.readahead import digest_on_two_cores
 
+        self.ahead_at = time.time()  # before any file is read: each is read at this time or later
         found = digest_on_two_cores(self.prefix, todo, self.kept, self._keep, READ_WHOLE)
         self.ahead.update(found)
 
@@ -242,7 +247,7 @@ class Digests:
         """
         got = self.ahead.pop(rel, None)
         if got is not None:
-            self._learn(rel, got[0], got[1], got[2])
+            self._learn(rel, got[0], got[1], got[2], self.ahead_at)
             return got[1]
         try:
             fd = os.open(path, os.O_RDONLY | _NONBLOCK)
@@ -293,8 +298,11 @@ class Digests:
             self.budget -= len(data)
         return digest
 
-    def _learn(self, rel: str, signature: str, digest: str, mtime_ns: int) -> None:
-        if self.remember and time.time() - mtime_ns / 1e9 > RACY_SECONDS:
+    def _learn(
+        self, rel: str, signature: str, digest: str, mtime_ns: int, read_at: float = 0.0
+    ) -> None:
+        """Remember a digest found when the file was read (`read_at`; by default, now)."""
+        if self.remember and (read_at or time.time()) - mtime_ns / 1e9 > RACY_SECONDS:
             self.entries[rel] = (signature, digest)
             self.dirty = True
         else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from stat import S_ISREG
@@ -82,17 +83,21 @@ def digest_on_two_cores(
         return digest_files(prefix, todo, kept, keep, limit)
     mine = [item for item in todo if not hash(item[1]) & 1]
     theirs = [item for item in todo if hash(item[1]) & 1]
-    reader, writer = os.pipe()
+    # Signals are blocked across the fork, and unblocked in each process only where its handler
+    # can act: one met in the child before its exit is assured would run the parent's code there
+    # (its exception and exit handlers, its buffered output a second time).
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # as it is; a signal met so far: here
     try:
-        pid = os.fork()
-    except OSError:
-        os.close(reader)
-        os.close(writer)
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        pid, reader = _fork(prefix, theirs, kept, keep, limit, mask)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    if pid < 0:  # no pipe or no child (EMFILE, EAGAIN under `ulimit -u`): read here
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return digest_files(prefix, todo, kept, keep, limit)
-    if pid == 0:
-        _child(reader, writer, prefix, theirs, kept, keep, limit)
-    os.close(writer)
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         found = digest_files(prefix, mine, kept, keep, limit)
         found.update(_collect(reader, pid))
     except BaseException:
@@ -113,6 +118,32 @@ def _may_fork() -> bool:
     return len(os.sched_getaffinity(0)) > 1
 
 
+def _fork(
+    prefix: str,
+    todo: Sequence[tuple[str, str]],
+    kept: Mapping[str, bytes],
+    keep: Callable[[bytes, str], object],
+    limit: int,
+    mask: set[int | signal.Signals],
+) -> tuple[int, int]:
+    """(pid, reading end of its pipe) of a child digesting `todo`, forked with signals blocked;
+    (-1, -1) when no pipe or child can be made."""
+    try:
+        reader, writer = os.pipe()
+    except OSError:
+        return -1, -1
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(reader)
+        os.close(writer)
+        return -1, -1
+    if pid == 0:
+        _child(reader, writer, prefix, todo, kept, keep, limit, mask)
+    os.close(writer)
+    return pid, reader
+
+
 def _child(
     reader: int,
     writer: int,
@@ -121,11 +152,14 @@ def _child(
     kept: Mapping[str, bytes],
     keep: Callable[[bytes, str], object],
     limit: int,
+    mask: set[int | signal.Signals],
 ) -> None:
     """Digest `todo` and write what was found to `writer`; never returns (exit status 0 when
-    everything was written)."""
+    everything was written). Signals, blocked until here, are restored to `mask` once the exit
+    is assured."""
     status = 1
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(reader)
         found = digest_files(prefix, todo, kept, keep, limit)
         payload = "".join(
@@ -158,8 +192,6 @@ def _collect(reader: int, pid: int) -> dict[str, Read]:
 def _reap(pid: int, kill: bool = False) -> bool:
     """Wait for the child (killed first with `kill`); whether it exited with status 0."""
     if kill:
-        import signal
-
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     while True:

@@ -180,3 +180,77 @@ def spy_fork(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(os, "fork", fork)
     return forked
+
+
+# The child of the script below is signalled (SIGINT, its whole process group) the moment it is
+# forked: the parent records it, the child raises KeyboardInterrupt as Ctrl-C does.
+_SIGNALLED_AT_FORK = """
+import functools, os, signal, sys
+import pipeline.readahead as readahead
+
+readahead.FORK_MIN = 1
+signal.signal(signal.SIGINT, lambda *_: None)
+os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+os.register_at_fork(after_in_child=functools.partial(os.kill, 0, signal.SIGINT))
+print("before")  # buffered: stdout is a pipe
+todo = [(name, "") for name in sys.argv[2:]]
+try:
+    found = readahead.digest_on_two_cores(sys.argv[1], todo, {}, lambda *_: None, 1 << 20)
+except KeyboardInterrupt:
+    print("interrupted")
+else:
+    print("found", len(found) <= len(todo))
+"""
+
+
+def test_a_signal_met_as_the_child_is_forked_never_runs_the_parents_code_in_it(
+    tmp_path: Path,
+) -> None:
+    """Signals are blocked across the fork until the child's exit is assured: one met before
+    would raise in the parent's code in the child (its handlers, its exit handlers, its
+    buffered output printed a second time)."""
+    import subprocess
+    import sys
+
+    if not readahead._may_fork():
+        pytest.skip("no second core, or not Linux: nothing is forked")
+    names = [f"f{n}" for n in range(8)]
+    for name in names:
+        (tmp_path / name).write_bytes(name.encode())
+    result = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_AT_FORK, str(tmp_path) + "/", *names],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,  # the script signals its own process group, not pytest's
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "before\nfound True\n", "")
+
+
+@pytest.mark.parametrize("taken_by", ["unheld", "holds"])
+def test_a_file_read_ahead_within_the_racy_window_is_not_remembered_when_taken_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taken_by: str
+) -> None:
+    """The racily-clean rule is judged at the time a file is read, not when what was read ahead
+    is taken: a file modified within RACY_SECONDS of its reading could change again without
+    its stat changing, however long the check then takes to reach it."""
+    import time
+
+    import pipeline.digests as digests
+
+    (tmp_path / "out.txt").write_bytes(b"x")
+    digest = sha(b"x")
+    known = Digests(tmp_path, remember=True, keep_bytes=COPY_BUDGET, settled=True)
+    known.read_ahead({"out.txt": digest})
+    assert "out.txt" in known.ahead
+    real = time.time
+    later = type("Clock", (), {"time": staticmethod(lambda: real() + 60)})
+    monkeypatch.setattr(digests, "time", later)  # the check reaches it a minute later
+    if taken_by == "unheld":
+        assert known.unheld({"out.txt": digest}) == []
+    else:
+        assert known.holds("out.txt", digest)
+    assert "out.txt" not in known.entries and "out.txt" in known.fresh
