@@ -105,9 +105,9 @@ def check(
     stamps = [read_stamp(root, step.name) for step in steps]
     if known.memo is not None:  # settled: nothing changes while checked, so it is read ahead
         wanted: dict[str, str] = {}
-        for stamp in stamps:
-            if stamp is not None:
-                wanted.update(stamp.inputs)
+        for step, stamp in zip(steps, stamps, strict=True):
+            if stamp is not None:  # what the plan reads, not what an old stamp names
+                wanted.update((path, stamp.inputs.get(path, "")) for path in step.inputs)
                 wanted.update(stamp.outputs)
         known.read_ahead(wanted)
     for step, stamp in zip(steps, stamps, strict=True):
