@@ -510,12 +510,8 @@ def test_file_unreadable_source_is_not_called_changed_by_check(
     source = project / "robots" / "abb_irb2400" / "srdf.py"
     os.utime(source, ns=(1, 1))  # its stat changed, as chmod changes the ctime
     refuse_under(monkeypatch, "open", source)
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        code = main(["check"])
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(project)
+    code = main(["check"])
     out, err = capsys.readouterr()
     assert code == 1
     assert (
