@@ -27,8 +27,9 @@ CACHE_NAME = ".pipeline-digests"
 # The cache file: this header, then `path NUL signature NUL digest NUL` per file. Paths cannot
 # hold NUL, so one split reads it; it is loaded on every run that meets a changed timestamp.
 CACHE_HEADER = "pipeline digests 2\0"
-# A file modified this recently could change again within the clock's granularity without its
-# stat changing ("racily clean" in git's terms), so its digest is not remembered.
+# A file changed this recently (its ctime, see changed_at) could change again within the
+# clock's granularity without its stat changing ("racily clean" in git's terms), so its digest
+# is not remembered.
 RACY_SECONDS = 2.0
 # Bytes of hashed files a build or check keeps to compare copies against (see above).
 COPY_BUDGET = 128 << 20
@@ -66,7 +67,7 @@ class Digests:
         self.checkout: Checkout | None = None  # git's index, read when first needed
         self.blobs: dict[tuple[bytes, int], str] = {}  # (git blob, size) -> digest, read here
         self.modes: bool | None = None  # whether git records execute bits here; asked once
-        # path -> (stat signature, digest, mtime), found by read_ahead, each taken once
+        # path -> (stat signature, digest, changed_at), found by read_ahead, each taken once
         self.ahead: dict[str, tuple[str, str, int]] = {}
         # when read_ahead began: its files are judged racily clean as of then, not when taken
         self.ahead_at = 0.0
@@ -150,7 +151,7 @@ class Digests:
                 continue
             got = ahead.pop(rel, None)
             if got is not None:
-                signature, found, mtime = got
+                signature, found, changed = got
                 read_at = self.ahead_at
             else:
                 try:
@@ -173,10 +174,11 @@ class Digests:
                         out.append(rel)
                     continue
                 found = digest if kept.get(digest) == data else self._keep(data)
-                mtime = info.st_mtime_ns
-                signature = f"{info.st_size} {mtime} {info.st_ctime_ns} {info.st_ino}"
+                # stat_signature and changed_at, inline: once per file of 11,000
+                signature = f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
+                changed = max(info.st_ctime_ns, info.st_mtime_ns)
                 read_at = time.time()
-            if self.remember and read_at - mtime / 1e9 > RACY_SECONDS:
+            if self.remember and read_at - changed / 1e9 > RACY_SECONDS:
                 entries[rel] = (signature, found)
                 self.dirty = True
             else:
@@ -229,7 +231,7 @@ class Digests:
         blob = (self.checkout or self._checkout()).blob(rel, info)
         found = self.blobs.get((blob, info.st_size)) if blob else None
         if found is not None:
-            self._learn(rel, signature, found, info.st_mtime_ns)
+            self._learn(rel, signature, found, changed_at(info))
             return found
         found = self._read(rel, path, expected, plain)
         # the blob's digest is what was read only if the file did not change meanwhile
@@ -269,8 +271,8 @@ class Digests:
             return None
         finally:
             os.close(fd)
-        signature = f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
-        if self.remember and time.time() - info.st_mtime_ns / 1e9 > RACY_SECONDS:
+        signature = stat_signature(info)
+        if self.remember and time.time() - changed_at(info) / 1e9 > RACY_SECONDS:
             self.entries[rel] = (signature, digest)  # as _learn, inline: once per file read
             self.dirty = True
         else:
@@ -299,10 +301,11 @@ class Digests:
         return digest
 
     def _learn(
-        self, rel: str, signature: str, digest: str, mtime_ns: int, read_at: float = 0.0
+        self, rel: str, signature: str, digest: str, changed_ns: int, read_at: float = 0.0
     ) -> None:
-        """Remember a digest found when the file was read (`read_at`; by default, now)."""
-        if self.remember and (read_at or time.time()) - mtime_ns / 1e9 > RACY_SECONDS:
+        """Remember a digest found when the file was read (`read_at`; by default, now), unless
+        the file changed (`changed_ns`, see changed_at) within RACY_SECONDS of that."""
+        if self.remember and (read_at or time.time()) - changed_ns / 1e9 > RACY_SECONDS:
             self.entries[rel] = (signature, digest)
             self.dirty = True
         else:
@@ -320,6 +323,13 @@ class Digests:
 def stat_signature(info: os.stat_result) -> str:
     """A file's stat signature: size, mtime, ctime and inode (ctime cannot be set back)."""
     return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
+
+
+def changed_at(info: os.stat_result) -> int:
+    """The latest time a file's bytes can have changed, in ns: its ctime, which the kernel sets
+    on every write and no one can set back (unlike the mtime: cp -p, tar, rsync -t), or its
+    mtime when that is later (a clock set back)."""
+    return max(info.st_ctime_ns, info.st_mtime_ns)
 
 
 def _signature_now(path: str) -> str | None:

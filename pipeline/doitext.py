@@ -14,7 +14,7 @@ from doit.exceptions import TaskError, UnmetDependency
 from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
-from pipeline.digests import COPY_BUDGET, RACY_SECONDS, Digests, stat_signature
+from pipeline.digests import COPY_BUDGET, RACY_SECONDS, Digests, changed_at, stat_signature
 from pipeline.doitdb import DatabaseChanges
 from pipeline.outputs import OutputRecord
 
@@ -103,6 +103,9 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
         # path -> (the stat given, its signature): a source's one stat serves up to 14 steps
         self.signatures: dict[str, tuple[os.stat_result, str]] = {}
         self.digests: Digests | None = None  # the process's digest cache, once first needed
+        # path -> (the stat given, the digest found, whether out of the racy window): a touched
+        # source's content is looked up once for the up to 14 steps that read it
+        self.contents: dict[str, tuple[os.stat_result, str, bool]] = {}
 
     def signature(self, path: str, info: os.stat_result) -> str:
         """stat_signature(info), made once per stat taken (a touched source's, three times per
@@ -157,10 +160,15 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
             return False
         if file_stat.st_size != size:
             return True
-        # `digest` lets a copy of bytes this run already read be compared, not hashed again
-        if self.known_digests().of(file_path, file_stat, digest) != digest:
+        known = self.contents.get(file_path)
+        if known is None or known[0] is not file_stat:
+            # `digest` lets a copy of bytes this run already read be compared, not hashed again
+            found = self.known_digests().of(file_path, file_stat, digest)
+            settled = time.time() - changed_at(file_stat) / 1e9 > RACY_SECONDS
+            known = self.contents[file_path] = (file_stat, found, settled)
+        if known[1] != digest:
             return True
-        if isinstance(state, list) and time.time() - file_stat.st_mtime > RACY_SECONDS:
+        if isinstance(state, list) and known[2]:
             # Same bytes, new stat. doit saves no state for a task it skips, so the next
             # run would prove this again; the json backend hands out the stored list and writes
             # it back at exit, so refreshing the signature here puts later runs on the fast path.

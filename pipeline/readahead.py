@@ -22,7 +22,8 @@ from stat import S_ISREG
 
 from pipeline.strict_io import EXECUTE_BITS
 
-# What is found of a file: its stat signature (see digests.stat_signature), hex SHA-256, mtime.
+# What is found of a file: its stat signature (see digests.stat_signature), hex SHA-256, and
+# the latest time its bytes can have changed (digests.changed_at), in ns.
 Read = tuple[str, str, int]
 # Fewer files than this are not worth a child.
 FORK_MIN = 256
@@ -65,8 +66,12 @@ def digest_files(
         else:
             digest = hashlib.sha256(data).hexdigest()
             keep(data, digest)
-        mtime = info.st_mtime_ns
-        found[rel] = (f"{info.st_size} {mtime} {info.st_ctime_ns} {info.st_ino}", digest, mtime)
+        changed = max(info.st_ctime_ns, info.st_mtime_ns)
+        found[rel] = (
+            f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}",
+            digest,
+            changed,
+        )
     return found
 
 
@@ -163,8 +168,8 @@ def _child(
         os.close(reader)
         found = digest_files(prefix, todo, kept, keep, limit)
         payload = "".join(
-            f"{rel}\0{signature}\0{digest}\0{mtime}\0"
-            for rel, (signature, digest, mtime) in found.items()
+            f"{rel}\0{signature}\0{digest}\0{changed}\0"
+            for rel, (signature, digest, changed) in found.items()
             if "\0" not in rel
         ).encode("utf-8", "surrogatepass")
         view = memoryview(payload)

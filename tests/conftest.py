@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -67,6 +69,13 @@ def run_python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         check=False,
     )
+
+
+def clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float, *modules: ModuleType) -> None:
+    """Run the clock of `modules` `seconds` ahead: files written now look that old to their
+    racy-window rule (judged by the ctime, which a test cannot set back as it can the mtime)."""
+    for module in modules:
+        monkeypatch.setattr(module, "time", SimpleNamespace(time=lambda: time.time() + seconds))
 
 
 def refuse_under(monkeypatch: pytest.MonkeyPatch, call: str, folder: Path) -> None:

@@ -16,7 +16,14 @@ import pipeline.digests as digests_module
 from pipeline.digests import CACHE_NAME, Digests
 from pipeline.outputs import RECORD_NAME
 from pipeline.stamps import hash_inputs
-from tests.conftest import REPO
+from tests.conftest import REPO, clock_ahead
+
+
+@pytest.fixture(autouse=True)
+def minute_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache's clock a minute ahead: files written here are out of the racy window (their
+    ctime, which decides it, cannot be set back)."""
+    clock_ahead(monkeypatch, 60, digests_module)
 
 
 def old(path: Path, data: bytes, age: float = 60.0) -> None:
@@ -56,8 +63,16 @@ def test_changed_content_is_rehashed_even_with_the_old_mtime(tmp_path: Path) -> 
     assert Digests(tmp_path).of("a.bin") == hashlib.sha256(b"abd").hexdigest()
 
 
-def test_racily_clean_files_are_not_remembered(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mtime_set_back", [False, True], ids=["written", "mtime_set_back"])
+def test_racily_clean_files_are_not_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mtime_set_back: bool
+) -> None:
+    """A file written within RACY_SECONDS is not remembered, even with its mtime set back (cp -p,
+    tar, rsync -t): its ctime says when it was written."""
+    monkeypatch.setattr(digests_module, "time", time)  # the real clock
     (tmp_path / "new.bin").write_bytes(b"x")
+    if mtime_set_back:
+        os.utime(tmp_path / "new.bin", (time.time() - 60, time.time() - 60))
     known = Digests(tmp_path)
     known.of("new.bin")
     known.save()

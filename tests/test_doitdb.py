@@ -6,7 +6,6 @@ import errno
 import hashlib
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,10 @@ from typing import Any
 import pytest
 from doit.dependency import Dependency, JsonDB
 
-from pipeline import doitdb
+from pipeline import doitdb, doitext
 from pipeline.doitdb import guard_database, save_database
 from pipeline.doitext import ContentChecker
+from tests.conftest import clock_ahead
 
 SAVED = '{"t": {"_values_:": {}, "checker:": "ContentChecker", "deps:": ["a"], "a": ["s", 1, "d"]}}'
 
@@ -50,7 +50,7 @@ def test_database_is_written_only_when_changed(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     Path("a").write_text("x")
-    os.utime("a", (time.time() - 60, time.time() - 60))  # a stat older than the racy window
+    clock_ahead(monkeypatch, 60, doitext)  # "a" older than the racy window
     Path(".doit.db").write_text(SAVED)
     before = os.stat(".doit.db").st_ino
     manager = Dependency(JsonDB, ".doit.db", checker_cls=ContentChecker)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import refuse_under, run_doit, run_python
+import pipeline.doitext as doitext
+from tests.conftest import clock_ahead, refuse_under, run_doit, run_python
 
 
 def test_a_source_is_stated_once_for_all_its_steps_an_output_every_time(
@@ -33,11 +34,12 @@ def test_a_source_is_stated_once_for_all_its_steps_an_output_every_time(
 
 
 @pytest.mark.parametrize(
-    ("content", "steps", "changed", "signed"),
+    ("content", "steps", "changed", "signed", "read"),
     [
-        ("<robot/>", 14, False, 1),  # touched, same bytes: signed once, every state refreshed
-        ("<robot />", 14, True, 1),  # edited: each step that reads it runs
-        ("<robot/>", 1, False, 1),
+        ("<robot/>", 14, False, 1, 1),  # touched, same bytes: signed once, every state refreshed
+        ("<robot />", 14, True, 1, 0),  # edited (a new size): each step that reads it runs
+        ("<ROBOT/>", 14, True, 1, 1),  # edited, same size: its bytes decide
+        ("<robot/>", 1, False, 1, 1),
     ],
 )
 def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
@@ -47,10 +49,10 @@ def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
     steps: int,
     changed: bool,
     signed: int,
+    read: int,
 ) -> None:
-    """A URDF is an input of 14 steps: its stat signature was made three times per step."""
-    import pipeline.doitext as doitext
-
+    """A URDF is an input of 14 steps: its stat signature was made three times per step, and
+    its content looked up once per step."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "robots").mkdir()
     source = tmp_path / "robots" / "robot.urdf"
@@ -58,23 +60,36 @@ def test_a_touched_source_is_signed_once_for_all_the_steps_that_read_it(
     digest = hashlib.sha256(b"<robot/>").hexdigest()
     states = [["old signature", source.stat().st_size, digest] for _ in range(steps)]
     source.write_text(content)
-    os.utime(source, (time.time() - 60, time.time() - 60))  # out of the racy window
+    clock_ahead(monkeypatch, 60, doitext)  # out of the racy window
     made: list[os.stat_result] = []
     sign = doitext.stat_signature
     monkeypatch.setattr(doitext, "stat_signature", lambda info: made.append(info) or sign(info))
     checker = doitext.ContentChecker()
+    known = checker.known_digests()
+    looked_up: list[str] = []
+    real_of = known.of
+    monkeypatch.setattr(known, "of", lambda rel, *a: looked_up.append(rel) or real_of(rel, *a))
     info = checker.info("robots/robot.urdf")
     assert [checker.check_modified("robots/robot.urdf", info, s) for s in states] == [
         changed
     ] * steps
     assert len(made) == signed
+    assert looked_up == ["robots/robot.urdf"] * read
     refreshed = "old signature" if changed else sign(info)
     assert [state[0] for state in states] == [refreshed] * steps
 
 
-@pytest.mark.parametrize(("age", "refreshed"), [(0.0, False), (60.0, True)], ids=["racy", "old"])
+@pytest.mark.parametrize(
+    ("age", "mtime_set_back", "refreshed"),
+    [(0.0, False, False), (0.0, True, False), (60.0, False, True)],
+    ids=["racy", "racy_with_mtime_set_back", "old"],
+)
 def test_a_touched_source_changed_this_recently_is_not_refreshed_in_doits_state(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age: float, refreshed: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    age: float,
+    mtime_set_back: bool,
+    refreshed: bool,
 ) -> None:
     """A file changed within RACY_SECONDS could change again without its stat changing (git's
     "racily clean"): its new signature is not saved, so the next run proves its bytes again."""
@@ -83,7 +98,9 @@ def test_a_touched_source_changed_this_recently_is_not_refreshed_in_doits_state(
     monkeypatch.chdir(tmp_path)
     source = tmp_path / "robot.urdf"
     source.write_text("<robot/>")
-    os.utime(source, (time.time() - age, time.time() - age))
+    clock_ahead(monkeypatch, age, doitext)
+    if mtime_set_back:  # as cp -p or tar do: it was still written now, its ctime says so
+        os.utime(source, (time.time() - 60, time.time() - 60))
     state = ["old signature", source.stat().st_size, hashlib.sha256(b"<robot/>").hexdigest()]
     checker = ContentChecker()
     info = checker.info("robot.urdf")
