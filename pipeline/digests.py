@@ -20,7 +20,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from pipeline.gitindex import Checkout, read_checkout, tracks_file_mode
-from pipeline.records import read_records, write_records
+from pipeline.records import read_columns, write_records
 from pipeline.strict_io import EXECUTE_BITS, read_fd
 
 CACHE_NAME = ".pipeline-digests"
@@ -342,4 +342,5 @@ def _signature_now(path: str) -> str | None:
 
 def _load(path: Path) -> dict[str, tuple[str, str]]:
     """The remembered entries; none when the file is missing, foreign or torn."""
-    return {rel: (sig, digest) for rel, sig, digest in read_records(path, CACHE_HEADER, 3)}
+    rels, signatures, digests = read_columns(path, CACHE_HEADER, 3)
+    return dict(zip(rels, zip(signatures, digests, strict=True), strict=True))

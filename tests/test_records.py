@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.records import read_records, write_records
+from pipeline.records import read_columns, read_records, write_records
 
 HEADER = "test records 1\0"
 
@@ -50,6 +50,7 @@ def test_a_missing_foreign_torn_or_corrupted_file_reads_as_empty(
     if content is not None:
         path.write_bytes(content)
     assert read_records(path, HEADER, 2) == []
+    assert read_columns(path, HEADER, 2) == [[], []]
 
 
 def test_a_folder_in_place_of_the_file_reads_as_empty(tmp_path: Path) -> None:
@@ -65,6 +66,7 @@ def test_records_round_trip_with_odd_fields(tmp_path: Path) -> None:
     assert write_records(path, HEADER, records)
     assert path.read_bytes().startswith(HEADER.encode())
     assert read_records(path, HEADER, 2) == records
+    assert read_columns(path, HEADER, 2) == [["a b\tc", "", "x"], ["line\nbreak", odd, "y"]]
 
 
 def test_no_records_are_written_as_the_header_alone(tmp_path: Path) -> None:
