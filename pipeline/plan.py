@@ -100,6 +100,9 @@ def _folders_holding(root: Path, top: str, name: str) -> list[str]:
     if not os.path.isdir(base):
         return []
     try:
+        # listing `top` needs its r bit, reaching what it lists its x bit: without it, each
+        # folder in it would be named unreadable for want of a permission on `top`
+        os.stat(os.path.join(base, "."))
         with os.scandir(base) as entries:
             return sorted(e.name for e in entries if _holds(e, name))
     except PermissionError as exc:  # planning nothing would prune every output of `top`

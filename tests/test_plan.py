@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -423,12 +425,39 @@ def test_file_unreadable_robots_or_cells_folder_that_cannot_be_listed_is_refused
     assert finding.hint.startswith(f"give the user who builds read and search permission on {top}/")
 
 
+@pytest.mark.parametrize("top", ["robots", "cells"])
+def test_file_unreadable_robots_or_cells_folder_listed_but_not_searchable_is_named(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, top: str
+) -> None:
+    """With mode 600 the folders in it could be listed but not reached: each was named
+    unreadable, with a hint to chmod it, which would not have helped."""
+    below = f"{repo / top}{os.sep}"
+    for call in ("stat", "lstat"):
+        real = getattr(os, call)
+
+        def refused(path: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            if os.fspath(path).startswith(below):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, call, refused)
+    with pytest.raises(ContractError) as exc:
+        plan(repo)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("file_unreadable", top)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root searches any folder; simulated above")
 def test_file_unreadable_folders_stop_doit_and_leave_build_as_it_was(project: Path) -> None:
     assert run_doit(project).returncode == 0
     before = tree_bytes(project / "build")
-    for folder in ("robots/abb_irb2400", "cells/weld_cell_a", "robots"):
-        (project / folder).chmod(0)
+    for folder, mode in (
+        ("robots/abb_irb2400", 0),
+        ("cells/weld_cell_a", 0),
+        ("robots", 0),
+        ("robots", 0o600),  # listed, not searchable
+    ):
+        (project / folder).chmod(mode)
         try:
             result = run_doit(project)
         finally:
