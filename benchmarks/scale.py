@@ -273,7 +273,7 @@ def fresh_clone(
     clone = Path(tempfile.mkdtemp(prefix="scale-clone-")) / "repo"
     try:
         git(["clone", "-q", str(work), str(clone)], work)
-        cache = clone / ".pipeline-digests"
+        caches = [clone / ".pipeline-digests", clone / ".pipeline-digests-build"]
         rows: list[Row] = [
             paired(
                 "fresh git clone: pipeline check (no digest cache)",
@@ -281,7 +281,7 @@ def fresh_clone(
                 check,
                 n,
                 floor_args,
-                lambda: cache.unlink(missing_ok=True),
+                lambda: [cache.unlink(missing_ok=True) for cache in caches],
             ),
             ("fresh git clone: first doit", measure(clone, doit), None),
             paired("fresh git clone: no-op doit (second and later)", clone, doit, n, floor_args),
@@ -357,7 +357,7 @@ def main() -> None:
         )
         time.sleep(2.5)  # let the last outputs age out of the digest cache's racy window
         rows.append(paired("no-op doit", work, doit, n, floor_args))
-        cache = work / ".pipeline-digests"
+        caches = [work / ".pipeline-digests", work / ".pipeline-digests-build"]
         rows.append(  # no digest cache, in a folder that is not a git checkout
             paired(
                 "pipeline check, cold digest cache",
@@ -365,7 +365,7 @@ def main() -> None:
                 check,
                 n,
                 floor_args,
-                lambda: cache.unlink(missing_ok=True),
+                lambda: [cache.unlink(missing_ok=True) for cache in caches],
             )
         )
         rows.append(paired("pipeline check, warm digest cache", work, check, n, floor_args))

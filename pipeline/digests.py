@@ -23,10 +23,16 @@ from pipeline.gitindex import Checkout, read_checkout, tracks_file_mode
 from pipeline.records import read_columns, write_records
 from pipeline.strict_io import EXECUTE_BITS, read_fd
 
+OUTPUTS = "build/"  # every step writes there and nowhere else
+# The cache is two files: the sources' (every path outside build/) and build/'s, a sixth and five
+# sixths of it at 100 robots. A run that meets only touched sources (a touch, a checkout of a
+# branch) loads and writes the first alone; build/'s is loaded when a path in it is looked up.
 CACHE_NAME = ".pipeline-digests"
-# The cache file: this header, then `path NUL signature NUL digest NUL` per file. Paths cannot
-# hold NUL, so one split reads it; it is loaded on every run that meets a changed timestamp.
-CACHE_HEADER = "pipeline digests 2\0"
+BUILT_CACHE_NAME = ".pipeline-digests-build"
+# Each file: its header, then `path NUL signature NUL digest NUL` per file. Paths cannot hold
+# NUL, so one split reads it.
+CACHE_HEADER = "pipeline digests 3\0"
+BUILT_CACHE_HEADER = "pipeline digests of build/ 3\0"
 # A file changed this recently (its ctime, see changed_at) could change again within the
 # clock's granularity without its stat changing ("racily clean" in git's terms), so its digest
 # is not remembered.
@@ -71,10 +77,13 @@ class Digests:
         self.ahead: dict[str, tuple[str, str, int]] = {}
         # when read_ahead began: its files are judged racily clean as of then, not when taken
         self.ahead_at = 0.0
+        self.built_loaded = not remember  # whether build/'s remembered digests are in entries
         if remember:
-            self.entries = _load(root / CACHE_NAME)
+            self.entries = _load(root / CACHE_NAME, CACHE_HEADER)
         # only a checkout without a digest cache yet (a fresh clone) asks git's index
-        self.fresh_clone = remember and not self.entries
+        self.fresh_clone = (
+            remember and not self.entries and not os.path.exists(root / BUILT_CACHE_NAME)
+        )
 
     def of(self, rel: str, info: os.stat_result | None = None, expected: str = "") -> str:
         """The hex digest of `root/rel`, or `missing` when it is not a readable file.
@@ -91,6 +100,8 @@ class Digests:
         return digest
 
     def _of(self, rel: str, info: os.stat_result | None, expected: str) -> str:
+        if not self.built_loaded and rel.startswith(OUTPUTS):
+            self._load_built()
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         if entry is None and rel not in (self.checkout or self._checkout()).entries:
@@ -114,6 +125,8 @@ class Digests:
         git's index to find it holding `digest` is not looked up again as a later step's input (a
         cell reads its robot's outputs).
         """
+        if not self.built_loaded and rel.startswith(OUTPUTS):
+            self._load_built()
         path = self.prefix + rel
         entry = self.fresh.get(rel) or self.entries.get(rel)  # a fresh entry is newer
         if entry is None and rel not in (self.checkout or self._checkout()).entries:
@@ -140,6 +153,8 @@ class Digests:
         100 robots and 500 cells, where the calls per file cost a tenth of the reading). Any
         other goes to `holds`.
         """
+        if not self.built_loaded:
+            self._load_built()
         out: list[str] = []
         fresh, entries, kept, memo = self.fresh, self.entries, self.kept, self.memo
         ahead = self.ahead
@@ -195,6 +210,8 @@ class Digests:
         (pipeline/readahead.py). `_read` and `unheld` then take what was found, once."""
         if self.memo is None:
             return
+        if not self.built_loaded:
+            self._load_built()
         tracked = (self.checkout or self._checkout()).entries
         fresh, entries = self.fresh, self.entries
         todo = [
@@ -311,12 +328,28 @@ class Digests:
         else:
             self.fresh[rel] = (signature, digest)
 
+    def _load_built(self) -> None:
+        """Add build/'s remembered digests to the entries; one learnt here since is newer."""
+        self.built_loaded = True
+        loaded = _load(self.root / BUILT_CACHE_NAME, BUILT_CACHE_HEADER)
+        loaded.update(self.entries)
+        self.entries.update(loaded)  # in place: a caller may hold the dict
+
     def save(self) -> None:
-        """Write the remembered digests back, when anything new was learnt."""
+        """Write the remembered digests back, when anything new was learnt: the sources' file,
+        and build/'s when it was loaded."""
         if not (self.remember and self.dirty):
             return
-        entries = ((rel, sig, digest) for rel, (sig, digest) in self.entries.items())
-        if write_records(self.root / CACHE_NAME, CACHE_HEADER, entries):
+        entries = self.entries.items()
+        sources = [(rel, *entry) for rel, entry in entries if not rel.startswith(OUTPUTS)]
+        if not self.built_loaded and len(sources) < len(self.entries):
+            self._load_built()  # a path of build/ learnt without a look-up: keep the others
+        written = write_records(self.root / CACHE_NAME, CACHE_HEADER, sources)
+        if self.built_loaded:
+            built = [(rel, *entry) for rel, entry in entries if rel.startswith(OUTPUTS)]
+            built_written = write_records(self.root / BUILT_CACHE_NAME, BUILT_CACHE_HEADER, built)
+            written = built_written and written
+        if written:
             self.dirty = False
 
 
@@ -340,7 +373,7 @@ def _signature_now(path: str) -> str | None:
         return None
 
 
-def _load(path: Path) -> dict[str, tuple[str, str]]:
+def _load(path: Path, header: str) -> dict[str, tuple[str, str]]:
     """The remembered entries; none when the file is missing, foreign or torn."""
-    rels, signatures, digests = read_columns(path, CACHE_HEADER, 3)
+    rels, signatures, digests = read_columns(path, header, 3)
     return dict(zip(rels, zip(signatures, digests, strict=True), strict=True))

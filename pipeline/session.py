@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from pipeline.digests import CACHE_NAME
+from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME
 from pipeline.findings import ContractError, render
 from pipeline.lock import BuildLock
 from pipeline.outputs import RECORD_NAME
@@ -46,7 +46,7 @@ def leftover_temps(root: Path, in_build: bool = True) -> list[Path]:
     (`in_build`) build/'s."""
     found = [
         p
-        for name in (CACHE_NAME, RECORD_NAME, DEP_FILE)
+        for name in (CACHE_NAME, BUILT_CACHE_NAME, RECORD_NAME, DEP_FILE)
         for p in root.glob(f"{name}.*.tmp")
         if not p.is_dir()
     ]

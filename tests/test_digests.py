@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import pipeline.digests as digests_module
-from pipeline.digests import CACHE_NAME, Digests
+from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME, Digests
 from pipeline.outputs import RECORD_NAME
 from pipeline.stamps import hash_inputs
 from tests.conftest import REPO, clock_ahead
@@ -105,6 +105,35 @@ def test_cache_round_trips_odd_paths(tmp_path: Path) -> None:
     second = Digests(tmp_path)
     assert set(second.entries) == set(names)
     assert {name: second.of(name) for name in names} == digests
+
+
+def test_a_run_meeting_only_sources_leaves_builds_cache_unread_and_unwritten(
+    tmp_path: Path,
+) -> None:
+    """The cache is two files, so that a touch of every source (2,300 files at 100 robots) does
+    not load and write build/'s 11,800 digests too."""
+    (tmp_path / "robots").mkdir()
+    (tmp_path / "build").mkdir()
+    old(tmp_path / "robots" / "a.stl", b"abc")
+    old(tmp_path / "build" / "a.stl", b"abc")
+    first = Digests(tmp_path)
+    first.of("robots/a.stl")
+    assert first.holds("build/a.stl", hashlib.sha256(b"abc").hexdigest())
+    first.save()
+    built = tmp_path / BUILT_CACHE_NAME
+    saved = (built.read_bytes(), built.stat().st_ino)
+    assert saved[0].count(b"build/a.stl") == 1
+    assert b"build/" not in (tmp_path / CACHE_NAME).read_bytes()
+    old(tmp_path / "robots" / "a.stl", b"abd")  # touched: read again and remembered
+    second = Digests(tmp_path)
+    assert second.of("robots/a.stl") == hashlib.sha256(b"abd").hexdigest()
+    second.save()
+    assert not second.built_loaded
+    assert (built.read_bytes(), built.stat().st_ino) == saved
+    third = Digests(tmp_path)
+    assert set(third.entries) == {"robots/a.stl"}
+    assert third.of("build/a.stl") == hashlib.sha256(b"abc").hexdigest()  # loaded when asked
+    assert set(third.entries) == {"robots/a.stl", "build/a.stl"}
 
 
 def test_remember_false_writes_nothing(tmp_path: Path) -> None:
@@ -332,6 +361,8 @@ def test_a_fifo_in_place_of_a_file_is_missing_without_blocking(tmp_path: Path, b
     [
         CACHE_NAME,
         f"{CACHE_NAME}.4242.tmp",
+        BUILT_CACHE_NAME,
+        f"{BUILT_CACHE_NAME}.4242.tmp",
         RECORD_NAME,
         f"{RECORD_NAME}.4242.tmp",
         ".doit.db",

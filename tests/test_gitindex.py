@@ -318,6 +318,7 @@ def test_check_of_a_fresh_clone_finds_an_edited_file(
     monkeypatch.chdir(clone)
     assert main(["check"]) == 0
     (clone / ".pipeline-digests").unlink(missing_ok=True)
+    (clone / ".pipeline-digests-build").unlink(missing_ok=True)
     copy = clone / edited
     data = bytearray(copy.read_bytes())
     data[100] ^= 1

@@ -36,7 +36,13 @@ MACHINE = f"{CELL}/machine.json"
 CALIBRATION = f"{CELL}/machine_planning_calibration.json"
 MANIFEST = f"{BUILT}/robot_description_manifest.json"
 # Caches and the lock: doit and the digest cache may write these on any run.
-VOLATILE = {".doit.db", ".doit.lock", ".pipeline-digests", ".pipeline-outputs"}
+VOLATILE = {
+    ".doit.db",
+    ".doit.lock",
+    ".pipeline-digests",
+    ".pipeline-digests-build",
+    ".pipeline-outputs",
+}
 
 FINDING = re.compile(r"^(?P<file>[\w./@+-]+?)(?::(?P<place>.+?))?: (?P<code>[a-z][a-z0-9_]*): \S")
 TASK_LINE = re.compile(r"^(\.  |-- |!! )\S+$")  # ran, up to date, ignored

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.digests import CACHE_NAME
+from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.outputs import RECORD_NAME
 from pipeline.session import (
@@ -56,6 +56,7 @@ def leave_temps(root: Path) -> dict[str, Path]:
     temps = {
         "build": meshes / ".link_1.stl.k3j9x_a2.tmp",
         "digests": root / f"{CACHE_NAME}.4242.tmp",
+        "built digests": root / f"{BUILT_CACHE_NAME}.4242.tmp",
         "outputs": root / f"{RECORD_NAME}.4242.tmp",
     }
     for path in temps.values():
@@ -66,7 +67,7 @@ def leave_temps(root: Path) -> dict[str, Path]:
 
 def test_leftover_temps_in_build_are_searched_only_when_asked(tmp_path: Path) -> None:
     temps = leave_temps(tmp_path)
-    caches = sorted([temps["digests"], temps["outputs"]])
+    caches = sorted([temps["digests"], temps["built digests"], temps["outputs"]])
     assert leftover_temps(tmp_path, in_build=False) == caches
     assert leftover_temps(tmp_path) == sorted([*caches, temps["build"]])
 
@@ -75,10 +76,10 @@ def test_remove_leftover_temps_deletes_them_and_says_how_many(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     temps = leave_temps(tmp_path)
-    assert remove_leftover_temps(tmp_path) == 3
+    assert remove_leftover_temps(tmp_path) == 4
     assert not any(path.exists() for path in temps.values())
     assert (tmp_path / "build/robots/abb_irb2400/meshes/link_1.stl").read_bytes() == b"solid"
-    assert "removed 3 temporary file(s)" in capsys.readouterr().err
+    assert "removed 4 temporary file(s)" in capsys.readouterr().err
     assert remove_leftover_temps(tmp_path) == 0
     assert capsys.readouterr().err == ""
 
@@ -149,7 +150,7 @@ def test_after_a_finished_run_build_is_not_searched_but_the_caches_are(tmp_path:
     with open_session(tmp_path):
         pass
     assert temps["build"].exists()
-    assert not temps["digests"].exists() and not temps["outputs"].exists()
+    assert not any(temps[k].exists() for k in ("digests", "built digests", "outputs"))
 
 
 @pytest.mark.parametrize("lock", [None, ""], ids=["no_lock_yet", "older_version_empty_lock"])
