@@ -960,6 +960,21 @@ CATALOGUE = [
         replace(URDF, '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e-320"/>'),
         "urdf-axis-underflows",
     ),
+    # ---- found by the new-user and hostile-input trial 20 ----
+    # Regressions: two joint origins (or calibration corrections) of 1.7e308 m made the cell's
+    # forward kinematics inf, and cell.json's writer raised after build/robots/ was rewritten.
+    doit(
+        "origin_out_of_range",
+        URDF,
+        replace(URDF, 'xyz="0.1 0 0.615"', 'xyz="1.7e308 0 0.615"'),
+        "urdf-joint-origin-1.7e308",
+    ),
+    doit(
+        "out_of_range",
+        CONFIG,
+        json_set(CONFIG, ["calibration_caps", "joint_2", "xyz_m"], [1.7e308, 0, 0]),
+        "config-calibration-cap-1.7e308",
+    ),
     doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
     doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),
     doit("not_a_regular_file", SETTINGS, folder_instead(SETTINGS), "settings-is-a-folder"),

@@ -151,6 +151,10 @@ CASES = [
         "invalid_geometry",
         [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1 -1 1"/>')],
     ),
+    # A joint origin far out: forward kinematics overflowed to inf and cell.json's writer
+    # raised (a traceback, after build/robots/ had been rewritten).
+    ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="1.7e308 0 0.615"')]),
+    ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="0.1 0 -2e6"')]),
 ]
 
 
@@ -173,6 +177,43 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     assert code in [f.code for f in found]
     assert all(f.file == f"{ABB}/robot.urdf" for f in found)
     assert all(f.place.isdigit() for f in found)
+
+
+J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
+J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
+J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
+
+
+@pytest.mark.parametrize(
+    ("edits", "expected"),
+    [
+        # one bad number is one finding, not also a limit or velocity rule quoting it as nan
+        ([(J1_LIMIT, J1_EFFORT.replace('upper="1"', 'upper="inf"'))], ["invalid_number"]),
+        ([(J1_LIMIT, J1_EFFORT.replace('lower="-1"', 'lower="1_0"'))], ["invalid_number"]),
+        ([(J1_LIMIT, J1_EFFORT.replace('velocity="1"', 'velocity="1e309"'))], ["invalid_number"]),
+        ([(J1_LIMIT, J1_EFFORT.replace('effort="0"', 'effort="nan"'))], ["invalid_number"]),
+        # a cycle of two mimic joints is one cycle
+        ([(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'), J2_MIMICS_J1], ["mimic_cycle"]),
+    ],
+    ids=["upper-inf", "lower-python-syntax", "velocity-overflows", "effort-nan", "mimic-cycle"],
+)
+def test_one_problem_is_one_finding(
+    repo: Path, edits: list[tuple[str, str]], expected: list[str]
+) -> None:
+    """DESIGN: one line per problem; a knock-on rule does not report the same value again."""
+    break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [f.code for f in exc.value.findings] == expected, exc.value.findings
+
+
+def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -> None:
+    break_urdf(repo, [(J1_LIMIT, '<limit effort="0" lower="-1" upper="1"/>')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_joint_velocity"
+    assert "None" not in finding.message and "no velocity" in finding.message
 
 
 def test_no_links_is_refused(repo: Path) -> None:

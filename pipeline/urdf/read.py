@@ -269,7 +269,6 @@ class _Reader:
                 self.scalar(limit_node, "lower"),
                 self.scalar(limit_node, "upper"),
                 self.scalar(limit_node, "velocity"),
-                self.scalar(limit_node, "effort"),
             )
         mimic_node = node.find("mimic")
         mimic = None
