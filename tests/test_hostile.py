@@ -129,6 +129,15 @@ def dangling(rel: str) -> Break:
     return apply
 
 
+def copy_file(rel: str, to: str) -> Break:
+    """Copy a file of the checkout to another name in it."""
+
+    def apply(project: Path, outside: Path) -> None:
+        shutil.copy(project / rel, project / to)
+
+    return apply
+
+
 def folder_instead(rel: str) -> Break:
     """Replace a file of the checkout with an empty folder of its name."""
 
@@ -974,6 +983,17 @@ CATALOGUE = [
         CONFIG,
         json_set(CONFIG, ["calibration_caps", "joint_2", "xyz_m"], [1.7e308, 0, 0]),
         "config-calibration-cap-1.7e308",
+    ),
+    # Regression: meshes/LINK_1.stl beside meshes/link_1.stl was copied into build/ as two
+    # files that macOS and Windows check out as one.
+    doit(
+        "case_collision",
+        URDF,
+        both(
+            copy_file(f"{ABB}/meshes/link_2_whole.stl", f"{ABB}/meshes/LINK_1.stl"),
+            replace(URDF, "meshes/link_1.dae", "meshes/LINK_1.stl"),
+        ),
+        "mesh-names-differ-only-in-case",
     ),
     doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
     doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),
