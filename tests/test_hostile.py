@@ -995,6 +995,13 @@ CATALOGUE = [
         ),
         "mesh-names-differ-only-in-case",
     ),
+    # Regression: a second <limit> was silently ignored (the first wins in every reader).
+    doit(
+        "duplicate_element",
+        URDF,
+        replace(URDF, '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><axis xyz="1 0 0"/>'),
+        "urdf-second-axis-ignored",
+    ),
     doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
     doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),
     doit("not_a_regular_file", SETTINGS, folder_instead(SETTINGS), "settings-is-a-folder"),

@@ -151,6 +151,33 @@ CASES = [
         "invalid_geometry",
         [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1 -1 1"/>')],
     ),
+    # A second single element was ignored by every reader (the first wins): a contributor's
+    # added <limit> or <origin> never took effect.
+    (
+        "duplicate_element",
+        [(J1_LIMIT, J1_LIMIT + '<limit effort="0" lower="-1" upper="1" velocity="1"/>')],
+    ),
+    ("duplicate_element", [('xyz="0.1 0 0.615"/>', 'xyz="0.1 0 0.615"/><origin xyz="0 0 1"/>')]),
+    (
+        "duplicate_element",
+        [('<child link="link_1"/>', '<child link="link_1"/><child link="tool0"/>')],
+    ),
+    ("duplicate_element", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><axis xyz="1 0 0"/>')]),
+    (
+        "duplicate_element",
+        [(J1_LIMIT, J1_LIMIT + '<dynamics damping="1"/><dynamics damping="2"/>')],
+    ),
+    ("duplicate_element", [(L1, L1 + _inertial() + _inertial())]),
+    (
+        "duplicate_element",
+        [
+            (
+                f'<mesh filename="{L1_MESH}"/>\n      </geometry>',
+                f'<mesh filename="{L1_MESH}"/>\n      </geometry>'
+                '<geometry><box size="1 1 1"/></geometry>',
+            )
+        ],
+    ),
     # A joint origin far out: forward kinematics overflowed to inf and cell.json's writer
     # raised (a traceback, after build/robots/ had been rewritten).
     ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="1.7e308 0 0.615"')]),
