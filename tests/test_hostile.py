@@ -517,7 +517,8 @@ CATALOGUE = [
             write(
                 f"{ABB}/meshes/link_1_collision.dae",
                 b'<?xml version="1.0"?>\n<COLLADA xmlns="http://www.collada.org/2005/11/'
-                b'COLLADASchema" version="1.4.1"/>\n',
+                b'COLLADASchema" version="1.4.1"><library_geometries><geometry id="g"><mesh/>'
+                b"</geometry></library_geometries></COLLADA>\n",
             ),
             mesh_uri("package://abb_irb2400/meshes/link_1_collision.dae"),
         ),
@@ -1001,6 +1002,16 @@ CATALOGUE = [
         URDF,
         replace(URDF, '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><axis xyz="1 0 0"/>'),
         "urdf-second-axis-ignored",
+    ),
+    # Regression: an empty visual OBJ was copied; Tesseract's parser refused the whole URDF.
+    doit(
+        "mesh_empty",
+        f"{ABB}/meshes/link_1.obj",
+        both(
+            write(f"{ABB}/meshes/link_1.obj", b""),
+            replace(URDF, "meshes/link_1.dae", "meshes/link_1.obj"),
+        ),
+        "visual-obj-empty",
     ),
     doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
     doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),

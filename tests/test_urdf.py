@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.description import make_urdf_copies
 from pipeline.findings import ContractError
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
 from tests.conftest import REPO, refuse_under
@@ -413,6 +414,52 @@ def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
     assert (slide.type, slide.mimic.joint, slide.mimic.multiplier) == ("prismatic", "joint_6", 0.01)
     base = robot.link("base_link")
     assert base is not None and isinstance(base.collisions[0].geometry, Mesh)
+
+
+PLY_HEAD = b"ply\nformat ascii 1.0\nelement vertex %d\nproperty float x\nproperty float y\n"
+NO_GEOMETRY_DAE = (
+    b'<?xml version="1.0"?>\n<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" '
+    b'version="1.4.1"/>\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("vis.obj", b""),
+        ("vis.obj", b"# exported by nothing\no body\n"),
+        ("vis.ply", b""),
+        ("vis.ply", PLY_HEAD % 0 + b"property float z\nend_header\n"),
+        ("vis.dae", NO_GEOMETRY_DAE),
+    ],
+    ids=["obj-empty", "obj-no-vertex", "ply-empty", "ply-no-vertex", "dae-no-geometry"],
+)
+def test_mesh_empty_visual_mesh_tesseract_cannot_load(repo: Path, name: str, data: bytes) -> None:
+    """Tesseract's parser (assimp) refuses each of these as a visual mesh, and with it the
+    whole URDF; the build copied them, as it only checked a visual's format's shape."""
+    (repo / ABB / "meshes" / name).write_bytes(data)
+    break_urdf(repo, [("meshes/link_1.dae", f"meshes/{name}")])
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in exc.value.findings] == [
+        ("mesh_empty", f"{ABB}/meshes/{name}")
+    ]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"v 0 0 0\nv 1 0 0\nv 0 1 0\n",
+        PLY_HEAD % 3 + b"property float z\nend_header\n0 0 0\n1 0 0\n0 1 0\n",
+    ],
+    ids=["obj-vertices-without-faces", "ply-vertices-without-faces"],
+)
+def test_visual_mesh_of_vertices_without_faces_is_copied(repo: Path, data: bytes) -> None:
+    """Tesseract loads these as visuals: the rule asks for a vertex, not a triangle."""
+    name = "vis.obj" if data.startswith(b"v") else "vis.ply"
+    (repo / ABB / "meshes" / name).write_bytes(data)
+    break_urdf(repo, [("meshes/link_1.dae", f"meshes/{name}")])
+    assert f"build/{ABB}/meshes/{name}" in make_urdf_copies(repo, "abb_irb2400")
 
 
 @pytest.mark.parametrize(
