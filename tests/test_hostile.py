@@ -1013,6 +1013,20 @@ CATALOGUE = [
         ),
         "visual-obj-empty",
     ),
+    # Regression: a URDF declared and saved as UTF-16 was copied; Tesseract refuses it.
+    doit(
+        "not_utf8",
+        URDF,
+        transform(
+            URDF,
+            lambda d: (
+                d.replace(b'encoding="UTF-8"', b'encoding="UTF-16"', 1)
+                .decode("utf-8")
+                .encode("utf-16")
+            ),
+        ),
+        "urdf-declared-utf16",
+    ),
     doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
     doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),
     doit("not_a_regular_file", SETTINGS, folder_instead(SETTINGS), "settings-is-a-folder"),

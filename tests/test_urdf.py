@@ -244,6 +244,18 @@ def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -
     assert "None" not in finding.message and "no velocity" in finding.message
 
 
+@pytest.mark.parametrize("encoding", ["UTF-16", "ISO-8859-1"])
+def test_not_utf8_urdf_in_another_declared_encoding_is_refused(repo: Path, encoding: str) -> None:
+    """Tesseract's parser (tinyxml2) reads UTF-8 only: it refuses a UTF-16 URDF, and reads a
+    Latin-1 link name as another name than the SRDF (written in UTF-8) gives it."""
+    path = repo / ABB / "robot.urdf"
+    text = path.read_text().replace('encoding="UTF-8"', f'encoding="{encoding}"', 1)
+    path.write_bytes(text.replace('"link_6"', '"link_\u00e9"').encode(encoding.lower()))
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [(f.code, f.file) for f in exc.value.findings] == [("not_utf8", f"{ABB}/robot.urdf")]
+
+
 def test_no_links_is_refused(repo: Path) -> None:
     """A <robot> with no <link> passed the URDF rules; only config.json's joint rules spoke."""
     (repo / ABB / "robot.urdf").write_text(
