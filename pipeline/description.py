@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -67,8 +68,8 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
 
 
 def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
-    """A copied file whose path an earlier one repeats in another case (one file on macOS and
-    Windows, so a checkout of build/ or an unpacked bundle would hold one of the two)."""
+    """A copied file whose path an earlier one repeats in another case or Unicode normal form
+    (one file on macOS and Windows: a checkout of build/ or an unpacked bundle holds one)."""
     named: dict[str, int] = {}  # each mesh path by the first URDF element naming it
     for link in robot.links:
         elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
@@ -80,7 +81,7 @@ def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) 
     seen: dict[str, str] = {}
     findings = []
     for path in order:
-        twin = seen.setdefault(path.casefold(), path)
+        twin = seen.setdefault(unicodedata.normalize("NFC", path).casefold(), path)
         if twin == path:
             continue
         where = (
@@ -92,8 +93,8 @@ def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) 
             Finding(
                 "case_collision",
                 *where,
-                f"{twin} and {path} differ only in case: a file system that ignores case "
-                "(macOS, Windows) checks them out as one file",
+                f"{twin!a} and {path!a} differ only in case (or in how an accent is encoded): "
+                "a file system that ignores that (macOS, Windows) checks them out as one file",
                 "rename one of them (and the name that refers to it) so that no two files the "
                 "description copies differ only in case",
             )

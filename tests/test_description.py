@@ -106,6 +106,22 @@ def test_case_collision_copies_that_differ_only_in_case_are_refused(
         assert (finding.file, finding.place) == ("robots/abb_irb2400/robot.urdf", str(line))
 
 
+def test_case_collision_names_that_differ_only_in_unicode_normalisation_are_refused(
+    repo: Path,
+) -> None:
+    """macOS file systems also take an é written as one code point or as e + U+0301 as one."""
+    src = repo / "robots/abb_irb2400"
+    composed, decomposed = "meshes/caf\u00e9.stl", "meshes/cafe\u0301.stl"
+    for name in (composed, decomposed):
+        shutil.copy(src / "meshes/link_1.stl", src / name)
+    urdf = src / "robot.urdf"
+    text = urdf.read_text().replace("meshes/link_1.dae", composed, 1)
+    urdf.write_text(text.replace("meshes/link_2.dae", decomposed, 1))
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [f.code for f in exc.value.findings] == ["case_collision"]
+
+
 def test_read_urdf_sources_gives_the_model_with_the_copies() -> None:
     robot, copies = read_urdf_sources(REPO, "lbr_iiwa_14_r820")
     assert robot.name == "lbr_iiwa_14_r820"
