@@ -152,6 +152,8 @@ def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list
             ]
         if not inside:
             problem = "resolves outside the cell folder"
+        elif target.resolve() == (folder / MACHINE_NAME).resolve():
+            problem = f"names {MACHINE_NAME} itself, which cannot hold its own digest"
         else:
             return []
     return [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
 from pipeline.strict_json import dump_json
-from pipeline.urdf import Mesh, Robot, load_robot
+from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
 
@@ -60,9 +61,45 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
     urdf = out[f"{build_dir(model_id)}/robot.urdf"]
     meshes |= urdf_texture_files(src, urdf, model_id, source_dir(model_id))
     meshes |= companion_files(src, meshes, source_dir(model_id))
+    raise_if_errors(case_collision_findings(robot, meshes, model_id))
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
     raise_if_errors(collision_mesh_findings(robot, out, model_id))
     return robot, out
+
+
+def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
+    """A copied file whose path an earlier one repeats in another case or Unicode normal form
+    (one file on macOS and Windows: a checkout of build/ or an unpacked bundle holds one)."""
+    named: dict[str, int] = {}  # each mesh path by the first URDF element naming it
+    for link in robot.links:
+        elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
+        for element in elements:
+            if isinstance(element.geometry, Mesh):
+                named.setdefault(element.geometry.path, element.line)
+    # URDF order first, then the companions (material libraries, textures) by name
+    order = sorted(named, key=lambda path: named[path]) + sorted(set(copies) - set(named))
+    seen: dict[str, str] = {}
+    findings = []
+    for path in order:
+        twin = seen.setdefault(unicodedata.normalize("NFC", path).casefold(), path)
+        if twin == path:
+            continue
+        where = (
+            (robot.file, str(named[path]))
+            if path in named
+            else (f"{source_dir(model_id)}/{path}", "")
+        )
+        findings.append(
+            Finding(
+                "case_collision",
+                *where,
+                f"{twin!a} and {path!a} differ only in case (or in how an accent is encoded): "
+                "a file system that ignores that (macOS, Windows) checks them out as one file",
+                "rename one of them (and the name that refers to it) so that no two files the "
+                "description copies differ only in case",
+            )
+        )
+    return findings
 
 
 def collision_mesh_findings(

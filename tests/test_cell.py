@@ -184,6 +184,9 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     ("pin_mismatch", None, _pin("sha256", "0" * 64)),
     ("pin_path_outside_cell-dotdot", None, _pin("path", "../iiwa_bench/machine.json")),
     ("pin_path_outside_cell-absolute", None, _pin("path", str(REPO / "cells/weld_cell_a" / CAL))),
+    # a pin can never hold the digest of the file that holds it: this gave pin_mismatch and the
+    # machine config's fields refused one by one as a calibration's (five lines)
+    ("pin_path_outside_cell-machine_json_itself", None, _pin("path", "machine.json")),
     ("symlink_refused", None, _symlinked_pin),
     ("file_missing", None, _pin("path", "nowhere.json")),
     ("not_a_regular_file", None, _pinned_folder),

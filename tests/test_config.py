@@ -219,6 +219,13 @@ CASES: list[tuple[str, Edit, str]] = [
         edit_json(CFG, _set(["calibration_caps", "joint_3", "rpy_rad", 1], -0.001)),
         "/calibration_caps/joint_3/rpy_rad/1: out_of_range",
     ),
+    # Regression: a cap (and so a correction) of 1.7e308 m overflowed the cell's forward
+    # kinematics to inf, and cell.json's writer raised (a traceback).
+    (
+        "out_of_range-cap-beyond-1e6-m",
+        edit_json(CFG, _set(["calibration_caps", "joint_3", "xyz_m", 0], 1.7e308)),
+        "/calibration_caps/joint_3/xyz_m/0: out_of_range",
+    ),
     (
         "wrong_length-cap",
         edit_json(CFG, _set(["calibration_caps", "joint_3", "xyz_m"], [0.001, 0.001])),

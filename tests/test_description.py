@@ -64,6 +64,64 @@ def test_a_mesh_the_urdf_does_not_name_is_not_copied(repo: Path) -> None:
     assert "build/robots/abb_irb2400/meshes/link_1.stl" in copies
 
 
+@pytest.mark.parametrize(
+    ("twin", "companion"),
+    [("meshes/LINK_1.stl", False), ("meshes/Link_1.mtl", True)],
+    ids=["two-meshes", "a-mesh-and-a-material-library"],
+)
+def test_case_collision_copies_that_differ_only_in_case_are_refused(
+    repo: Path, twin: str, companion: bool
+) -> None:
+    """macOS and Windows check out meshes/link_1.stl and meshes/LINK_1.stl as one file, so
+    build/ (and a bundle unpacked there) would lose one of two files the manifest registers."""
+    src = repo / "robots/abb_irb2400"
+    urdf = src / "robot.urdf"
+    if companion:  # a visual OBJ whose material library differs from it only in case
+        (src / "meshes/link_1.obj").write_bytes(
+            b"mtllib Link_1.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+        )
+        (src / twin).write_bytes(b"newmtl skin\n")
+        (src / "meshes/link_1.mtl").write_bytes(b"newmtl skin\n")
+        old, new = "meshes/link_1.dae", "meshes/link_1.obj"
+        urdf.write_text(urdf.read_text().replace(old, new, 1))
+        (src / "meshes/link_2.obj").write_bytes(
+            b"mtllib link_1.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+        )
+        old, new = "meshes/link_2.dae", "meshes/link_2.obj"
+    else:
+        shutil.copy(src / "meshes/link_2_whole.stl", src / twin)
+        old, new = "meshes/link_1.dae", twin
+    urdf.write_text(urdf.read_text().replace(old, new, 1))
+    lines = urdf.read_text().splitlines()
+    named = next(n for n, text in enumerate(lines) if "meshes/link_1.stl" in text)
+    line = max(n for n, text in enumerate(lines[:named], 1) if "<collision>" in text)
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    [finding] = exc.value.findings
+    assert finding.code == "case_collision"
+    assert "meshes/link_1" in finding.message and "differ only in case" in finding.message
+    if companion:  # named by no URDF line: the file itself
+        assert (finding.file, finding.place) == ("robots/abb_irb2400/meshes/link_1.mtl", "")
+    else:  # the element that names the second of the two, in the URDF's order
+        assert (finding.file, finding.place) == ("robots/abb_irb2400/robot.urdf", str(line))
+
+
+def test_case_collision_names_that_differ_only_in_unicode_normalisation_are_refused(
+    repo: Path,
+) -> None:
+    """macOS file systems also take an é written as one code point or as e + U+0301 as one."""
+    src = repo / "robots/abb_irb2400"
+    composed, decomposed = "meshes/caf\u00e9.stl", "meshes/cafe\u0301.stl"
+    for name in (composed, decomposed):
+        shutil.copy(src / "meshes/link_1.stl", src / name)
+    urdf = src / "robot.urdf"
+    text = urdf.read_text().replace("meshes/link_1.dae", composed, 1)
+    urdf.write_text(text.replace("meshes/link_2.dae", decomposed, 1))
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [f.code for f in exc.value.findings] == ["case_collision"]
+
+
 def test_read_urdf_sources_gives_the_model_with_the_copies() -> None:
     robot, copies = read_urdf_sources(REPO, "lbr_iiwa_14_r820")
     assert robot.name == "lbr_iiwa_14_r820"

@@ -135,6 +135,15 @@ def dangling(rel: str) -> Break:
     return apply
 
 
+def copy_file(rel: str, to: str) -> Break:
+    """Copy a file of the checkout to another name in it."""
+
+    def apply(project: Path, outside: Path) -> None:
+        shutil.copy(project / rel, project / to)
+
+    return apply
+
+
 def folder_instead(rel: str) -> Break:
     """Replace a file of the checkout with an empty folder of its name."""
 
@@ -514,7 +523,8 @@ CATALOGUE = [
             write(
                 f"{ABB}/meshes/link_1_collision.dae",
                 b'<?xml version="1.0"?>\n<COLLADA xmlns="http://www.collada.org/2005/11/'
-                b'COLLADASchema" version="1.4.1"/>\n',
+                b'COLLADASchema" version="1.4.1"><library_geometries><geometry id="g"><mesh/>'
+                b"</geometry></library_geometries></COLLADA>\n",
             ),
             mesh_uri("package://abb_irb2400/meshes/link_1_collision.dae"),
         ),
@@ -965,6 +975,63 @@ CATALOGUE = [
         URDF,
         replace(URDF, '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1e-320"/>'),
         "urdf-axis-underflows",
+    ),
+    # ---- found by the new-user and hostile-input trial 20 ----
+    # Regressions: two joint origins (or calibration corrections) of 1.7e308 m made the cell's
+    # forward kinematics inf, and cell.json's writer raised after build/robots/ was rewritten.
+    doit(
+        "origin_out_of_range",
+        URDF,
+        replace(URDF, 'xyz="0.1 0 0.615"', 'xyz="1.7e308 0 0.615"'),
+        "urdf-joint-origin-1.7e308",
+    ),
+    doit(
+        "out_of_range",
+        CONFIG,
+        json_set(CONFIG, ["calibration_caps", "joint_2", "xyz_m"], [1.7e308, 0, 0]),
+        "config-calibration-cap-1.7e308",
+    ),
+    # Regression: meshes/LINK_1.stl beside meshes/link_1.stl was copied into build/ as two
+    # files that macOS and Windows check out as one.
+    doit(
+        "case_collision",
+        URDF,
+        both(
+            copy_file(f"{ABB}/meshes/link_2_whole.stl", f"{ABB}/meshes/LINK_1.stl"),
+            replace(URDF, "meshes/link_1.dae", "meshes/LINK_1.stl"),
+        ),
+        "mesh-names-differ-only-in-case",
+    ),
+    # Regression: a second <limit> was silently ignored (the first wins in every reader).
+    doit(
+        "duplicate_element",
+        URDF,
+        replace(URDF, '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><axis xyz="1 0 0"/>'),
+        "urdf-second-axis-ignored",
+    ),
+    # Regression: an empty visual OBJ was copied; Tesseract's parser refused the whole URDF.
+    doit(
+        "mesh_empty",
+        f"{ABB}/meshes/link_1.obj",
+        both(
+            write(f"{ABB}/meshes/link_1.obj", b""),
+            replace(URDF, "meshes/link_1.dae", "meshes/link_1.obj"),
+        ),
+        "visual-obj-empty",
+    ),
+    # Regression: a URDF declared and saved as UTF-16 was copied; Tesseract refuses it.
+    doit(
+        "not_utf8",
+        URDF,
+        transform(
+            URDF,
+            lambda d: (
+                d.replace(b'encoding="UTF-8"', b'encoding="UTF-16"', 1)
+                .decode("utf-8")
+                .encode("utf-16")
+            ),
+        ),
+        "urdf-declared-utf16",
     ),
     doit("not_a_regular_file", SRDF_PY, folder_instead(SRDF_PY), "srdf-py-is-a-folder"),
     doit("symlink_refused", SRDF_PY, dangling(SRDF_PY), "srdf-py-dangling-link"),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.description import make_urdf_copies
 from pipeline.findings import ContractError
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
 from tests.conftest import REPO, refuse_under
@@ -151,6 +152,37 @@ CASES = [
         "invalid_geometry",
         [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}" scale="1 -1 1"/>')],
     ),
+    # A second single element was ignored by every reader (the first wins): a contributor's
+    # added <limit> or <origin> never took effect.
+    (
+        "duplicate_element",
+        [(J1_LIMIT, J1_LIMIT + '<limit effort="0" lower="-1" upper="1" velocity="1"/>')],
+    ),
+    ("duplicate_element", [('xyz="0.1 0 0.615"/>', 'xyz="0.1 0 0.615"/><origin xyz="0 0 1"/>')]),
+    (
+        "duplicate_element",
+        [('<child link="link_1"/>', '<child link="link_1"/><child link="tool0"/>')],
+    ),
+    ("duplicate_element", [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><axis xyz="1 0 0"/>')]),
+    (
+        "duplicate_element",
+        [(J1_LIMIT, J1_LIMIT + '<dynamics damping="1"/><dynamics damping="2"/>')],
+    ),
+    ("duplicate_element", [(L1, L1 + _inertial() + _inertial())]),
+    (
+        "duplicate_element",
+        [
+            (
+                f'<mesh filename="{L1_MESH}"/>\n      </geometry>',
+                f'<mesh filename="{L1_MESH}"/>\n      </geometry>'
+                '<geometry><box size="1 1 1"/></geometry>',
+            )
+        ],
+    ),
+    # A joint origin far out: forward kinematics overflowed to inf and cell.json's writer
+    # raised (a traceback, after build/robots/ had been rewritten).
+    ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="1.7e308 0 0.615"')]),
+    ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="0.1 0 -2e6"')]),
 ]
 
 
@@ -173,6 +205,55 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     assert code in [f.code for f in found]
     assert all(f.file == f"{ABB}/robot.urdf" for f in found)
     assert all(f.place.isdigit() for f in found)
+
+
+J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
+J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
+J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
+
+
+@pytest.mark.parametrize(
+    ("edits", "expected"),
+    [
+        # one bad number is one finding, not also a limit or velocity rule quoting it as nan
+        ([(J1_LIMIT, J1_EFFORT.replace('upper="1"', 'upper="inf"'))], ["invalid_number"]),
+        ([(J1_LIMIT, J1_EFFORT.replace('lower="-1"', 'lower="1_0"'))], ["invalid_number"]),
+        ([(J1_LIMIT, J1_EFFORT.replace('velocity="1"', 'velocity="1e309"'))], ["invalid_number"]),
+        ([(J1_LIMIT, J1_EFFORT.replace('effort="0"', 'effort="nan"'))], ["invalid_number"]),
+        # a cycle of two mimic joints is one cycle
+        ([(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'), J2_MIMICS_J1], ["mimic_cycle"]),
+    ],
+    ids=["upper-inf", "lower-python-syntax", "velocity-overflows", "effort-nan", "mimic-cycle"],
+)
+def test_one_problem_is_one_finding(
+    repo: Path, edits: list[tuple[str, str]], expected: list[str]
+) -> None:
+    """DESIGN: one line per problem; a knock-on rule does not report the same value again."""
+    break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [f.code for f in exc.value.findings] == expected, exc.value.findings
+
+
+def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -> None:
+    break_urdf(repo, [(J1_LIMIT, '<limit effort="0" lower="-1" upper="1"/>')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_joint_velocity"
+    assert "None" not in finding.message and "no velocity" in finding.message
+
+
+@pytest.mark.parametrize("encoding", ["UTF-16", "ISO-8859-1"])
+def test_not_utf8_urdf_in_another_declared_encoding_is_refused(repo: Path, encoding: str) -> None:
+    """Tesseract's parser (tinyxml2) reads UTF-8 only: it refuses a UTF-16 URDF, and reads a
+    Latin-1 link name as another name than the SRDF (written in UTF-8) gives it."""
+    path = repo / ABB / "robot.urdf"
+    text = path.read_text().replace('encoding="UTF-8"', f'encoding="{encoding}"', 1)
+    path.write_bytes(text.replace('"link_6"', '"link_\u00e9"').encode(encoding.lower()))
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    assert [(f.code, f.file) for f in exc.value.findings] == [("not_utf8", f"{ABB}/robot.urdf")]
 
 
 def test_no_links_is_refused(repo: Path) -> None:
@@ -345,6 +426,52 @@ def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
     assert (slide.type, slide.mimic.joint, slide.mimic.multiplier) == ("prismatic", "joint_6", 0.01)
     base = robot.link("base_link")
     assert base is not None and isinstance(base.collisions[0].geometry, Mesh)
+
+
+PLY_HEAD = b"ply\nformat ascii 1.0\nelement vertex %d\nproperty float x\nproperty float y\n"
+NO_GEOMETRY_DAE = (
+    b'<?xml version="1.0"?>\n<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" '
+    b'version="1.4.1"/>\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("vis.obj", b""),
+        ("vis.obj", b"# exported by nothing\no body\n"),
+        ("vis.ply", b""),
+        ("vis.ply", PLY_HEAD % 0 + b"property float z\nend_header\n"),
+        ("vis.dae", NO_GEOMETRY_DAE),
+    ],
+    ids=["obj-empty", "obj-no-vertex", "ply-empty", "ply-no-vertex", "dae-no-geometry"],
+)
+def test_mesh_empty_visual_mesh_tesseract_cannot_load(repo: Path, name: str, data: bytes) -> None:
+    """Tesseract's parser (assimp) refuses each of these as a visual mesh, and with it the
+    whole URDF; the build copied them, as it only checked a visual's format's shape."""
+    (repo / ABB / "meshes" / name).write_bytes(data)
+    break_urdf(repo, [("meshes/link_1.dae", f"meshes/{name}")])
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in exc.value.findings] == [
+        ("mesh_empty", f"{ABB}/meshes/{name}")
+    ]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"v 0 0 0\nv 1 0 0\nv 0 1 0\n",
+        PLY_HEAD % 3 + b"property float z\nend_header\n0 0 0\n1 0 0\n0 1 0\n",
+    ],
+    ids=["obj-vertices-without-faces", "ply-vertices-without-faces"],
+)
+def test_visual_mesh_of_vertices_without_faces_is_copied(repo: Path, data: bytes) -> None:
+    """Tesseract loads these as visuals: the rule asks for a vertex, not a triangle."""
+    name = "vis.obj" if data.startswith(b"v") else "vis.ply"
+    (repo / ABB / "meshes" / name).write_bytes(data)
+    break_urdf(repo, [("meshes/link_1.dae", f"meshes/{name}")])
+    assert f"build/{ABB}/meshes/{name}" in make_urdf_copies(repo, "abb_irb2400")
 
 
 @pytest.mark.parametrize(

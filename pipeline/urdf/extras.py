@@ -3,8 +3,8 @@
 Tesseract (tesseract_urdf) throws on the whole URDF when one of these is malformed, so a
 description that passed the model's rules would still not load: the `<robot version>`, a
 joint's `<limit effort acceleration jerk>`, `<calibration>`, `<dynamics>`,
-`<safety_controller>` and `<axis>`, the materials of visuals and of the robot, and the
-separators of its lists of numbers as they stand in the file.
+`<safety_controller>` and `<axis>`, the materials of visuals and of the robot, the
+separators of its lists of numbers as they stand in the file, and its encoding (UTF-8).
 """
 
 from __future__ import annotations
@@ -28,6 +28,22 @@ def extra_findings(root: etree._Element, display: str, data: bytes) -> list[Find
 
     def add(code: str, node: etree._Element, message: str, hint: str) -> None:
         out.append(Finding(code, display, str(source_line(node)), message, hint))
+
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # lxml decodes what the XML declaration names; tinyxml2, Tesseract's, reads UTF-8 only
+        declared = root.getroottree().docinfo.encoding
+        out.append(
+            Finding(
+                "not_utf8",
+                display,
+                str(data.count(b"\n", 0, exc.start) + 1),
+                f"is not UTF-8 (declared {declared}): Tesseract's parser reads UTF-8 only, so it "
+                "refuses UTF-16 and reads Latin-1 names as other names than the SRDF's",
+                'save the URDF as UTF-8, with encoding="UTF-8" or no encoding declared',
+            )
+        )
 
     version = root.get("version")
     if version is not None and not re.fullmatch(r"1(\.0*)?", version.strip()):

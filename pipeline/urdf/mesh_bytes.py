@@ -3,8 +3,9 @@
 Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
 finite corners); ASCII STL starts with `solid` and holds facets; COLLADA (.dae) is XML, read as
 strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root and finite
-vertex positions; an OBJ has no vertex at NaN or infinity and no face corner naming a vertex it
-does not have. Other formats are copied as they are.
+vertex positions and at least one <mesh>; an OBJ has a vertex, none at NaN or infinity, and no
+face corner naming a vertex it does not have; a PLY declares a vertex. Other formats are copied
+as they are.
 """
 
 from __future__ import annotations
@@ -150,7 +151,13 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         line, index = _obj_bad_face(data)
         message = f"is an OBJ with a face naming vertex {index}, which it does not have"
         hint = "export the mesh again: OBJ numbers vertices from 1 (negative: back from the last)"
-        return [Finding("mesh_not_a_mesh", display, line, message, hint)] if line else []
+        if line:
+            return [Finding("mesh_not_a_mesh", display, line, message, hint)]
+        return [] if _OBJ_VERTEX.search(data) else [_no_vertex(display, "an OBJ without a vertex")]
+    if suffix == ".ply":
+        header = data[: data.find(b"end_header")]
+        counts = [int(n) for n in _PLY_VERTICES.findall(header)] if data[:3] == b"ply" else []
+        return [] if any(counts) else [_no_vertex(display, "a PLY without a vertex")]
     if suffix == ".dae":
         from lxml import etree
 
@@ -161,8 +168,25 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         if etree.QName(root).localname != "COLLADA":
             message = f"the root element is <{etree.QName(root).localname}>, not <COLLADA>"
             return [Finding("mesh_not_a_mesh", display, "1", message, _HINT)]
+        if next(root.iter("{*}mesh"), None) is None:
+            return [_no_vertex(display, "a COLLADA file without a <mesh> geometry")]
         return _dae_bad_position(root, display)
     return []
+
+
+_OBJ_VERTEX = re.compile(rb"^[ \t]*v[ \t]", re.MULTILINE)
+_PLY_VERTICES = re.compile(rb"^element[ \t]+vertex[ \t]+([0-9]{1,18})[ \t\r]*$", re.MULTILINE)
+
+
+def _no_vertex(display: str, what: str) -> Finding:
+    """Tesseract's mesh reader (assimp) refuses such a file, visual too, and the URDF with it."""
+    return Finding(
+        "mesh_empty",
+        display,
+        "",
+        f"is {what}: Tesseract's mesh reader refuses it (on a visual too), and with it the URDF",
+        "export the mesh again, or remove the <visual> or <collision> that names it",
+    )
 
 
 def _dae_bad_position(root: etree._Element, display: str) -> list[Finding]:

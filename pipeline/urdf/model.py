@@ -93,12 +93,11 @@ class Link:
 
 @dataclass(frozen=True)
 class Limit:
-    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s), effort."""
+    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s); effort: extras.py."""
 
     lower: float | None
     upper: float | None
     velocity: float | None
-    effort: float | None
 
 
 @dataclass(frozen=True)

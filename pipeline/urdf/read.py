@@ -30,6 +30,27 @@ from pipeline.urdf.model import (
 
 _INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
+# Children an element holds at most once: every URDF reader (this one, urdfdom, Tesseract's)
+# takes the first and ignores the rest, so a second one is a mistake that silently does nothing.
+_SINGLE = {
+    "link": ("inertial",),
+    "joint": (
+        "origin",
+        "parent",
+        "child",
+        "axis",
+        "limit",
+        "mimic",
+        "calibration",
+        "dynamics",
+        "safety_controller",
+    ),
+    "visual": ("origin", "geometry", "material"),
+    "collision": ("origin", "geometry"),
+    "inertial": ("origin", "mass", "inertia"),
+}
+_UNDER = {"link": "robot", "joint": "robot", "visual": "link", "collision": "link"}
+
 
 class _Reader:
     """Collects findings while turning URDF XML into the model."""
@@ -75,6 +96,22 @@ class _Reader:
             return None
         values = self.floats(node, attr, 1, (math.nan,))
         return values[0] if values else None
+
+    def single_children(self, root: etree._Element) -> None:
+        """A finding for each second child of a kind its URDF element holds at most once."""
+        for parent in root.iter("link", "joint", "visual", "collision", "inertial"):
+            above = parent.getparent()
+            if _UNDER.get(str(parent.tag), "link") != (None if above is None else above.tag):
+                continue
+            for tag in _SINGLE[str(parent.tag)]:
+                for extra in parent.findall(tag)[1:]:
+                    self.add(
+                        "duplicate_element",
+                        source_line(extra),
+                        f"<{parent.tag}> holds a second <{tag}>: URDF readers take the first "
+                        "and ignore this one",
+                        f"keep one <{tag}> in the <{parent.tag}> (merge the two)",
+                    )
 
     def name(self, node: etree._Element) -> str:
         name = node.get("name")
@@ -269,7 +306,6 @@ class _Reader:
                 self.scalar(limit_node, "lower"),
                 self.scalar(limit_node, "upper"),
                 self.scalar(limit_node, "velocity"),
-                self.scalar(limit_node, "effort"),
             )
         mimic_node = node.find("mimic")
         mimic = None
@@ -315,6 +351,7 @@ def parse_urdf(data: bytes, display: str, model_id: str) -> tuple[Robot, list[Fi
                 )
             ]
         )
+    reader.single_children(root)
     links = tuple(reader.link(n) for n in root.findall("link"))
     joints = tuple(reader.joint(n) for n in root.findall("joint"))
     robot = Robot(root.get("name", ""), links, joints, display)

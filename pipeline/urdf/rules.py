@@ -25,6 +25,10 @@ from pipeline.urdf.read import parse_urdf
 
 _Add = Callable[[str, int, str, str], None]
 
+# metres: larger than any robot cell (the collision geometry's bound too); forward kinematics
+# adds one origin per joint, so a chain of such origins stays far from float64's overflow
+ORIGIN_LIMIT = 1e6
+
 
 def check_rules(robot: Robot) -> list[Finding]:
     """Every URDF rule of the spec and the usual structural checks, all at once."""
@@ -126,6 +130,15 @@ def _joint_rules(joint: Joint, links: set[str], add: _Add) -> None:
             f"joint {joint.name!r} has axis {axis}, whose length is 0 or overflows in float64",
             "give a non-zero <axis xyz> of ordinary size, such as 0 0 1",
         )
+    if any(abs(v) > ORIGIN_LIMIT for v in joint.origin.xyz):
+        xyz = " ".join(repr(v) for v in joint.origin.xyz)
+        add(
+            "origin_out_of_range",
+            joint.line,
+            f"joint {joint.name!r} has origin xyz {xyz}, beyond {ORIGIN_LIMIT:.0e} m of its "
+            "parent link's frame",
+            "give the origin in metres (a CAD export in millimetres needs dividing by 1000)",
+        )
     if joint.type in BOUNDED_TYPES:
         _limit_rules(joint, add)
 
@@ -140,23 +153,21 @@ def _limit_rules(joint: Joint, add: _Add) -> None:
             f"{joint.type} joint {joint.name!r} has no bounded <limit lower upper>",
             f"add <limit lower=... upper=... velocity=...> in {unit}",
         )
-    elif not (
-        math.isfinite(limit.lower) and math.isfinite(limit.upper) and limit.lower < limit.upper
-    ):
+    # nan: a number the reader refused (invalid_number); it is not reported again as nan
+    elif not (math.isnan(limit.lower) or math.isnan(limit.upper) or limit.lower < limit.upper):
         add(
             "invalid_joint_limit",
             joint.line,
-            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} is not "
-            "finite with lower < upper",
-            f"give finite bounds in {unit} with lower < upper",
+            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} does not "
+            "have lower < upper",
+            f"give bounds in {unit} with lower < upper",
         )
-    if limit is not None and (
-        limit.velocity is None or not math.isfinite(limit.velocity) or limit.velocity <= 0
-    ):
+    if limit is not None and (limit.velocity is None or limit.velocity <= 0):
+        given = "no velocity" if limit.velocity is None else f"velocity {limit.velocity}"
         add(
             "invalid_joint_velocity",
             joint.line,
-            f"joint {joint.name!r} has velocity {limit.velocity}, not a finite number > 0",
+            f"joint {joint.name!r} has {given}, not a finite number > 0",
             f"set velocity in {unit}/s, greater than 0",
         )
 
@@ -185,6 +196,7 @@ def _cycle_rules(parents: dict[str, Joint], add: _Add) -> None:
 
 def _mimic_rules(robot: Robot, add: _Add) -> None:
     by_name = {joint.name: joint for joint in robot.joints}
+    on_cycles: set[str] = set()
     for joint in robot.joints:
         if joint.mimic is None:
             continue
@@ -201,7 +213,9 @@ def _mimic_rules(robot: Robot, add: _Add) -> None:
         while target is not None and target.mimic is not None and target.name not in seen:
             seen[target.name] = None
             target = by_name.get(target.mimic.joint)
-        if target is not None and target.name in seen:
+        # reported once, by the cycle's first joint: a joint leading into it is not on it
+        if target is not None and target.name == joint.name and joint.name not in on_cycles:
+            on_cycles.update(seen)
             add(
                 "mimic_cycle",
                 joint.line,
