@@ -247,13 +247,21 @@ def load_calibration(
     return cal
 
 
-def manipulator_tip(robot: Robot) -> str:
-    """The tip of the manipulator: the leaf link below the most movable joints from the root.
+def manipulator_tip(robot: Robot, manipulator: frozenset[str] = frozenset()) -> str:
+    """The tip of the manipulator: the link of the SRDF's `manipulator` group farthest from the
+    root (most joints; ties: name order), the tip of its chain (`tool0` on the example robots).
 
-    Ties go to the leaf with more joints in all, then to the smaller name, so the choice is
-    stable. On the example robots this is `tool0`, the tip of their SRDF manipulator chain.
+    With no link of that group (every compiled SRDF has one: missing_manipulator_group), the
+    leaf link below the most movable joints from the root (ties: more joints in all, then name
+    order). That alone is not the arm's tip on a robot with a gripper: a prismatic finger is one
+    movable joint more than the flange (a Panda's `panda_leftfinger`).
     """
     root = robot.root()
+    depths = {
+        link: len(path) for link in manipulator if (path := robot.chain(root, link)) is not None
+    }
+    if depths:
+        return min(depths, key=lambda link: (-depths[link], link))
     children = {joint.parent for joint in robot.joints}
     best: tuple[int, int, str] | None = None
     for link in robot.links:
@@ -278,9 +286,12 @@ def _pose(t: Mat4) -> dict[str, list[float]]:
     }
 
 
-def kinematics_review(robot: Robot, corrections: dict[str, Correction]) -> dict[str, Any]:
-    """Nominal and corrected joint origins, and the tip's pose at home (all joints at 0)."""
-    root, tip = robot.root(), manipulator_tip(robot)
+def kinematics_review(
+    robot: Robot, corrections: dict[str, Correction], manipulator: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """Nominal and corrected joint origins, and the tip's pose at home (all joints at 0), for
+    the tip of the SRDF's manipulator group (its links: `manipulator`)."""
+    root, tip = robot.root(), manipulator_tip(robot, manipulator)
     origins: dict[str, Mat4] = {}
     corrected: dict[str, Mat4] = {}
     for joint in robot.joints:

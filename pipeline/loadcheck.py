@@ -25,6 +25,9 @@ from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, MachineConfig, Pin, comp
 from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
+from pipeline.manifest import SRDF_NAME
+from pipeline.srdf.groups import manipulator_links
+from pipeline.srdf.read import load_srdf
 from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes, refusal
 from pipeline.strict_json import load_json, parse_json
 from pipeline.urdf import Robot, check_rules, parse_urdf
@@ -134,7 +137,8 @@ def _compiled_problems(
         why = f"a pin: {CALIBRATION_NAME} is not the empty document"
         return [_inconsistent(display, ["calibration_pin"], stated, why)]
     machine = MachineConfig(str(doc.get("cell_id")), cell.model_id, pin)
-    review = kinematics_review(robot, calibration.kinematics)
+    srdf = load_srdf(folder / DESCRIPTION / SRDF_NAME, f"{display}/{DESCRIPTION}/{SRDF_NAME}")
+    review = kinematics_review(robot, calibration.kinematics, manipulator_links(srdf, robot))
     compiled = compiled_cell_json(
         Cell(machine, robot, served, calibration), cell.description_identity, review
     )

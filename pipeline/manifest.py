@@ -14,9 +14,10 @@ from pipeline.strict_json import dump_json, load_json
 MANIFEST_NAME = "robot_description_manifest.json"
 MANIFEST_SCHEMA = "rosie.robot-manifest.v1"
 CALIBRATION_NAME = "machine_planning_calibration.json"
+SRDF_NAME = "robot.srdf"
 REGISTERED_NAMES = (
     "robot.urdf",
-    "robot.srdf",
+    SRDF_NAME,
     "config.json",
     "spheres.json",
     "rtcore_definition.json",

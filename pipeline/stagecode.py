@@ -103,6 +103,10 @@ CELL_CODE = (
     "pipeline/kinematics.py",
     "pipeline/calibration.py",
     "pipeline/cell.py",
+    # the review's tip is the SRDF manipulator group's
+    "pipeline/srdf/model.py",
+    "pipeline/srdf/read.py",
+    "pipeline/srdf/groups.py",
 )
 # the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
 PACKAGE_CODE = ("pipeline/archive.py",)

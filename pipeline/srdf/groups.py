@@ -14,6 +14,9 @@ from pipeline.srdf.model import (
 )
 from pipeline.urdf import Robot
 
+# the group Tesseract planners plan for (srdf/validate.py asks every SRDF for one)
+MANIPULATOR = "manipulator"
+
 
 @dataclass(frozen=True)
 class Contents:
@@ -107,3 +110,9 @@ def expand(srdf: Srdf, robot: Robot) -> dict[str, Contents]:
                 on_path.add(child)
                 todo.append(iter(_subgroups(groups[child])))
     return out
+
+
+def manipulator_links(srdf: Srdf, robot: Robot) -> frozenset[str]:
+    """The links of the SRDF's `manipulator` group; none when it has no such group."""
+    contents = expand(srdf, robot).get(MANIPULATOR)
+    return frozenset() if contents is None else contents.links

@@ -292,7 +292,11 @@ def parse_srdf(
 
 def load_srdf(path: Path, display: str) -> Srdf:
     """Read an SRDF file (places are line numbers); raise ContractError on reading problems."""
-    root = parse_xml(read_bytes(path, display, XML_LIMIT), display)
-    srdf, findings = parse_srdf(root, display, use_lines=True)
+    return srdf_from_bytes(read_bytes(path, display, XML_LIMIT), display)
+
+
+def srdf_from_bytes(data: bytes, display: str) -> Srdf:
+    """Parse an SRDF's bytes (places are line numbers); raise ContractError on problems."""
+    srdf, findings = parse_srdf(parse_xml(data, display), display, use_lines=True)
     raise_if_errors(findings)
     return srdf

@@ -7,7 +7,7 @@ import re
 
 from pipeline.findings import Finding
 from pipeline.srdf.checker import Checker
-from pipeline.srdf.groups import Contents, subgroup_cycles
+from pipeline.srdf.groups import MANIPULATOR, Contents, subgroup_cycles
 from pipeline.srdf.model import (
     ChainMember,
     CollisionMargins,
@@ -28,7 +28,6 @@ from pipeline.srdf.model import (
 from pipeline.srdf.validate_more import check_collisions, check_end_effectors, check_virtual
 from pipeline.urdf import Robot
 
-MANIPULATOR = "manipulator"
 HOME = "home"
 
 
