@@ -633,6 +633,50 @@ def test_obj_mesh_not_a_mesh_at_its_line(
     assert says in lines[0]
 
 
+ASCII_STL = b"""solid part
+facet normal 0 0 1
+  outer loop
+    vertex 0 0 0
+    vertex 1 0 0
+    vertex 0 1 0
+  endloop
+endfacet
+endsolid part
+"""
+
+
+@pytest.mark.parametrize("place", ["visual", "collision"])
+@pytest.mark.parametrize("word", [b"inf", b"-Infinity", b"nan"])
+def test_ascii_stl_vertex_not_finite_is_mesh_not_a_mesh_at_its_line(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    place: str,
+    word: bytes,
+) -> None:
+    """A binary STL with a NaN corner was refused, an ASCII one with `vertex inf 0 0` accepted
+    (as a visual; as a collision mesh the spheres step refused it, as mesh_empty)."""
+    from pipeline.cli import main
+
+    odd = ASCII_STL.replace(b"vertex 1 0 0", b"vertex " + word + b" 0 0")
+    (repo / ABB / "meshes" / "odd.stl").write_bytes(odd)
+    element = L1_COLLISION if place == "collision" else L1_VISUAL
+    break_urdf(repo, [(element, element.rsplit("/", 1)[0] + "/odd.stl")])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{ABB}/meshes/odd.stl:5: mesh_not_a_mesh: ")
+    assert "ASCII STL with a vertex that is not a finite number" in lines[0]
+
+
+def test_ascii_stl_with_finite_vertices_is_not_refused() -> None:
+    from pipeline.urdf.mesh_bytes import mesh_findings
+
+    assert mesh_findings(ASCII_STL, f"{ABB}/meshes/link_1.stl") == []
+    assert mesh_findings(ASCII_STL.replace(b"solid part", b"solid infinity"), "a.stl") == []
+
+
 def test_obj_negative_face_indices_are_read(repo: Path) -> None:
     """Negative corners count back from the last vertex read: a valid OBJ is not refused."""
     obj = OBJ_HEAD + b"f -4 -3 -2\nf 1 -3 -1\nf 2 3 4\nf -3 3 -1\n"

@@ -1,11 +1,11 @@
 """Is a mesh file what its name says? A cheap check of its bytes before it is copied into build/.
 
 Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
-finite corners); ASCII STL starts with `solid` and holds facets; COLLADA (.dae) is XML, read as
-strictly as every other XML input (no DOCTYPE, no entities), with a <COLLADA> root and finite
-vertex positions and at least one <mesh>; an OBJ has a vertex, none at NaN or infinity, and no
-face corner naming a vertex it does not have; a PLY declares a vertex. Other formats are copied
-as they are.
+finite corners); ASCII STL starts with `solid` and holds facets, no vertex at NaN or infinity;
+COLLADA (.dae) is XML, read as strictly as every other XML input (no DOCTYPE, no entities), with a
+<COLLADA> root and finite vertex positions and at least one <mesh>; an OBJ has a vertex, none at
+NaN or infinity, and no face corner naming a vertex it does not have; a PLY declares a vertex.
+Other formats are copied as they are.
 """
 
 from __future__ import annotations
@@ -36,22 +36,30 @@ def _binary_stl_problem(data: bytes, count: int) -> str:
     return ""
 
 
-def _stl_problem(data: bytes) -> str:
+def _stl_problem(data: bytes) -> tuple[str, str]:
+    """What is wrong with an STL's bytes, and the line (ASCII) where: ("", "") when nothing."""
     count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
     if count >= 0 and len(data) == 84 + 50 * count:
-        return _binary_stl_problem(data, count)
+        return _binary_stl_problem(data, count), ""
     if data.lstrip()[:5].lower() == b"solid" and b"facet" in data and b"endsolid" in data:
-        return ""
-    return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL"
+        line = _not_finite(_STL_NOT_FINITE, data)
+        return (
+            ("is an ASCII STL with a vertex that is not a finite number", line)
+            if line
+            else ("", "")
+        )
+    return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL", ""
 
 
-# An OBJ vertex line naming NaN or infinity (float() reads "nan", "inf", "-Infinity"...).
+# A vertex line naming NaN or infinity (float() reads "nan", "inf", "-Infinity"...): OBJ, STL.
 _OBJ_NOT_FINITE = re.compile(rb"(?im)^[ \t]*v[ \t][^\n]*?(nan|inf)")
+_STL_NOT_FINITE = re.compile(rb"(?im)^[ \t]*vertex[ \t][^\n]*?(nan|inf)")
 
 
-def _obj_not_finite(data: bytes) -> str:
-    """The line of an OBJ's first vertex with a coordinate that is not finite ("" when none)."""
-    for match in _OBJ_NOT_FINITE.finditer(data):
+def _not_finite(pattern: re.Pattern[bytes], data: bytes) -> str:
+    """The line of the first vertex `pattern` finds with a coordinate that is not finite ("" when
+    none)."""
+    for match in pattern.finditer(data):
         end = data.find(b"\n", match.start())
         words = data[match.start() : None if end < 0 else end].split()[1:4]
         try:
@@ -135,10 +143,10 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
     """The findings about a mesh file's bytes (empty when they look like their format)."""
     suffix = PurePosixPath(display).suffix.lower()
     if suffix == ".stl":
-        problem = _stl_problem(data)
-        return [Finding("mesh_not_a_mesh", display, "", problem, _HINT)] if problem else []
+        problem, line = _stl_problem(data)
+        return [Finding("mesh_not_a_mesh", display, line, problem, _HINT)] if problem else []
     if suffix == ".obj":
-        line = _obj_not_finite(data)
+        line = _not_finite(_OBJ_NOT_FINITE, data)
         message = "is an OBJ with a vertex coordinate that is not a finite number (NaN, inf)"
         hint = "export the mesh again: every vertex needs three finite coordinates"
         if line:
