@@ -31,6 +31,17 @@ _CODES: dict[str, tuple[str, str]] = {
     "pattern": ("invalid_value", "write a text of the documented form"),
     "minProperties": ("invalid_value", "give at least one entry"),
 }
+# Each `pattern` of the packaged schemas in words, for the finding (a regex is no message);
+# tests/test_schemas.py checks that every pattern has one.
+FORMS: dict[str, str] = {
+    "^[A-Za-z0-9][A-Za-z0-9._-]*(?!\\n)$": (
+        "a name of letters, digits, '.', '_' and '-' that starts with a letter or digit "
+        "(no space, no other character)"
+    ),
+    "^[0-9a-f]{64}(?!\\n)$": "64 lowercase hex digits and nothing else",
+    "^sha256:[0-9a-f]{64}(?!\\n)$": "'sha256:' and 64 lowercase hex digits",
+    "\\S": "a text that is not blank",
+}
 
 
 def _schema_text(schema_name: str) -> str:
@@ -113,6 +124,10 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
         keyword = str(error.validator)
         path = list(error.absolute_path)
     code, hint = _CODES.get(keyword, ("schema_violation", "see the schema for what is allowed"))
+    form = FORMS.get(str(error.validator_value)) if keyword == "pattern" else None
+    if form is not None:
+        message = f"{_short(repr(instance), 80)} is not {form}"
+        return [Finding(code, display, json_pointer(path), message, "write it in that form")]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
 
 

@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from pipeline.cli import main
 from pipeline.schemas import (
+    FORMS,
     check_schema,
     load_schema,
     schema_names,
@@ -127,6 +128,41 @@ def test_schema_is_draft_2020_12_and_closed_at_every_level(name: str) -> None:
         assert node.get("additionalProperties") is False or (
             "properties" not in node and isinstance(node.get("additionalProperties"), dict)
         ), node.get("description")
+
+
+def patterns(node: Any) -> set[str]:
+    """Every `pattern` of a schema."""
+    if isinstance(node, dict):
+        found = {node["pattern"]} if isinstance(node.get("pattern"), str) else set()
+        return found.union(*(patterns(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(patterns(value) for value in node))
+    return set()
+
+
+def test_every_pattern_of_the_packaged_schemas_is_said_in_words() -> None:
+    """A cell_id with a space was refused with the raw regex and "write a text of the
+    documented form"."""
+    used = set().union(*(patterns(load_schema(name)) for name in schema_names()))
+    assert used == set(FORMS)
+
+
+@pytest.mark.parametrize(
+    ("cell_id", "says"),
+    [
+        ("weld cell", "'weld cell' is not a name of letters, digits, '.', '_' and '-'"),
+        ("_cell", "'_cell' is not a name of letters, digits, '.', '_' and '-'"),
+        ("cell\n", "'cell\\n' is not a name of letters"),
+    ],
+)
+def test_invalid_value_a_pattern_is_said_in_words(cell_id: str, says: str) -> None:
+    doc = {"schema": "rosie.machine-config.v1", "cell_id": cell_id}
+    [finding] = [
+        f for f in check_schema(doc, "machine-config", "machine.json") if f.place == "/cell_id"
+    ]
+    assert finding.code == "invalid_value"
+    assert finding.message.startswith(says)
+    assert "^" not in finding.message and finding.hint == "write it in that form"
 
 
 def test_packaged_schemas_are_found() -> None:
