@@ -196,8 +196,22 @@ def test_joint_groups_as_a_planner_gets_them(planner: tuple[Path, Robot, Any]) -
     (chain,) = [m for g in ours.groups() if g.name == "manipulator" for m in g.members]
     assert isinstance(chain, ChainMember)
     solver = env.getKinematicGroup("manipulator")
-    assert solver.getBaseLinkName() == chain.base
-    assert list(solver.getAllPossibleTipLinkNames()) == [chain.tip]
+    # the chain's base, or a link it is rigidly fixed to (a mobile base: Tesseract names the
+    # root when only fixed joints lie between, as for TIAGo's base_footprint)
+    base = solver.getBaseLinkName()
+    between = robot.chain(base, chain.base)
+    assert between is not None and all(joint.type == "fixed" for joint in between), base
+    # the chain's tip, and any link rigidly joined to it (TIAGo's wrist_ft_link, ...)
+    tips = list(solver.getAllPossibleTipLinkNames())
+    assert chain.tip in tips
+    assert all(_rigidly_joined(robot, tip, chain.tip) for tip in tips), tips
+
+
+def _rigidly_joined(robot: Robot, a: str, b: str) -> bool:
+    """Whether only fixed joints lie on the tree path between two links."""
+    up = {a: robot.chain(robot.root(), a) or [], b: robot.chain(robot.root(), b) or []}
+    shared = len([1 for x, y in zip(up[a], up[b], strict=False) if x.name == y.name])
+    return all(joint.type == "fixed" for joint in up[a][shared:] + up[b][shared:])
 
 
 def _contacts(env: Any, values: dict[str, float]) -> set[tuple[str, ...]]:
