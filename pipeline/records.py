@@ -21,11 +21,6 @@ def _seal(body: bytes) -> bytes:
     return hashlib.sha256(body).hexdigest().encode("ascii") + b"\0"
 
 
-def read_records(path: Path, header: str, width: int) -> list[list[str]]:
-    """The records of `width` fields each; none when the file is missing, foreign or torn."""
-    return [list(record) for record in zip(*read_columns(path, header, width), strict=True)]
-
-
 def read_columns(path: Path, header: str, width: int) -> list[list[str]]:
     """The records of `width` fields each, as `width` columns (the first fields, the second
     fields...); empty columns when the file is missing, foreign or torn.

@@ -126,7 +126,7 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
     code, hint = _CODES.get(keyword, ("schema_violation", "see the schema for what is allowed"))
     form = FORMS.get(str(error.validator_value)) if keyword == "pattern" else None
     if form is not None:
-        message = f"{_short(repr(instance), 80)} is not {form}"
+        message = f"{_short(repr(error.instance), 80)} is not {form}"
         return [Finding(code, display, json_pointer(path), message, "write it in that form")]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
 

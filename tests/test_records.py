@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.records import read_columns, read_records, write_records
+from pipeline.records import read_columns, write_records
+
+
+def read_records(path: Path, header: str, width: int) -> list[list[str]]:
+    """The records of a file, one list per record, from its columns."""
+    return [list(record) for record in zip(*read_columns(path, header, width), strict=True)]
+
 
 HEADER = "test records 1\0"
 
