@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.archive import archive_bytes, identity_of_listing, listing, over_limits
 from pipeline.calibration import (
     CALIBRATION_NAME,
     CALIBRATION_SCHEMA,
@@ -25,18 +24,16 @@ from pipeline.manifest import MANIFEST_NAME, SRDF_NAME
 from pipeline.schemas import check_schema
 from pipeline.srdf.groups import manipulator_links
 from pipeline.srdf.read import srdf_from_bytes
-from pipeline.stamps import STAMP_ROOT, changed_outputs, read_stamp, sha256_bytes
+from pipeline.stamps import STAMP_ROOT, read_stamp, sha256_bytes
 from pipeline.strict_io import (
     JSON_LIMIT,
     MESH_LIMIT,
-    atomic_write_all,
     case_collisions,
     folder_refused,
     is_utf8,
     read_bytes,
     read_regular,
     require_source,
-    write_fix,
 )
 from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
@@ -355,64 +352,3 @@ def make_cell(root: Path, cell_id: str) -> dict[str, bytes]:
         cell, description_id, kinematics_review(cell.robot, corrections, manipulator)
     )
     return out
-
-
-def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:
-    """The files of a compiled cell by archive path (`<cell_id>/...`), as its stamp records them."""
-    step = f"cellbuild:{cell_id}"
-    stamp = read_stamp(root, step)
-    if stamp is None or changed_outputs(root, stamp):
-        raise ContractError(
-            [
-                Finding(
-                    "cell_not_built",
-                    cell_build_dir(cell_id),
-                    "",
-                    "the compiled cell is missing or differs from what its build recorded",
-                    f"run `doit cellbuild:{cell_id}` (or `pipeline cell {cell_dir(cell_id)}`)",
-                )
-            ]
-        )
-    prefix = "build/cells/"
-    return {path.removeprefix(prefix): (root / path).read_bytes() for path in stamp.outputs}
-
-
-def package_cell(root: Path, cell_id: str) -> str:
-    """Write dist/<cell_id>.tar.gz and dist/<cell_id>.identity; return the bundle identity."""
-    files = bundle_files(root, cell_id)
-    identity = identity_of_listing(listing(files))
-    bundle = archive_bytes(files)
-    problem = over_limits(files, bundle)
-    if problem is not None:
-        raise ContractError(
-            [
-                Finding(
-                    "bundle_too_large",
-                    cell_build_dir(cell_id),
-                    "",
-                    f"`pipeline bundle-identity` could not read this bundle back: {problem}",
-                    "serve fewer or smaller mesh files (visual meshes are the usual bulk)",
-                )
-            ]
-        )
-    bundle_path = f"dist/{cell_id}.tar.gz"
-    try:  # both or neither: a bundle beside the identity of another is worse than the old pair
-        atomic_write_all(
-            {
-                root / bundle_path: bundle,
-                root / "dist" / f"{cell_id}.identity": f"{identity}\n".encode(),
-            }
-        )
-    except OSError as exc:  # a full disk, a read-only dist/: a finding, not a traceback
-        raise ContractError(
-            [
-                Finding(
-                    "output_unwritable",
-                    bundle_path,
-                    "",
-                    f"cannot be written: {exc.strerror or exc}",
-                    write_fix(exc, "dist/", root / "dist", "the checkout root"),
-                )
-            ]
-        ) from None
-    return identity

@@ -109,7 +109,7 @@ CELL_CODE = (
     "pipeline/srdf/groups.py",
 )
 # the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
-PACKAGE_CODE = ("pipeline/archive.py",)
+PACKAGE_CODE = ("pipeline/archive.py", "pipeline/bundle.py")
 
 
 CODE: dict[str, tuple[str, ...]] = {

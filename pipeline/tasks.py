@@ -145,7 +145,7 @@ def task_cellbuild() -> Iterator[dict[str, Any]]:
 
 
 def _package(root: Path, cell_id: str) -> ContractFailure | dict[str, str]:
-    from pipeline.cell import package_cell
+    from pipeline.bundle import package_cell
     from pipeline.findings import ContractError, Finding, render
 
     stale = _cell_problems(root, cell_id)

@@ -1,0 +1,105 @@
+"""Cell bundles: dist/<cell_id>.tar.gz and its identity, refused when they cannot be right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline import archive
+from pipeline.bundle import package_cell
+from pipeline.findings import ContractError
+from tests.cellrepo import copy_repo
+from tests.conftest import refuse_under, tree_bytes
+
+
+def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    (root / "build/cells/iiwa_bench/cell.json").write_text("{}")
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    assert [f.code for f in exc.value.findings] == ["cell_not_built"]
+    assert not (root / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "reason"),
+    [
+        ("ENTRY_LIMIT", 3, "files, over 3"),
+        ("UNPACKED_LIMIT", 1000, "bytes, over 1000"),
+        ("BUNDLE_LIMIT", 1000, "compresses to"),
+    ],
+)
+def test_bundle_too_large_is_refused_before_writing_a_bundle_that_cannot_be_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, value: int, reason: str
+) -> None:
+    """A bundle over a limit of `pipeline bundle-identity` is never written."""
+    root = copy_repo(tmp_path)
+    package_cell(root, "iiwa_bench")  # within the real limits
+    before = (root / "dist/iiwa_bench.tar.gz").read_bytes()
+    monkeypatch.setattr(archive, limit, value)
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("bundle_too_large", "build/cells/iiwa_bench")
+    assert reason in finding.message
+    assert (root / "dist/iiwa_bench.tar.gz").read_bytes() == before
+
+
+def test_output_unwritable_when_packaging_leaves_the_previous_bundle_and_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full dist/ disk was a traceback, and could leave a new bundle beside an old identity."""
+    root = copy_repo(tmp_path)
+    package_cell(root, "iiwa_bench")
+    (root / "dist/iiwa_bench.identity").write_text("sha256:old\n")
+    before = tree_bytes(root / "dist")
+    synced: list[int] = []
+
+    def full_on_the_second_file(fd: int) -> None:
+        synced.append(fd)
+        if len(synced) == 2:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pipeline.strict_io.os.fsync", full_on_the_second_file)
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("output_unwritable", "dist/iiwa_bench.tar.gz")
+    assert finding.hint == "free space on the disk that holds it and run again"
+    assert tree_bytes(root / "dist") == before  # both old, and no temporary file
+
+
+@pytest.mark.parametrize(
+    ("dist", "hint"),
+    [
+        (
+            False,
+            "dist/ does not exist and cannot be made in the checkout root: make the checkout "
+            "root writable (or create dist/ there, writable by you) and run again",
+        ),
+        (True, "make dist/ writable and run again"),
+    ],
+)
+def test_output_unwritable_packaging_names_the_folder_that_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dist: bool, hint: str
+) -> None:
+    """With no dist/ in an unwritable checkout the hint said to make dist/ writable."""
+    root = copy_repo(tmp_path)
+    if dist:
+        (root / "dist").mkdir()
+        refuse_under(monkeypatch, "open", root / "dist")  # where the bundle is staged
+    else:
+        refuse_under(monkeypatch, "mkdir", root / "dist")  # as the checkout root refuses it
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file, finding.hint) == (
+        "output_unwritable",
+        "dist/iiwa_bench.tar.gz",
+        hint,
+    )
+    if dist:
+        assert list((root / "dist").iterdir()) == []  # no temporary file left behind
+    else:
+        assert not (root / "dist").exists()
