@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -16,7 +15,8 @@ from pipeline.findings import ContractError, Finding, render
 Command = Callable[[argparse.Namespace], int]
 
 
-def _display(path: Path) -> str:
+def shown(path: Path) -> str:
+    """A path given on the command line as findings and messages name it."""
     from pipeline.urdf import display_path
 
     return display_path(path, Path.cwd())
@@ -51,7 +51,7 @@ def _cell_model(folder: Path) -> str | None:
     cell = Path(os.path.abspath(folder)).parent / "cell.json"
     if Path(os.path.abspath(folder)).name != "description" or not cell.is_file():
         return None
-    model = load_json(cell, _display(cell)).get("model_id")
+    model = load_json(cell, shown(cell)).get("model_id")
     return model if isinstance(model, str) else None
 
 
@@ -69,7 +69,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     )
     findings: list[Finding] = []
     for folder in folders:
-        display = _display(folder)
+        display = shown(folder)
         try:
             manifest = read_manifest(folder, display, _cell_model(folder))
         except ContractError as exc:
@@ -89,7 +89,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
     from pipeline.identity import description_identity
 
     folder = Path(args.dir)
-    identity, _ = description_identity(folder, _display(folder), _cell_model(folder))
+    identity, _ = description_identity(folder, shown(folder), _cell_model(folder))
     print(identity)
     return 0
 
@@ -203,88 +203,7 @@ def cmd_srdf(args: argparse.Namespace) -> int:
     written = set(write_targets(results))
     for output, _ in results:
         state = "written" if output in written else "unchanged"
-        print(f"srdf: {_display(output)} {state}")
-    return 0
-
-
-def _cell_id(folder: Path) -> str:
-    """The id of a cell folder, which must be cells/<cell_id> of the current repository."""
-    from pipeline.cell import CELLS
-
-    resolved = folder.resolve()
-    if resolved.parent != (Path.cwd() / CELLS).resolve():
-        raise ContractError(
-            [
-                Finding(
-                    "cell_outside_cells",
-                    _display(folder),
-                    "",
-                    f"a cell folder is {CELLS}/<cell_id> of the repository you run from",
-                    f"run from the repository root and name {CELLS}/<cell_id>",
-                )
-            ]
-        )
-    return resolved.name
-
-
-def cmd_cell(args: argparse.Namespace) -> int:
-    """Validate one cell; unless --check, compile it (and what it needs) into build/cells/."""
-    from pipeline.cell import MACHINE_NAME, cell_build_dir, cell_dir, load_cell
-    from pipeline.digests import Digests
-    from pipeline.plan import needed, plan
-    from pipeline.session import open_session
-    from pipeline.stamps import run_step
-
-    root = repository_root()
-    cell_id = _cell_id(Path(args.dir))
-    if args.check or not os.path.lexists(root / cell_dir(cell_id) / MACHINE_NAME):
-        cell = load_cell(root, cell_id)  # without a machine.json, refused here: no step makes it
-        pinned = "pinned calibration" if cell.machine.pin else "no calibration (empty document)"
-        print(f"cell: {cell_id} ok, model {cell.machine.model_id}, {pinned}")
-        return 0
-    # the session doit opens: a killed build's leftovers are cleared before its mark is
-    with open_session(root):
-        known = Digests(root)
-        for step in needed(plan(root), f"cellbuild:{cell_id}"):
-            run_step(root, step, known)
-        known.save()
-    block = json.loads((root / cell_build_dir(cell_id) / "cell.json").read_bytes())["robot_cell"]
-    print(f"cell: {cell_id} ok, model {block['model_id']}")
-    print(f"  description_identity {block['description_identity']}")
-    print(f"  calibration_identity {block['calibration_identity']}")
-    return 0
-
-
-def cmd_load_check(args: argparse.Namespace) -> int:
-    """Check a program header's robot_cell block against a compiled cell: 0 accepted, 3 refused."""
-    from pipeline.loadcheck import load_check
-
-    program, cell = Path(args.program), Path(args.cell)
-    refusals = load_check(program, _display(program), cell, _display(cell))
-    if refusals:
-        print(render(refusals, as_json=args.json), file=sys.stderr)
-        return 3
-    print(f"load-check: {_display(program)} accepted on {_display(cell)}")
-    return 0
-
-
-def cmd_bundle_identity(args: argparse.Namespace) -> int:
-    """Print the identity of a cell bundle, recomputed from the entries of its .tar.gz."""
-    import tarfile
-    import zlib
-
-    from pipeline.archive import BUNDLE_LIMIT, identity_of_listing, listing_of_archive
-    from pipeline.strict_io import read_bytes
-
-    path = Path(args.archive)
-    display = _display(path)
-    try:
-        text = listing_of_archive(read_bytes(path, display, BUNDLE_LIMIT))
-    except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
-        raise ContractError(
-            [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", "rebuild it")]
-        ) from None
-    print(identity_of_listing(text))
+        print(f"srdf: {shown(output)} {state}")
     return 0
 
 
@@ -350,20 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     template.set_defaults(run=cmd_template)
 
-    cell = sub.add_parser("cell", help="validate and compile one cell")
-    cell.add_argument("dir", help="the cell folder, cells/<cell_id>")
-    cell.add_argument("--check", action="store_true", help="validate only; write nothing")
-    cell.set_defaults(run=cmd_cell)
+    from pipeline.cellcli import add_parsers as add_cells
 
-    load = sub.add_parser("load-check", help="check a program header against a compiled cell")
-    load.add_argument("program", help="the program header, a JSON document with robot_cell")
-    load.add_argument("--cell", required=True, help="the compiled cell, build/cells/<cell_id>")
-    load.set_defaults(run=cmd_load_check)
-
-    bundle = sub.add_parser("bundle-identity", help="print a cell bundle's identity")
-    bundle.add_argument("archive", help="a dist/<cell_id>.tar.gz")
-    bundle.set_defaults(run=cmd_bundle_identity)
-
+    add_cells(sub)
     from pipeline.spheres.commands import add_parser as add_spheres
 
     add_spheres(sub)

@@ -1,0 +1,111 @@
+"""The `pipeline cell|load-check|bundle-identity` subcommands: one cell and what it ships."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline.cli import repository_root, shown
+from pipeline.findings import ContractError, Finding, render
+
+
+def _cell_id(folder: Path) -> str:
+    """The id of a cell folder, which must be cells/<cell_id> of the current repository."""
+    from pipeline.cell import CELLS
+
+    resolved = folder.resolve()
+    if resolved.parent != (Path.cwd() / CELLS).resolve():
+        raise ContractError(
+            [
+                Finding(
+                    "cell_outside_cells",
+                    shown(folder),
+                    "",
+                    f"a cell folder is {CELLS}/<cell_id> of the repository you run from",
+                    f"run from the repository root and name {CELLS}/<cell_id>",
+                )
+            ]
+        )
+    return resolved.name
+
+
+def cmd_cell(args: argparse.Namespace) -> int:
+    """Validate one cell; unless --check, compile it (and what it needs) into build/cells/."""
+    from pipeline.cell import MACHINE_NAME, cell_build_dir, cell_dir, load_cell
+    from pipeline.digests import Digests
+    from pipeline.plan import needed, plan
+    from pipeline.session import open_session
+    from pipeline.stamps import run_step
+
+    root = repository_root()
+    cell_id = _cell_id(Path(args.dir))
+    if args.check or not os.path.lexists(root / cell_dir(cell_id) / MACHINE_NAME):
+        cell = load_cell(root, cell_id)  # without a machine.json, refused here: no step makes it
+        pinned = "pinned calibration" if cell.machine.pin else "no calibration (empty document)"
+        print(f"cell: {cell_id} ok, model {cell.machine.model_id}, {pinned}")
+        return 0
+    # the session doit opens: a killed build's leftovers are cleared before its mark is
+    with open_session(root):
+        known = Digests(root)
+        for step in needed(plan(root), f"cellbuild:{cell_id}"):
+            run_step(root, step, known)
+        known.save()
+    block = json.loads((root / cell_build_dir(cell_id) / "cell.json").read_bytes())["robot_cell"]
+    print(f"cell: {cell_id} ok, model {block['model_id']}")
+    print(f"  description_identity {block['description_identity']}")
+    print(f"  calibration_identity {block['calibration_identity']}")
+    return 0
+
+
+def cmd_load_check(args: argparse.Namespace) -> int:
+    """Check a program header's robot_cell block against a compiled cell: 0 accepted, 3 refused."""
+    from pipeline.loadcheck import load_check
+
+    program, cell = Path(args.program), Path(args.cell)
+    refusals = load_check(program, shown(program), cell, shown(cell))
+    if refusals:
+        print(render(refusals, as_json=args.json), file=sys.stderr)
+        return 3
+    print(f"load-check: {shown(program)} accepted on {shown(cell)}")
+    return 0
+
+
+def cmd_bundle_identity(args: argparse.Namespace) -> int:
+    """Print the identity of a cell bundle, recomputed from the entries of its .tar.gz."""
+    import tarfile
+    import zlib
+
+    from pipeline.archive import BUNDLE_LIMIT, identity_of_listing, listing_of_archive
+    from pipeline.strict_io import read_bytes
+
+    path = Path(args.archive)
+    display = shown(path)
+    try:
+        text = listing_of_archive(read_bytes(path, display, BUNDLE_LIMIT))
+    except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
+        raise ContractError(
+            [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", "rebuild it")]
+        ) from None
+    print(identity_of_listing(text))
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the cell subcommands to the `pipeline` parser."""
+    cell = sub.add_parser("cell", help="validate and compile one cell")
+    cell.add_argument("dir", help="the cell folder, cells/<cell_id>")
+    cell.add_argument("--check", action="store_true", help="validate only; write nothing")
+    cell.set_defaults(run=cmd_cell)
+
+    load = sub.add_parser("load-check", help="check a program header against a compiled cell")
+    load.add_argument("program", help="the program header, a JSON document with robot_cell")
+    load.add_argument("--cell", required=True, help="the compiled cell, build/cells/<cell_id>")
+    load.set_defaults(run=cmd_load_check)
+
+    bundle = sub.add_parser("bundle-identity", help="print a cell bundle's identity")
+    bundle.add_argument("archive", help="a dist/<cell_id>.tar.gz")
+    bundle.set_defaults(run=cmd_bundle_identity)
