@@ -26,24 +26,32 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("data", "message"),
+    ("data", "code", "message"),
     [
-        (b"# no faces\nv 0 0 0\n", "holds no triangles"),
-        (b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n", "has a corner that is not a finite number"),
-        (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2 3\n", "holds no triangles"),
+        (b"# no faces\nv 0 0 0\n", "mesh_empty", "holds no triangles"),
+        (
+            b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n",
+            "mesh_not_a_mesh",
+            "has a triangle whose corner is not a finite number (NaN, inf)",
+        ),
+        (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2 3\n", "mesh_empty", "holds no triangles"),
         (
             b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv inf 0 0\nf 1 2 3\nl 1 4\n",
-            "has a line or point whose corner is not a finite number",
+            "mesh_not_a_mesh",
+            "has a line or point whose corner is not a finite number (NaN, inf)",
         ),
     ],
     ids=["no-faces", "nan", "lines-only", "line-to-inf"],
 )
-def test_mesh_empty_says_whether_a_mesh_is_empty_or_not_finite(data: bytes, message: str) -> None:
-    """It said 'holds no finite triangles' of a mesh of thousands with one NaN corner."""
+def test_mesh_empty_or_mesh_not_a_mesh_says_whether_a_mesh_is_empty_or_not_finite(
+    data: bytes, code: str, message: str
+) -> None:
+    """It said 'holds no finite triangles' of a mesh of thousands with one NaN corner; a corner
+    at NaN is mesh_not_a_mesh, as the urdf step calls it (it was mesh_empty here)."""
     with pytest.raises(ContractError) as caught:
         mesh_triangles(data, Mesh("x.obj", "meshes/x.obj"), "robots/r/meshes/x.obj")
     [finding] = caught.value.findings
-    assert (finding.code, finding.message) == ("mesh_empty", message)
+    assert (finding.code, finding.message) == (code, message)
 
 
 def test_obj_with_a_byte_order_mark_is_not_mesh_unreadable() -> None:

@@ -70,28 +70,30 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
         polygons = mesh_polygons(data, suffix, loaded, display)
     # trimesh gives 2-D corners when one OBJ vertex has two numbers (mesh_bytes refuses that
     # file in the urdf step; `pipeline spheres verify` reads the sources without it)
-    empty = tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3
-    if empty or not np.isfinite(tri).all():
+    if tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3:
         raise ContractError(
             [
                 Finding(
                     "mesh_empty",
                     display,
                     "",
-                    "holds no triangles" if empty else "has a corner that is not a finite number",
+                    "holds no triangles",
                     "export the collision mesh again",
                 )
             ]
         )
-    if not np.isfinite(segments).all():
+    # the urdf step refuses these by their bytes (mesh_bytes.py) with the same code and the line;
+    # `pipeline spheres verify` reads the sources without that step, and a PLY is not read there
+    if not (np.isfinite(tri).all() and np.isfinite(segments).all()):
+        what = "triangle" if not np.isfinite(tri).all() else "line or point"
         raise ContractError(
             [
                 Finding(
-                    "mesh_empty",
+                    "mesh_not_a_mesh",
                     display,
                     "",
-                    "has a line or point whose corner is not a finite number",
-                    "export the collision mesh again",
+                    f"has a {what} whose corner is not a finite number (NaN, inf)",
+                    "export the mesh again: every vertex needs three finite coordinates",
                 )
             ]
         )
