@@ -579,6 +579,7 @@ L1_COLLISION = "package://abb_irb2400/meshes/link_1.stl"
 
 
 OBJ_HEAD = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and exporters write
 
 
 @pytest.mark.parametrize(
@@ -600,6 +601,13 @@ OBJ_HEAD = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
         (OBJ_HEAD.replace(b"0 1 0\n", b"0 1\n") + b"f 1 2 3\n", 4, "of 2 numbers"),
         # assimp refuses the file ("vertex index out of range"); trimesh read x y z
         (OBJ_HEAD.replace(b"0 0 1\n", b"0 0 1 1 1\n") + b"f 1 2 3\n", 5, "of 5 numbers"),
+        # Tesseract's reader loses a first line behind a byte order mark: here the first vertex,
+        # so it read every face one vertex on while the spheres covered the file's triangles
+        (BOM + b"v 9 9 9\n" + OBJ_HEAD + b"f 2 3 4\n", 1, "byte order mark"),
+        # there, a face naming the last vertex made Tesseract refuse the URDF
+        (BOM + OBJ_HEAD.removeprefix(b"# exported\n") + b"f 1 2 4\n", 1, "byte order mark"),
+        # and any other statement: a material library lost is a visual's colour lost
+        (BOM + b"mtllib part.mtl\n" + OBJ_HEAD + b"f 1 2 4\n", 1, "byte order mark"),
     ],
     ids=[
         "vertex-not-finite",
@@ -610,6 +618,9 @@ OBJ_HEAD = b"# exported\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
         "vertex-weight-negative",
         "vertex-two-numbers",
         "vertex-five-numbers",
+        "byte-order-mark-before-a-vertex",
+        "byte-order-mark-before-the-last-vertex",
+        "byte-order-mark-before-mtllib",
     ],
 )
 def test_obj_mesh_not_a_mesh_at_its_line(
@@ -675,6 +686,16 @@ def test_ascii_stl_with_finite_vertices_is_not_refused() -> None:
 
     assert mesh_findings(ASCII_STL, f"{ABB}/meshes/link_1.stl") == []
     assert mesh_findings(ASCII_STL.replace(b"solid part", b"solid infinity"), "a.stl") == []
+
+
+@pytest.mark.parametrize("first", [b"# exported by CAD\n", b"\n", b"   \n"])
+def test_obj_byte_order_mark_before_a_comment_is_not_mesh_not_a_mesh(first: bytes) -> None:
+    """Tesseract 0.5.1 reads these alike with and without the mark: the line it loses says
+    nothing."""
+    from pipeline.urdf.mesh_bytes import mesh_findings
+
+    head = OBJ_HEAD.removeprefix(b"# exported\n")
+    assert mesh_findings(BOM + first + head + b"f 1 2 4\n", "a.obj") == []
 
 
 def test_obj_negative_face_indices_are_read(repo: Path) -> None:

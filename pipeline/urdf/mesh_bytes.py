@@ -70,6 +70,8 @@ def _not_finite(pattern: re.Pattern[bytes], data: bytes) -> str:
     return ""
 
 
+# a byte order mark, then a line that is not blank or a comment (assimp reads the mark into it)
+_OBJ_BOM_STATEMENT = re.compile(rb"\xef\xbb\xbf[ \t\r]*[^#\s]")
 _OBJ_VERTEX = re.compile(rb"(?m)^[ \t]*v[ \t]")
 # a vertex line of exactly three words: what nearly every exporter writes (the fast path)
 _OBJ_XYZ = re.compile(rb"(?m)^[ \t]*v[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]*\r?$")
@@ -146,6 +148,13 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         problem, line = _stl_problem(data)
         return [Finding("mesh_not_a_mesh", display, line, problem, _HINT)] if problem else []
     if suffix == ".obj":
+        if _OBJ_BOM_STATEMENT.match(data):
+            message = (
+                "is an OBJ whose first statement follows a UTF-8 byte order mark: Tesseract's "
+                "mesh reader loses that line (a first vertex: every face then names another)"
+            )
+            hint = "save the OBJ as UTF-8 without a byte order mark"
+            return [Finding("mesh_not_a_mesh", display, "1", message, hint)]
         line = _not_finite(_OBJ_NOT_FINITE, data)
         message = "is an OBJ with a vertex coordinate that is not a finite number (NaN, inf)"
         hint = "export the mesh again: every vertex needs three finite coordinates"
@@ -182,6 +191,8 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
     return []
 
 
+# a byte order mark, then a line that is not blank or a comment (assimp reads the mark into it)
+_OBJ_BOM_STATEMENT = re.compile(rb"\xef\xbb\xbf[ \t\r]*[^#\s]")
 _OBJ_VERTEX = re.compile(rb"^[ \t]*v[ \t]", re.MULTILINE)
 _PLY_VERTICES = re.compile(rb"^element[ \t]+vertex[ \t]+([0-9]{1,18})[ \t\r]*$", re.MULTILINE)
 
