@@ -17,6 +17,11 @@ of distinct robots instead, give folders of robot and cell sources: every folder
 as it is, and nothing is synthesised (the full build then fits every robot's spheres):
 
     python benchmarks/scale.py --robots-dir ../fleet/robots --cells-dir ../fleet/cells
+
+`--python` runs every measured command with another interpreter that has the dependencies, as a
+fresh virtual environment's (`python -m venv v && v/bin/pip install -e .`): the shared
+interpreter of a developer machine or sandbox may carry hundreds of packages, whose metadata
+doit's plugin loader reads at every start.
 """
 
 from __future__ import annotations
@@ -307,8 +312,14 @@ def main() -> None:
     parser.add_argument(
         "--cells-dir", type=Path, help="add these cell folders instead of synthesising copies"
     )
+    parser.add_argument(
+        "--python",
+        type=Path,
+        help="run the measured commands with this interpreter (default: this one), for example "
+        "a fresh virtual environment's: the fixed cost is mostly start-up and installed packages",
+    )
     opts = parser.parse_args()
-    py = sys.executable
+    py = str(opts.python) if opts.python else sys.executable
     work = Path(tempfile.mkdtemp(prefix="scale-"))
     listing = Path(tempfile.mkdtemp(prefix="scale-inputs-")) / "inputs.txt"
     try:
