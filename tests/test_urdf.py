@@ -681,6 +681,17 @@ def test_ascii_stl_vertex_not_finite_is_mesh_not_a_mesh_at_its_line(
     assert "ASCII STL with a vertex that is not a finite number" in lines[0]
 
 
+def test_ascii_stl_behind_a_byte_order_mark_is_read_as_without() -> None:
+    """It was 'neither a binary STL nor an ASCII STL', though Tesseract 0.5.1 and trimesh read
+    it as they read the file without the mark (tried); a bad vertex is still found at its line."""
+    from pipeline.urdf.mesh_bytes import mesh_findings
+
+    assert mesh_findings(BOM + ASCII_STL, "a.stl") == []
+    odd = BOM + ASCII_STL.replace(b"vertex 1 0 0", b"vertex nan 0 0")
+    [finding] = mesh_findings(odd, "a.stl")
+    assert (finding.code, finding.place) == ("mesh_not_a_mesh", "5")
+
+
 def test_ascii_stl_with_finite_vertices_is_not_refused() -> None:
     from pipeline.urdf.mesh_bytes import mesh_findings
 

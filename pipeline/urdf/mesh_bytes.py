@@ -41,7 +41,9 @@ def _stl_problem(data: bytes) -> tuple[str, str]:
     count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
     if count >= 0 and len(data) == 84 + 50 * count:
         return _binary_stl_problem(data, count), ""
-    if data.lstrip()[:5].lower() == b"solid" and b"facet" in data and b"endsolid" in data:
+    # Tesseract 0.5.1 and trimesh read an ASCII STL behind a UTF-8 byte order mark as without
+    text = data.removeprefix(b"\xef\xbb\xbf")
+    if text.lstrip()[:5].lower() == b"solid" and b"facet" in text and b"endsolid" in text:
         line = _not_finite(_STL_NOT_FINITE, data)
         return (
             ("is an ASCII STL with a vertex that is not a finite number", line)
