@@ -347,6 +347,24 @@ def test_srdf_rule_needing_urdf_edit(
     assert_refused(status, findings, code, SOURCE, repo / "out.srdf")
 
 
+def test_group_state_units_rad_for_revolute_m_for_prismatic(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Group-state values are URDF-native: limits checked and named in rad or m by joint type."""
+    urdf = repo / URDF
+    urdf.write_text(urdf.read_text().replace(J6, '<joint name="joint_6" type="prismatic">'))
+    body = "_find('joint', name='joint_6').set('value', '7.5')\n"
+    body += "_find('joint', name='joint_1').set('value', '90')"
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert status == 2
+    assert sorted((f["code"], f["message"].split(" value ")[1]) for f in findings) == [
+        ("group_state_above_limit", "7.5 m is above the upper limit 6.9813"),
+        ("group_state_above_limit", "90.0 rad is above the upper limit 3.1416"),
+    ]
+
+
 def test_srdf_bad_urdf_is_reported_in_the_urdf(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
