@@ -107,6 +107,7 @@ XML_CASES = [
     ("empty_group_tcps", "_add(robot, 'group_tcps', group='manipulator')"),
     ("tcp_needs_one_rotation", "del _find('tcp', name='laser').attrib['rpy']"),
     ("tcp_needs_one_rotation", "_find('tcp', name='laser').set('wxyz', '1 0 0 0')"),
+    ("missing_attribute", "del _find('tcp', name='laser').attrib['xyz']"),
     ("tcp_zero_quaternion", "_find('tcp', name='welder').set('wxyz', '0 0 0 0')"),
     ("non_finite_number", "_find('tcp', name='welder').set('xyz', '0 inf 0')"),
     ("duplicate_name", "_find('tcp', name='welder').set('name', 'laser')"),
@@ -281,7 +282,10 @@ def assert_refused(
     status: int, findings: list[dict[str, str]], code: str, file: str, out: Path
 ) -> None:
     assert status == 2
-    assert any(f["code"] == code and f["file"] == file for f in findings), findings
+    found = [f for f in findings if f["code"] == code and f["file"] == file]
+    assert found, findings
+    # one line naming the rule and its fix: `file:place: code: what is wrong; how to fix it`
+    assert all(f["hint"] for f in found), found
     assert not out.exists()
 
 
@@ -341,6 +345,24 @@ def test_srdf_rule_needing_urdf_edit(
     source.write_text(source.read_text() + wrap(body))
     status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE, "-o", "out.srdf")
     assert_refused(status, findings, code, SOURCE, repo / "out.srdf")
+
+
+def test_group_state_units_rad_for_revolute_m_for_prismatic(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Group-state values are URDF-native: limits checked and named in rad or m by joint type."""
+    urdf = repo / URDF
+    urdf.write_text(urdf.read_text().replace(J6, '<joint name="joint_6" type="prismatic">'))
+    body = "_find('joint', name='joint_6').set('value', '7.5')\n"
+    body += "_find('joint', name='joint_1').set('value', '90')"
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert status == 2
+    assert sorted((f["code"], f["message"].split(" value ")[1]) for f in findings) == [
+        ("group_state_above_limit", "7.5 m is above the upper limit 6.9813"),
+        ("group_state_above_limit", "90.0 rad is above the upper limit 3.1416"),
+    ]
 
 
 def test_srdf_bad_urdf_is_reported_in_the_urdf(
@@ -415,6 +437,24 @@ def test_missing_collision_reason_is_allowed(
     assert (status, findings) == (0, [])
     srdf = (repo / "out/robot.srdf").read_text()
     assert '<disable_collisions link1="link_1" link2="link_6"/>' in srdf
+
+
+def test_tcp_name_is_scoped_to_its_group(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One TCP name in two groups is two transforms: duplicate_name is per group (Tesseract)."""
+    body = (
+        "g = _add(robot, 'group', name='wrist')\n"
+        "_add(g, 'chain', base_link='link_4', tip_link='tool0')\n"
+        "t = _add(robot, 'group_tcps', group='wrist')\n"
+        "_add(t, 'tcp', name='laser', xyz='0 0 1', rpy='0 0 0')"
+    )
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{SOURCE}=out/robot.srdf")
+    assert (status, findings) == (0, [])
+    srdf = (repo / "out/robot.srdf").read_text()
+    assert srdf.count('<tcp name="laser"') == 2
 
 
 TARGET_CASES = [

@@ -254,7 +254,12 @@ def _check_tcps(c: Checker) -> None:
                 )
             numbers = (*tcp.xyz, *(tcp.rpy or ()), *(tcp.wxyz or ()))
             if not all(math.isfinite(n) for n in numbers):
-                c.add("non_finite_number", tcp.place, f"{where} has a NaN or infinite number", "")
+                c.add(
+                    "non_finite_number",
+                    tcp.place,
+                    f"{where} has a NaN or infinite number",
+                    "write finite numbers: xyz in m, rpy in rad or wxyz",
+                )
             elif tcp.wxyz is not None and not any(tcp.wxyz):
                 c.add(
                     "tcp_zero_quaternion",
