@@ -12,6 +12,7 @@ since checkout and which hold the same blob (pipeline/gitindex.py).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import time
@@ -41,8 +42,13 @@ RACY_SECONDS = 2.0
 COPY_BUDGET = 128 << 20
 # Files up to this size are read whole (and may be kept); larger ones are hashed in blocks.
 READ_WHOLE = 64 << 20
+# A symbolic link is never read as the file it points to: every reader refuses a source that is
+# one, and a build writes regular files. A link's digest is its bytes' under this prefix, so a
+# file replaced by a link to the same bytes is a change, and a link's bytes are still followed.
+LINKED = "symlink:"
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_OPEN_FLAGS = os.O_RDONLY | _NONBLOCK
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_FLAGS = os.O_RDONLY | _NONBLOCK | _NOFOLLOW
 
 
 def hash_fd(fd: int) -> str:
@@ -258,7 +264,8 @@ class Digests:
 
     def _read(self, rel: str, path: str, expected: str = "", plain: bool = False) -> str | None:
         """Read and remember the digest of a file; None when it is not a readable file (with
-        `plain`, nor an executable one: an output never is).
+        `plain`, nor an executable one or a symbolic link: an output never is). A link's
+        digest is its bytes' under LINKED.
 
         A file holding the kept bytes of `expected` is compared with them instead of hashed.
         Opened before its stat is taken (fstat), which saves a path lookup per file; a FIFO is
@@ -268,10 +275,19 @@ class Digests:
         if got is not None:
             self._learn(rel, got[0], got[1], got[2], self.ahead_at)
             return got[1]
+        linked = ""
         try:
-            fd = os.open(path, os.O_RDONLY | _NONBLOCK)
-        except OSError:
-            return None
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError as exc:
+            if plain or exc.errno != errno.ELOOP or not os.path.islink(path):
+                return None
+            linked = LINKED
+            try:
+                fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+            except OSError:
+                return None  # a dangling link: missing, as a reader finds it
+        if linked:
+            expected = expected.removeprefix(LINKED)
         try:
             info = os.fstat(fd)
             mode = info.st_mode
@@ -288,6 +304,7 @@ class Digests:
             return None
         finally:
             os.close(fd)
+        digest = linked + digest
         signature = stat_signature(info)
         if self.remember and time.time() - changed_at(info) / 1e9 > RACY_SECONDS:
             self.entries[rel] = (signature, digest)  # as _learn, inline: once per file read

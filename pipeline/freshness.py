@@ -8,7 +8,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import NamedTuple
 
-from pipeline.digests import Digests
+from pipeline.digests import LINKED, Digests
 from pipeline.gitindex import tracks_file_mode
 from pipeline.lock import next_run_searches_build
 from pipeline.plan import needed
@@ -33,6 +33,11 @@ CONFLICTED = "has a stamp holding git conflict markers"
 CRLF = "line endings only: CRLF"
 # an output or stamp with an execute bit, which git commits and a build from nothing does not make
 EXECUTABLE = "execute bit set; a build writes it without one"
+# an output or stamp that is a symbolic link (to its very bytes, say), which git commits as one
+LINKED_OUTPUT = "a symbolic link; a build writes a regular file"
+# a source that has become one: its step's reader refuses it (symlink_refused), but for a module
+# srdf.py imports, whose changes are then followed through the link
+LINKED_SOURCE = "is a symbolic link"
 # a step's source (robot.urdf, srdf.py, machine.json) that is not there: no build makes it
 ABSENT = "is missing"
 # a stamp without a seal: written before stamps were sealed, by an older version of this tool
@@ -215,7 +220,9 @@ def _differs(root: Path, step: Step, stamp: Stamp, paths: Iterable[str]) -> list
     out = []
     for path in paths:
         kind = "missing" if not (root / path).exists() else "modified"
-        if _executable(root, path):
+        if os.path.islink(root / path):
+            note = f" ({LINKED_OUTPUT})"
+        elif _executable(root, path):
             note = f" ({EXECUTABLE})"
         else:
             note = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
@@ -323,6 +330,8 @@ def _describe(
             verb = "no longer an input"
         elif path not in recorded:
             verb = "added"
+        elif os.path.islink(os.path.join(root, path)) and not recorded[path].startswith(LINKED):
+            verb = LINKED_SOURCE
         else:
             verb = "changed" + (f" ({CRLF})" if _crlf_only(root, path, recorded[path]) else "")
         parts.append(f"{path} {verb}")

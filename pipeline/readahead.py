@@ -27,7 +27,8 @@ from pipeline.strict_io import EXECUTE_BITS
 Read = tuple[str, str, int]
 # Fewer files than this are not worth a child.
 FORK_MIN = 256
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+# a symbolic link is left out (not opened): Digests reads it as one (digests.LINKED)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def digest_files(

@@ -58,14 +58,18 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-def read_regular(path: str | Path, limit: int) -> tuple[bytes, os.stat_result] | None:
-    """A regular file's bytes and stat, or None for anything else, unreadable or over `limit`.
+def read_regular(
+    path: str | Path, limit: int, follow: bool = True
+) -> tuple[bytes, os.stat_result] | None:
+    """A regular file's bytes and stat, or None for anything else, unreadable or over `limit`
+    (or, unless `follow`, a symbolic link).
 
     Opened before its stat is taken, without waiting for a writer: a FIFO is refused, not
     waited on. Read sized by the file, not by the limit (which a read would allocate).
     """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, flags if follow else flags | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:

@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME, RACY_SECONDS, stat_signature
-from pipeline.freshness import ABSENT, ADVICE, OLDER, UNREADABLE, _build_files
+from pipeline.freshness import ABSENT, ADVICE, LINKED_OUTPUT, OLDER, UNREADABLE, _build_files
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.plan import needed, plan
 from pipeline.stamps import stamp_path
@@ -455,6 +455,61 @@ def test_an_output_or_stamp_with_an_execute_bit_is_modified_and_written_again(
     assert check(project, capsys)[0] == 0
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "build/robots/abb_irb2400/meshes/link_1.stl",
+        "build/index.json",
+        "build/stamps/urdf/abb_irb2400.json",
+    ],
+)
+def test_not_a_regular_file_an_output_or_stamp_replaced_by_a_link_to_its_bytes_is_written_again(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, path: str
+) -> None:
+    """A link to the very bytes a step made was taken for them: check said current, doit kept
+    it, and `pipeline manifest --check` and `identity` refused that build/ (not_a_regular_file);
+    git commits a link, which a build from nothing never makes."""
+    assert check(project, capsys)[0] == 0  # warms the digest cache
+    target = project / path
+    before = target.read_bytes()
+    (tmp_path / "elsewhere").write_bytes(before)
+    target.unlink()
+    target.symlink_to(tmp_path / "elsewhere")
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert any(path in line for line in lines), lines
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not target.is_symlink() and target.read_bytes() == before
+    assert check(project, capsys) == (0, ["build/ is current: 20 steps"])
+    assert main(["manifest", "--check", str(project / "build" / "robots" / "abb_irb2400")]) == 0
+
+
+def test_symlink_refused_a_source_replaced_by_a_link_to_its_bytes_is_stale_and_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every reader refuses a source that is a symbolic link, but a link to the same bytes left
+    its step current: CI passed a checkout whose build from nothing stops."""
+    assert check(project, capsys)[0] == 0  # warms the digest cache
+    source = project / "robots" / "abb_irb2400" / "config.json"
+    (tmp_path / "config.json").write_bytes(source.read_bytes())
+    source.unlink()
+    source.symlink_to(tmp_path / "config.json")
+    before = tree_bytes(project / "build")
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = "config:abb_irb2400: robots/abb_irb2400/config.json is a symbolic link"
+    assert f"stale: build/robots/abb_irb2400/config.json ({cause})" in lines, lines
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    assert (
+        "robots/abb_irb2400/config.json: symlink_refused: is a symbolic link; replace the link "
+        "with the regular file it points to"
+    ) in result.stdout.splitlines()
+    assert tree_bytes(project / "build") == before
+
+
 @pytest.mark.parametrize("kind", ["folder", "link to a folder"])
 def test_a_folder_in_an_output_s_place_is_not_called_executable(
     project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
@@ -471,7 +526,8 @@ def test_a_folder_in_an_output_s_place_is_not_called_executable(
         target.symlink_to(tmp_path / "elsewhere")
     code, lines = check(project, capsys)
     assert code == 1
-    assert f"modified: {path} (differs from what urdf:lbr_iiwa_14_r820 made)" in lines, lines
+    note = "" if kind == "folder" else f" ({LINKED_OUTPUT})"
+    assert f"modified: {path} (differs from what urdf:lbr_iiwa_14_r820 made{note})" in lines, lines
 
 
 @pytest.mark.parametrize(
