@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.spheres.fit import FitParams, fit_link
+from pipeline.spheres.fit import QUANTUM, FitParams, fit_link, on_grid, rounded_up
 from pipeline.spheres.geometry import load_link_geometry
 from pipeline.spheres.prove import prove
 from pipeline.urdf import load_robot
@@ -49,3 +49,15 @@ def test_sphere_primitives_exact_cover_grows_each_sphere_alone(tmp_path: Path, c
     assert np.allclose(centers, [[i * 0.01, 0, 0] for i in range(count)], atol=1e-9)
     assert np.all(radii >= 0.001) and np.all(radii <= 0.001 * 1.0005 + 2e-6)
     assert prove(geometry, centers, radii).proven
+
+
+def test_radius_rounding_is_upward_so_coverage_survives() -> None:
+    """DESIGN.md: a rounding of a radius is upward, so that coverage survives it. Radii are
+    rounded once proven (centres before), to whole quanta at least one quantum clear."""
+    radii = np.array([1e-9, 0.001, 0.25, 0.1 + 0.2, 0.3, 1.0, 2.5e-6, 123.456789123])
+    rounded = rounded_up(radii)
+    assert np.all(rounded > radii)
+    assert np.all(rounded - radii <= 2 * QUANTUM * (1 + 1e-9) + np.spacing(radii) * 4)
+    assert np.allclose(rounded / QUANTUM, np.round(rounded / QUANTUM), rtol=0, atol=1e-6)
+    centers = np.array([[0.1 + 0.2, -0.49999949, 1e-7]])
+    assert np.array_equal(on_grid(centers), np.round(centers / QUANTUM) * QUANTUM)

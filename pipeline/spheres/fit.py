@@ -184,6 +184,16 @@ def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
     return np.where(grow > 0, grow + 1e-7, 0.0)
 
 
+def on_grid(centers: Array) -> Array:
+    """Centres rounded to QUANTUM, before the radii grow around them until proven."""
+    return np.round(centers / QUANTUM) * QUANTUM
+
+
+def rounded_up(radii: Array) -> Array:
+    """Proven radii rounded upward to QUANTUM, a quantum clear, so that coverage survives."""
+    return np.ceil(radii / QUANTUM + 1) * QUANTUM
+
+
 def exact_spheres(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array] | None:
     """A link made only of sphere primitives, within the budget, is its own exact cover."""
     solids = geometry.solids
@@ -197,7 +207,7 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     """Fit spheres to one link; returns centres (k, 3) and radii (k) that cover it, proven."""
     exact = exact_spheres(geometry, params)
     if exact is not None:
-        centers = np.round(exact[0] / QUANTUM) * QUANTUM
+        centers = on_grid(exact[0])
         # each primitive grows alone in its own sphere: its curved pieces poke out of the sphere
         # they lie on until split ~12 levels deep, and one proof of all of them against all
         # spheres held (pieces x spheres) gaps: 40 primitives, budget 64, took gigabytes
@@ -212,7 +222,7 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
                 for i, (patches, solid) in enumerate(elements)
             ]
         )
-        return centers, np.ceil(radii / QUANTUM + 1) * QUANTUM
+        return centers, rounded_up(radii)
     problem = sample_problem(geometry, params)
     rng = np.random.default_rng(params.seed)
     k = min(params.max_spheres, len(problem.surface))
@@ -252,9 +262,9 @@ def _finish(
         params.max_spheres,
         params.polish_passes,
     )
-    centers = np.round(centers / QUANTUM) * QUANTUM
+    centers = on_grid(centers)
     radii = grow_until_proven(geometry, centers, radii)
-    return centers, np.ceil(radii / QUANTUM + 1) * QUANTUM
+    return centers, rounded_up(radii)
 
 
 def _outside_count(problem: Problem, spheres: tuple[Array, Array]) -> int:
