@@ -91,6 +91,28 @@ def test_findings_index_lists_every_raised_code() -> None:
     assert missing == [], f"add these codes to docs/findings.md: {missing}"
 
 
+def test_raised_codes_are_stable_snake_case() -> None:
+    """DESIGN.md: each finding has a stable snake_case code."""
+    assert sorted(code for code in raised_codes() if not SNAKE.match(code)) == []
+
+
+def test_parsed_models_are_frozen_data_classes() -> None:
+    """DESIGN.md: parse into small frozen data classes first, then validate the model."""
+    loose = []
+    for tree in _trees():
+        for node in ast.walk(tree):
+            for deco in getattr(node, "decorator_list", []):
+                call = deco if isinstance(deco, ast.Call) else None
+                name = getattr(call.func if call else deco, "id", None)
+                frozen = call is not None and any(
+                    k.arg == "frozen" and getattr(k.value, "value", None) is True
+                    for k in call.keywords
+                )
+                if name == "dataclass" and not frozen:
+                    loose.append(getattr(node, "name", "?"))
+    assert loose == []
+
+
 def test_findings_index_lists_only_codes_the_compiler_has() -> None:
     literals = string_literals()
     unknown = sorted(code for code in index_rows() if code not in literals)

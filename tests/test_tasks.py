@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import getpass
 import hashlib
 import json
 import os
@@ -20,11 +22,24 @@ def ran(output: str) -> set[str]:
     return {line[3:].strip() for line in output.splitlines() if line.startswith(".  ")}
 
 
-def test_clean_build_recreates_committed_build_byte_for_byte(project: Path) -> None:
+def test_clean_build_recreates_committed_build_byte_for_byte_with_no_path_user_or_time(
+    project: Path,
+) -> None:
+    """DESIGN.md: deleting build/ and running doit recreates it byte for byte; outputs hold no
+    timestamps, no absolute paths, no user names."""
     shutil.rmtree(project / "build")
     result = run_doit(project)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert tree_bytes(project / "build") == tree_bytes(REPO / "build")
+    built = tree_bytes(project / "build")
+    assert built == tree_bytes(REPO / "build")
+    sources = b"".join(
+        [*tree_bytes(project / "robots").values(), *tree_bytes(project / "cells").values()]
+    )
+    # what a build could only have taken from this machine or this moment (unless a source has it)
+    words = [project, Path.home(), getpass.getuser(), time.strftime("%Y-%m-%d")]
+    leaks = [os.fsencode(w) for w in words if len(str(w)) > 1 and os.fsencode(w) not in sources]
+    found = sorted((path, leak) for path, data in built.items() for leak in leaks if leak in data)
+    assert found == []
 
 
 def test_second_run_does_nothing(project: Path) -> None:
@@ -295,6 +310,40 @@ def test_cell_not_built_single_packaging_refuses_a_stale_cell(
     assert rebuilt.returncode == 0, rebuilt.stdout
     assert {"cellbuild:weld_cell_a", "cell:weld_cell_a"} <= ran(rebuilt.stdout)
     assert ran(run_doit(project, "-s", "cell:weld_cell_a").stdout) == set()
+
+
+# The graph (tasks.py), the reporter and checker it runs with (doitext.py) and the `dumpdb`
+# command pyproject.toml plugs into doit (doitdb.py): README's layout row. The rest is pure.
+DOIT_MODULES = {"pipeline.tasks", "pipeline.doitext", "pipeline.doitdb"}
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules a Python file imports (`from pipeline import x` as `pipeline.x` too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_only_the_task_graph_modules_import_doit() -> None:
+    """DESIGN.md: pipeline/ holds pure functions; only the module that builds the task graph
+    imports doit (directly, or through another module that does)."""
+    modules = {
+        ".".join(path.relative_to(REPO).with_suffix("").parts): _imports(path)
+        for path in sorted(REPO.glob("pipeline/**/*.py"))
+    }
+    direct = {
+        name
+        for name, imported in modules.items()
+        if any(m == "doit" or m.startswith("doit.") for m in imported)
+    }
+    assert direct == DOIT_MODULES
+    through = {name for name, imported in modules.items() if imported & DOIT_MODULES}
+    assert through <= DOIT_MODULES, f"import doit-bound modules: {sorted(through - DOIT_MODULES)}"
 
 
 COUNT_CELL_TASKS = """
