@@ -123,6 +123,11 @@ CASES: list[tuple[str, Edit, str]] = [
         "/joints/joint_1/encoder_counts_per_rev: wrong_type",
     ),
     (
+        "invalid_value-schema",  # DESIGN.md layout: schema rosie.robot-definition.v1
+        edit_json(DEF, _set(["schema"], "rosie.robot-definition.v2")),
+        "/schema: invalid_value",
+    ),
+    (
         "invalid_value-direction",
         edit_json(DEF, _set([*J1, "direction"], 0)),
         "/joints/joint_1/direction: invalid_value",
