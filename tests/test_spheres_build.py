@@ -451,6 +451,36 @@ def test_status_of_a_hand_edited_spheres_json_says_refit(
     assert set(captured.out.splitlines()) == {f"{IIWA} {link}: refit" for link in LINKS}
 
 
+def test_cli_refit_restamps_a_joint_limit_change_and_refits_one_changed_mesh(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DESIGN.md: the `pipeline` command does the sphere refit/restamp the graph does."""
+    target = project / "build" / "robots" / IIWA / "spheres.json"
+    committed = json.loads(target.read_bytes())
+    _edit(project / "robots" / IIWA / "robot.urdf", 'lower="-2.9668"', 'lower="-2.9"')
+    assert _cli(project, None, "spheres", "refit", IIWA) == 0
+    captured = capsys.readouterr()
+    assert set(captured.out.splitlines()) == {f"{IIWA} {link}: restamped" for link in LINKS}
+    assert "run `doit`" in captured.err
+    restamped = json.loads(target.read_bytes())
+    assert restamped["links"] == committed["links"]
+    assert restamped["made_from"] != committed["made_from"]
+    (project / "robots" / IIWA / "meshes" / "link_2.stl").write_bytes(
+        (REPO / "robots" / IIWA / "meshes" / "link_6.stl").read_bytes()
+    )
+    assert _cli(project, None, "spheres", "refit", IIWA) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        f"{IIWA} {link}: {'refitted' if link == 'link_2' else 'restamped'}" for link in LINKS
+    ]
+    refitted = json.loads(target.read_bytes())["links"]
+    assert refitted["link_2"] != committed["links"]["link_2"]
+    assert all(refitted[n] == restamped["links"][n] for n in LINKS if n != "link_2")
+    assert _cli(project, None, "spheres", "status", IIWA) == 0  # the step's own, current
+    assert _cli(project, None, "spheres", "refit", IIWA) == 0
+    assert capsys.readouterr().err == ""  # nothing made
+
+
 @pytest.mark.parametrize("samples", ["-1", "2000000000", "many"])
 def test_verify_samples_out_of_range_is_a_usage_error(
     root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str], samples: str

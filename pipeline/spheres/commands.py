@@ -1,4 +1,4 @@
-"""The `pipeline spheres verify|status|show` subcommands."""
+"""The `pipeline spheres verify|status|refit|show` subcommands."""
 
 from __future__ import annotations
 
@@ -106,6 +106,44 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
+# what `refit` says it did for each state `status` gives a link before the run
+DONE = {"refit": "refitted", "restamp": "restamped", "current": "current"}
+
+
+def cmd_refit(args: argparse.Namespace) -> int:
+    """Refit the links whose geometry changed and restamp the rest, as `doit spheres:<id>`."""
+    from pipeline.digests import Digests
+    from pipeline.plan import needed, plan
+    from pipeline.session import open_session
+    from pipeline.spheres.build import status
+    from pipeline.spheres.task import trusted_previous
+    from pipeline.stamps import run_step
+    from pipeline.urdf import load_robot
+
+    root = repository_root()
+    models = _models(args, root)
+    made = False
+    # the session doit opens: its lock, and a killed build's leftovers cleared first
+    with open_session(root):
+        steps = plan(root)
+        known = Digests(root)
+        for model_id in models:
+            folder = root / "robots" / model_id
+            states = status(load_robot(folder, root), folder, trusted_previous(root, model_id))
+            for step in needed(steps, f"spheres:{model_id}"):
+                made = run_step(root, step, known) or made
+            if not states:
+                print(f"{model_id}: {NO_LINKS}")
+            for link, state in states.items():
+                print(f"{model_id} {link}: {DONE[state]}")
+        known.save()
+    if made:
+        print(
+            "run `doit` to bring the manifests, the index and the cells up to date", file=sys.stderr
+        )
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """Draw each link's collision geometry with its spheres into a PNG."""
     from pipeline.spheres.picture import draw
@@ -142,16 +180,20 @@ def _samples(text: str) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
-    """Register `spheres verify|status|show`."""
-    spheres = sub.add_parser("spheres", help="verify, inspect or draw collision spheres")
+    """Register `spheres verify|status|refit|show`."""
+    spheres = sub.add_parser("spheres", help="verify, inspect, refit or draw collision spheres")
     inner = spheres.add_subparsers(dest="spheres_command", required=True)
     for name, run, text in (
         ("verify", cmd_verify, "prove coverage and measure the excess of spheres.json"),
         ("status", cmd_status, "list each link as current, restamp or refit"),
+        ("refit", cmd_refit, "refit the links whose geometry changed, restamp the rest"),
     ):
         p = inner.add_parser(name, help=text)
         p.add_argument("models", nargs="*", help="model ids under robots/ (default: all)")
-        p.add_argument("--file", help="a spheres.json (default: build/robots/<id>/spheres.json)")
+        if name != "refit":  # refit writes build/'s own
+            p.add_argument(
+                "--file", help="a spheres.json (default: build/robots/<id>/spheres.json)"
+            )
         if name == "verify":
             p.add_argument(
                 "--samples",
