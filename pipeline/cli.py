@@ -22,13 +22,18 @@ def shown(path: Path) -> str:
     return display_path(path, Path.cwd())
 
 
+def _holds_sources(folder: Path) -> bool:
+    return (folder / "robots").is_dir() or (folder / "cells").is_dir()
+
+
 def repository_root() -> Path:
-    """The current folder, which must be the repository root: it holds robots/ or cells/."""
+    """The current folder, which must be the repository root: it holds robots/ or cells/
+    (and is not the build/ of a folder that does: its robots/ and cells/ are outputs)."""
     root = Path.cwd()
-    if (root / "robots").is_dir() or (root / "cells").is_dir():
+    if _holds_sources(root) and not (root.name == "build" and _holds_sources(root.parent)):
         return root
     # build/ holds robots/ and cells/ too: a folder with dodo.py beside them is the root
-    holders = [p for p in root.parents if (p / "robots").is_dir() or (p / "cells").is_dir()]
+    holders = [p for p in root.parents if _holds_sources(p)]
     up = next((p for p in holders if (p / "dodo.py").is_file()), holders[0] if holders else None)
     where = "" if up is None else f" (here: cd {os.path.relpath(up, root)})"
     raise ContractError(

@@ -132,7 +132,7 @@ def _holds(entry: os.DirEntry[str], name: str) -> bool:
 
 
 def _helper_modules(root: Path, src: str) -> list[str]:
-    """Python files beside a robot's srdf.py (and below, but for meshes/), sorted.
+    """Python files beside a robot's srdf.py (and below, but for meshes/), sorted; not hidden.
 
     gen_srdf() may import them (its folder leads its sys.path), so they make the SRDF as much
     as srdf.py does: a change to one must make the step stale.
@@ -147,7 +147,12 @@ def _helper_modules(root: Path, src: str) -> list[str]:
             for d in dirnames
             if not d.startswith(".") and d != "__pycache__" and not (top and d == "meshes")
         )
-        names = (n for n in filenames if n.endswith(".py") and not (top and n == "srdf.py"))
+        # no import reaches a hidden module: `.#srdf.py` is Emacs's lock (a link to nowhere)
+        names = (
+            n
+            for n in filenames
+            if n.endswith(".py") and not n.startswith(".") and not (top and n == "srdf.py")
+        )
         out.extend(f"{rel}/{name}" for name in names)
     return sorted(out)
 

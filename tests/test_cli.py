@@ -117,6 +117,27 @@ def test_not_repository_root_hint_skips_build_which_holds_robots_too(
     assert "(here: cd ../../..)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["check"], ["validate"], ["cell", "cells/weld_cell_a", "--check"], ["spheres", "status"]],
+)
+def test_not_repository_root_build_itself_is_refused_though_it_holds_robots_and_cells(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    """From build/, `check` listed every output missing (`pipeline/findings.py is missing`),
+    `validate` said the compiled copies ok, and `cell` said to rename the calibration file to
+    machine.json: build/robots and build/cells were taken for the sources."""
+    monkeypatch.chdir(project / "build")
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert ": not_repository_root: " in captured.err
+    assert "(here: cd ..)" in captured.err
+
+
 def test_a_refusal_inside_a_command_is_finding_lines_on_stderr_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -306,6 +306,22 @@ def test_hidden_folders_and_files_under_robots_and_cells_are_not_planned(repo: P
     assert cell_ids(repo) == ["iiwa_bench", "weld_cell_a"]
 
 
+def test_hidden_python_files_beside_srdf_py_are_not_helper_modules(repo: Path) -> None:
+    """Emacs's lock file `.#srdf.py` (a link to nowhere while a buffer holds unsaved changes)
+    was an input of srdf:<id>: `doit` ended in doit's `Dependent file ... does not exist`.
+    No import reaches a module whose name starts with a dot."""
+    folder = repo / "robots" / ABB
+    os.symlink("user@host.1234:1700000000", folder / ".#srdf.py")
+    (folder / "helpers").mkdir()
+    (folder / "helpers" / ".#joints.py").write_text("")
+    (folder / "helpers" / "joints.py").write_text("")
+    inputs = by_name(repo)[f"srdf:{ABB}"].inputs
+    assert [i for i in inputs if i.endswith(".py")] == [
+        f"robots/{ABB}/srdf.py",
+        f"robots/{ABB}/helpers/joints.py",
+    ]
+
+
 def test_without_robots_or_cells_folders_the_plan_is_the_code_stamps_and_the_index(
     tmp_path: Path,
 ) -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -36,6 +41,8 @@ from pipeline.spheres.provenance import (
     read_sources,
 )
 from pipeline.urdf import Collision, Robot
+
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
 
 
 @dataclass(frozen=True)
@@ -115,13 +122,38 @@ def _fit(
     ]
     if workers > 1 and len(jobs) > 1:
         try:
-            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            with fitting_pool(min(workers, len(jobs))) as pool:
                 first = dict(pool.map(_fit_one, jobs))
         except BrokenProcessPool:  # a worker killed (out of memory): said, not a traceback
             raise WorkerDied from None
     else:
         first = dict(_fit_one(job) for job in jobs)
     return {name: first[group[0]] for group in alike.values() for name in group}
+
+
+def fitting_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of fitting worker processes that stop with the run that started them."""
+    # forked on Linux (what _worker_start's parent check counts on), as before Python 3.14
+    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+    )
+
+
+def _worker_start(parent: int) -> None:
+    """In a new fitting worker: die of Ctrl-C without a word, and with the process that forked it.
+
+    Ctrl-C signals the whole process group: the run says `interrupted` once, and a worker left
+    waiting for its next link would print a stack. doit -n's own workers, stopped with the run,
+    are killed (SIGTERM) before they can shut their pools down: their fitting workers would wait
+    for the next link forever.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # it died before the line above
+            os._exit(1)
 
 
 def _document(
