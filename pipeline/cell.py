@@ -22,6 +22,7 @@ from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import MANIFEST_NAME, SRDF_NAME
 from pipeline.schemas import check_schema
+from pipeline.sourcenames import ignored, ignored_part
 from pipeline.srdf.groups import manipulator_links
 from pipeline.srdf.read import srdf_from_bytes
 from pipeline.stamps import STAMP_ROOT, read_stamp, sha256_bytes
@@ -122,6 +123,17 @@ def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list
         problem = "climbs out with '..'"
     elif any(part in ("", ".") for part in parts):
         problem = "has an empty or '.' segment"
+    elif ignored_part(pin.path) is not None:
+        return [
+            Finding(
+                "ignored_file_name",
+                display,
+                place,
+                f"pin path {_brief(pin.path)} names {ignored_part(pin.path)!r}, which the build "
+                "never reads as a source (a hidden file, an editor's backup or lock, OS metadata)",
+                "rename the calibration file to a plain name and pin that",
+            )
+        ]
     else:
         folder = root / cell_dir(cell_id)
         target = folder.joinpath(*parts)
@@ -245,8 +257,9 @@ def _unpinned_calibrations(folder: Path, display: str) -> list[Finding]:
     """
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        for name in sorted(filenames):
+        # as the plan lists the cell's inputs: a `cal.json~` is an editor's, not the cell's
+        dirnames[:] = sorted(d for d in dirnames if not ignored(d))
+        for name in sorted(n for n in filenames if not ignored(n)):
             path = Path(dirpath) / name
             if name == CALIBRATION_NAME or (name.endswith(".json") and _is_calibration(path)):
                 found.append(path.relative_to(folder).as_posix())

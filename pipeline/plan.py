@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline.sourcenames import ignored
 from pipeline.stagecode import CODE, code
 from pipeline.stamps import Step
 from pipeline.strict_io import JSON_LIMIT, folder_refused, read_regular
@@ -55,7 +56,8 @@ def lazy(module: str, function: str, *args: Any) -> Any:
 
 
 def _files_under(root: Path, folder: str) -> list[str]:
-    """Every file below `folder`, repo-relative, sorted (a linked folder is not entered).
+    """Every source file below `folder`, repo-relative, sorted (a linked folder is not entered;
+    names sourcenames.ignored gives, such as `.DS_Store`, are left out).
 
     As os.walk lists them, without its per-folder lstat: scandir's entry types say it.
     """
@@ -67,6 +69,8 @@ def _files_under(root: Path, folder: str) -> list[str]:
         try:
             with os.scandir(base + rel) as entries:
                 for entry in entries:
+                    if ignored(entry.name):  # .DS_Store, link_3.stl~: no machine's source
+                        continue
                     try:
                         is_dir = entry.is_dir()
                     except OSError:
@@ -93,8 +97,9 @@ def _folders_holding(root: Path, top: str, name: str) -> list[str]:
 
     A folder a person put files in is meant as one more robot or cell: one without `name` (a
     `My_Robot.urdf`, a `Machine.json`) is planned, so that its step names the missing file
-    rather than the build skipping it without a word. Hidden entries and `__pycache__` are not
-    sources: git leaves a removed robot's `__pycache__` behind, and that folder is not planned.
+    rather than the build skipping it without a word. The names sourcenames.ignored gives (hidden
+    entries, `__pycache__`, `Thumbs.db`, ...) are not sources: git leaves a removed robot's
+    `__pycache__` behind, and that folder is not planned.
     """
     base = os.path.join(root, top)
     if not os.path.isdir(base):
@@ -112,7 +117,7 @@ def _folders_holding(root: Path, top: str, name: str) -> list[str]:
 def _holds(entry: os.DirEntry[str], name: str) -> bool:
     # a folder this user may not search or list is planned, not taken for one removed (which
     # would prune its outputs): its step names the permission to fix
-    hidden = entry.name.startswith(".")
+    hidden = ignored(entry.name)
     try:
         os.lstat(os.path.join(entry.path, name))  # a dangling link counts: the step refuses it
         return True
@@ -124,7 +129,7 @@ def _holds(entry: os.DirEntry[str], name: str) -> bool:
         return False
     try:
         with os.scandir(entry.path) as inside:
-            return any(not e.name.startswith(".") and e.name != "__pycache__" for e in inside)
+            return any(not ignored(e.name) for e in inside)
     except PermissionError:
         return True
     except OSError:
@@ -142,16 +147,12 @@ def _helper_modules(root: Path, src: str) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(os.path.join(root, src)):
         rel = dirpath[skip:].replace(os.sep, "/")
         top = rel == src
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".") and d != "__pycache__" and not (top and d == "meshes")
-        )
+        dirnames[:] = sorted(d for d in dirnames if not ignored(d) and not (top and d == "meshes"))
         # no import reaches a hidden module: `.#srdf.py` is Emacs's lock (a link to nowhere)
         names = (
             n
             for n in filenames
-            if n.endswith(".py") and not n.startswith(".") and not (top and n == "srdf.py")
+            if n.endswith(".py") and not ignored(n) and not (top and n == "srdf.py")
         )
         out.extend(f"{rel}/{name}" for name in names)
     return sorted(out)

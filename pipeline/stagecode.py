@@ -13,6 +13,7 @@ BASE_CODE = (
 URDF_CODE = (
     *BASE_CODE,
     "pipeline/strict_xml.py",
+    "pipeline/sourcenames.py",
     "pipeline/urdf/__init__.py",
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",

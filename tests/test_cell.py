@@ -186,6 +186,9 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     # a pin can never hold the digest of the file that holds it: this gave pin_mismatch and the
     # machine config's fields refused one by one as a calibration's (five lines)
     ("pin_path_outside_cell-machine_json_itself", None, _pin("path", "machine.json")),
+    # an editor's backup is not a source: the plan does not list it, so its edits went unseen
+    ("ignored_file_name-backup", None, _pin("path", f"{CAL}~")),
+    ("ignored_file_name-hidden", None, _pin("path", f".{CAL}")),
     ("symlink_refused", None, _symlinked_pin),
     ("file_missing", None, _pin("path", "nowhere.json")),
     ("not_a_regular_file", None, _pinned_folder),

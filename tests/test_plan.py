@@ -393,6 +393,41 @@ def test_folders_holding_only_leftovers_are_not_robots_or_cells(project: Path) -
     assert run_python(project, "-m", "pipeline", "check").returncode == 0
 
 
+JUNK = (".DS_Store", "._link_1.stl", "Thumbs.db", "desktop.ini", "link_3.stl~", "#notes#")
+
+
+def test_editor_and_os_files_in_meshes_and_cells_are_no_step_inputs(repo: Path) -> None:
+    """A Finder's .DS_Store in meshes/ was an input of urdf:<id> (and so of every step after
+    it): the stamps committed from a Mac were stale on a clean clone, and CI failed."""
+    before = {name: step.inputs for name, step in by_name(repo).items()}
+    (repo / f"robots/{IIWA}/meshes/visual").mkdir(exist_ok=True)
+    for folder in (f"robots/{ABB}/meshes", f"robots/{IIWA}/meshes/visual", "cells/weld_cell_a"):
+        for name in JUNK:
+            (repo / folder / name).write_bytes(b"x")
+    (repo / f"robots/{ABB}/meshes/.git-annex").mkdir()
+    (repo / f"robots/{ABB}/meshes/.git-annex/link_1.stl").write_bytes(b"x")
+    assert {name: step.inputs for name, step in by_name(repo).items()} == before
+
+
+def test_editor_and_os_files_leave_a_built_checkout_current(project: Path) -> None:
+    """The trial's case end to end: the stamps doit writes with them are a clean clone's."""
+    assert run_doit(project).returncode == 0
+    stamps = tree_bytes(project / "build")
+    for folder in (f"robots/{ABB}/meshes", "cells/weld_cell_a", f"robots/{IIWA}"):
+        for name in JUNK:
+            (project / folder / name).write_bytes(b"x")
+    # an editor's backup of the calibration names the schema too: not an unpinned calibration
+    shutil.copy2(
+        project / "cells/weld_cell_a/machine_planning_calibration.json",
+        project / "cells/weld_cell_a/machine_planning_calibration.json~",
+    )
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout
+    assert ran(result.stdout) == set()
+    assert tree_bytes(project / "build") == stamps
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
+
+
 def test_files_under_lists_what_os_walk_lists(repo: Path) -> None:
     """Planning walks every robot and cell folder on every run; os.walk's per-folder lstat
     was a fifth of planning at 100 robots. The same files, links as os.walk treats them."""

@@ -57,6 +57,11 @@ CASES = [
     ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes/../robot.urdf")]),
     ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes/sub\\link_1.stl")]),
     ("mesh_uri_outside_meshes", [(L1_MESH, "package://abb_irb2400/meshes//link_1.stl")]),
+    # not a source (a Finder's, an editor's): the plan lists no such file, so its changes would
+    # go unseen
+    ("ignored_file_name", [(L1_MESH, "package://abb_irb2400/meshes/.link_1.stl")]),
+    ("ignored_file_name", [(L1_MESH, "package://abb_irb2400/meshes/link_1.stl~")]),
+    ("ignored_file_name", [(L1_MESH, "package://abb_irb2400/meshes/.old/link_1.stl")]),
     ("mesh_missing", [(L1_MESH, "package://abb_irb2400/meshes/link_9.stl")]),
     # trimesh would unpack an archive (without a size limit) or follow a glTF's file names
     ("mesh_format_unsupported", [(L1_MESH, "package://abb_irb2400/meshes/link_1.zip")]),

@@ -5,7 +5,8 @@ An OBJ names its material libraries (`mtllib`), a material library its texture m
 images (`uri`), and a URDF, besides its meshes, the textures of its materials
 (`<material><texture filename>`, as the Interbotix arms do).
 Without these the compiled description serves an OBJ whose `mtllib` names a missing file.
-A reference that is absolute, a URL, leaves meshes/ or names no regular file is not followed:
+A reference that is absolute, a URL, leaves meshes/, names no regular file or one the build
+does not list as a source (sourcenames.py: `.DS_Store`, `x~`) is not followed:
 the mesh is still served, as a viewer that cannot find the file still draws it.
 """
 
@@ -21,6 +22,7 @@ from urllib.parse import unquote
 
 from lxml import etree
 
+from pipeline.sourcenames import ignored_part
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 
 # Material-library statements whose last word is a file (options such as `-s 1 1 1` come first).
@@ -118,6 +120,8 @@ def _resolve(folder: Path, referrer: str, name: str) -> str | None:
         return None
     path = posixpath.normpath(posixpath.join(posixpath.dirname(referrer), name))
     if not path.startswith("meshes/") or ".." in PurePosixPath(path).parts:
+        return None
+    if ignored_part(path) is not None:  # not listed as an input: its changes would go unseen
         return None
     try:
         info = os.lstat(folder / path)

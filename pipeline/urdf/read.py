@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 from lxml import etree
 
 from pipeline.findings import ContractError, Finding
+from pipeline.sourcenames import ignored_part
 from pipeline.strict_xml import NUMBER, parse_xml, source_line
 from pipeline.urdf.extras import extra_findings
 from pipeline.urdf.model import (
@@ -151,6 +152,16 @@ class _Reader:
                 source_line(node),
                 f"mesh URI {filename!r} can leave meshes/ or has an empty segment",
                 "name a file inside meshes/ without '..', '.', '\\' or '//'",
+            )
+            return None
+        odd = ignored_part(rest)
+        if odd is not None:
+            self.add(
+                "ignored_file_name",
+                source_line(node),
+                f"mesh URI {filename!r} names {odd!r}, which the build never reads as a source "
+                "(a hidden file, an editor's backup or lock, or OS metadata)",
+                "rename the mesh file to a plain name and name that",
             )
             return None
         return str(PurePosixPath("meshes", *parts))
