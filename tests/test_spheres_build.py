@@ -485,6 +485,37 @@ def test_cli_refit_restamps_a_joint_limit_change_and_refits_one_changed_mesh(
     assert capsys.readouterr().err == ""  # nothing made
 
 
+def test_cli_refit_says_refitted_for_a_kept_link_the_proof_no_longer_accepts(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link `status` calls restamp (its geometry unchanged) whose spheres the proof refuses
+    (a stricter proof since they were fitted) is fitted again by the step: `refit` said
+    `restamped` for it, though its spheres changed."""
+    from pipeline.stamps import read_stamp, sha256_bytes, stamp_bytes
+    from pipeline.strict_json import dump_json
+
+    target = project / "build" / "robots" / IIWA / "spheres.json"
+    document = json.loads(target.read_bytes())
+    for sphere in document["links"]["link_3"]["spheres"]:
+        sphere["radius"] = 0.001  # what a stricter proof refuses: the surface is left bare
+    data = dump_json(document)
+    target.write_bytes(data)
+    step = f"spheres:{IIWA}"
+    stamp = read_stamp(project, step)
+    assert stamp is not None
+    outputs = {f"build/robots/{IIWA}/spheres.json": sha256_bytes(data)}
+    (project / "build" / "stamps" / "spheres" / f"{IIWA}.json").write_bytes(
+        stamp_bytes(step, stamp.inputs, outputs)
+    )
+    _edit(project / "robots" / IIWA / "robot.urdf", 'lower="-2.9668"', 'lower="-2.9"')
+    assert _cli(project, None, "spheres", "refit", IIWA) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        f"{IIWA} {link}: {'refitted' if link == 'link_3' else 'restamped'}" for link in LINKS
+    ]
+    assert json.loads(target.read_bytes())["links"]["link_3"] != document["links"]["link_3"]
+
+
 @pytest.mark.parametrize("samples", ["-1", "2000000000", "many"])
 def test_verify_samples_out_of_range_is_a_usage_error(
     root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str], samples: str

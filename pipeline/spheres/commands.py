@@ -110,14 +110,31 @@ def cmd_status(args: argparse.Namespace) -> int:
 DONE = {"refit": "refitted", "restamp": "restamped", "current": "current"}
 
 
+def _spheres_of(data: bytes | None) -> dict[str, Any]:
+    """Each link's spheres in a spheres.json the step wrote (none for None)."""
+    links = {} if data is None else json.loads(data).get("links", {})
+    return {name: entry.get("spheres") for name, entry in links.items()}
+
+
+def _refit_done(states: dict[str, str], before: bytes | None, after: bytes | None) -> list[str]:
+    """What the step did to each link, from `status` before it and its file before and after:
+    a link kept whose spheres changed was refitted (the proof no longer accepted them)."""
+    old, new = _spheres_of(before), _spheres_of(after)
+    return [
+        f"{link}: {'refitted' if old.get(link) != new.get(link) else DONE[state]}"
+        for link, state in states.items()
+    ]
+
+
 def cmd_refit(args: argparse.Namespace) -> int:
     """Refit the links whose geometry changed and restamp the rest, as `doit spheres:<id>`."""
     from pipeline.digests import Digests
     from pipeline.plan import needed, plan
     from pipeline.session import open_session
     from pipeline.spheres.build import status
-    from pipeline.spheres.task import trusted_previous
+    from pipeline.spheres.task import target_of, trusted_previous
     from pipeline.stamps import run_step
+    from pipeline.strict_io import read_regular
     from pipeline.urdf import load_robot
 
     root = repository_root()
@@ -129,13 +146,15 @@ def cmd_refit(args: argparse.Namespace) -> int:
         known = Digests(root)
         for model_id in models:
             folder = root / "robots" / model_id
-            states = status(load_robot(folder, root), folder, trusted_previous(root, model_id))
+            before = trusted_previous(root, model_id)
+            states = status(load_robot(folder, root), folder, before)
             for step in needed(steps, f"spheres:{model_id}"):
                 made = run_step(root, step, known) or made
             if not states:
                 print(f"{model_id}: {NO_LINKS}")
-            for link, state in states.items():
-                print(f"{model_id} {link}: {DONE[state]}")
+            found = read_regular(root / target_of(model_id), JSON_LIMIT)
+            for line in _refit_done(states, before, None if found is None else found[0]):
+                print(f"{model_id} {line}")
         known.save()
     if made:
         print(
