@@ -712,3 +712,21 @@ def test_ctrl_c_stops_fitting_workers_without_a_traceback() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[1:] == ["left:"]  # both stopped, the busy one too
     assert result.stderr == ""
+
+
+def test_fitting_workers_start_where_the_parent_death_signal_cannot_be_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Python whose ctypes cannot open the C library (a static build) or whose library has
+    no prctl: each worker's start raised, and every fit ended as `BrokenProcessPool`, said as
+    a worker killed for want of memory. Without the signal a worker still fits."""
+    import ctypes
+
+    from pipeline.spheres.build import fitting_pool
+
+    def refused(*args: object, **kwargs: object) -> object:
+        raise OSError("dlopen: no C library")
+
+    monkeypatch.setattr(ctypes, "CDLL", refused)  # the forked workers inherit it
+    with fitting_pool(2) as pool:
+        assert list(pool.map(abs, [-1, -2, -3])) == [1, 2, 3]

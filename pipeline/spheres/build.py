@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -149,11 +148,16 @@ def _worker_start(parent: int) -> None:
     for the next link forever.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    if sys.platform == "linux":
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # it died before the line above
-            os._exit(1)
+    if sys.platform != "linux":
+        return
+    try:  # a Python without ctypes, or that cannot open the C library: a worker without it
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (ImportError, OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
 
 
 def _document(
