@@ -193,9 +193,6 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
     return []
 
 
-# a byte order mark, then a line that is not blank or a comment (assimp reads the mark into it)
-_OBJ_BOM_STATEMENT = re.compile(rb"\xef\xbb\xbf[ \t\r]*[^#\s]")
-_OBJ_VERTEX = re.compile(rb"^[ \t]*v[ \t]", re.MULTILINE)
 _PLY_VERTICES = re.compile(rb"^element[ \t]+vertex[ \t]+([0-9]{1,18})[ \t\r]*$", re.MULTILINE)
 
 
