@@ -485,6 +485,18 @@ def test_cli_refit_restamps_a_joint_limit_change_and_refits_one_changed_mesh(
     assert capsys.readouterr().err == ""  # nothing made
 
 
+@pytest.mark.parametrize("command", ["refit", "status"])
+def test_cli_a_model_id_given_twice_is_one_robot(
+    project: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`refit X X` said each link `refitted`, then `current`: the second pass ran after the
+    first had written the file."""
+    (project / "build" / "robots" / IIWA / "spheres.json").unlink()
+    assert _cli(project, None, "spheres", command, IIWA, IIWA) == (0 if command == "refit" else 1)
+    done = "refitted" if command == "refit" else "refit"
+    assert capsys.readouterr().out.splitlines() == [f"{IIWA} {link}: {done}" for link in LINKS]
+
+
 def test_cli_refit_says_refitted_for_a_kept_link_the_proof_no_longer_accepts(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,7 +25,7 @@ NO_LINKS = "no link has collision geometry (no spheres)"
 def _models(args: argparse.Namespace, root: Path) -> list[str]:
     from pipeline.plan import model_ids
 
-    chosen: list[str] = list(args.models)
+    chosen: list[str] = list(dict.fromkeys(args.models))  # a robot named twice is one robot
     check_model_ids(chosen)
     return chosen or model_ids(root)
 
