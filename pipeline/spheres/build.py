@@ -130,11 +130,30 @@ def _fit(
     return {name: first[group[0]] for group in alike.values() for name in group}
 
 
+class _FittingPool(ProcessPoolExecutor):
+    """A ProcessPoolExecutor whose workers are started with Ctrl-C held back.
+
+    A worker is started in submit(); a SIGINT met before its initializer made Ctrl-C silent
+    printed `Process ForkProcess-1:` and a stack. Held (blocked) across the start, it waits in
+    the worker until _worker_start unblocks it, and then ends the worker without a word.
+    """
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """Submit as ProcessPoolExecutor does, with SIGINT blocked while it starts workers."""
+        if not hasattr(signal, "pthread_sigmask"):
+            return super().submit(fn, *args, **kwargs)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return super().submit(fn, *args, **kwargs)
+        finally:  # a Ctrl-C met meanwhile is raised here, in the run, as it would have been
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def fitting_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of fitting worker processes that stop with the run that started them."""
     # forked on Linux (what _worker_start's parent check counts on), as before Python 3.14
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    return ProcessPoolExecutor(
+    return _FittingPool(
         max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
     )
 
@@ -148,6 +167,8 @@ def _worker_start(parent: int) -> None:
     for the next link forever.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # held back by _FittingPool.submit until now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if sys.platform != "linux":
         return
     try:  # a Python without ctypes, or that cannot open the C library: a worker without it
