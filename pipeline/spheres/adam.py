@@ -36,7 +36,8 @@ class Objective:
         self.tau_s = problem.scale * 0.002
         self.reach = reach
         self.mu = 1.0
-        self.o_pt = self.o_k = self.s_k = self.s_start = self.s_len = np.zeros(0, dtype=np.intp)
+        none = np.zeros(0, dtype=np.intp)
+        self.o_pt = self.o_k = self.o_start = self.s_k = self.s_start = self.s_len = none
         self.o_xyz = self.s_xyz = np.zeros((3, 0))
         self.o_count = 0
         self.margin: Array | None = None  # per sample, its largest r - d at the reference
@@ -50,6 +51,7 @@ class Objective:
         o_pt, self.o_k = np.nonzero(gap < 2 * self.reach + 8 * self.tau)
         used, self.o_pt = np.unique(o_pt, return_inverse=True)
         self.o_count = len(used)
+        self.o_start = np.flatnonzero(np.r_[True, self.o_pt[1:] != self.o_pt[:-1]])
         self.o_xyz = p.outside[o_pt].T.copy()
         sgap = distances(p.surface, centers) - radii[None, :]
         # samples deep inside a sphere cannot come out while spheres move at most `reach`
@@ -78,7 +80,9 @@ class Objective:
         z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
         e = portable.exp(-z)
         sig = 1 / (1 + e)
-        keep = portable.exp(np.bincount(self.o_pt, -z - portable.log1p(e), self.o_count))
+        # the soft chance a point is outside every sphere: the product of 1 - sig = e * sig
+        # over its pairs (sorted by point; numpy multiplies a reduceat segment in order)
+        keep = np.multiply.reduceat(e * sig, self.o_start) if len(e) else np.zeros(0)
         scale = p.weight / p.volume
         g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
         grad_r = np.bincount(self.o_k, g, k)

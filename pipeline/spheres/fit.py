@@ -14,7 +14,7 @@ from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "8"
+FITTER_VERSION = "9"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 # More surface samples than this come from a mesh finer than the fit needs (the optimisation's

@@ -1,6 +1,6 @@
 """exp and log made of IEEE basic operations only, so the fitter's numbers are the same everywhere.
 
-numpy's own np.exp, np.log and np.log1p are not: each CPU feature level has its own
+numpy's own np.exp and np.log are not: each CPU feature level has its own
 implementation (AVX-512, AVX2, baseline) and numpy versions change them, all within an ulp or
 so of each other. The fitter is iterative and makes discrete choices (which pairs are near,
 which sphere holds a sample), so one ulp changed the spheres of every link and with them the
@@ -48,12 +48,3 @@ def log(y: Array) -> Array:
     for n in range(21, 0, -2):
         p = p * s2 + 1.0 / n
     return (k * _LN2_HI + 2.0 * s * p) + k * _LN2_LO
-
-
-def log1p(u: Array) -> Array:
-    """log(1 + u) for u > -1, accurate for small u (log(w) * u / (w - 1), w = 1 + u rounded)."""
-    u = np.asarray(u, dtype=np.float64)
-    w = 1.0 + u
-    d = w - 1.0
-    exact = d == 0.0
-    return np.where(exact, u, log(w) * (u / np.where(exact, 1.0, d)))
