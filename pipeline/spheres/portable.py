@@ -29,8 +29,9 @@ def exp(x: Array) -> Array:
     k = np.rint(x * _INV_LN2)
     r = (x - k * _LN2_HI) - k * _LN2_LO
     p = np.full_like(r, _EXP_TERMS[13])
-    for term in reversed(_EXP_TERMS[:13]):
-        p = p * r + term
+    for term in reversed(_EXP_TERMS[:13]):  # in place: the same roundings, no temporaries
+        p *= r
+        p += term
     return np.ldexp(p, k.astype(np.int32))
 
 
@@ -46,5 +47,6 @@ def log(y: Array) -> Array:
     s2 = s * s
     p = np.full_like(s, 1.0 / 23.0)
     for n in range(21, 0, -2):
-        p = p * s2 + 1.0 / n
+        p *= s2
+        p += 1.0 / n
     return (k * _LN2_HI + 2.0 * s * p) + k * _LN2_LO
