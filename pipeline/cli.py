@@ -114,6 +114,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(problem.line())
     for hint in advice(problems):
         print(hint, file=sys.stderr)
+    # files no step makes (the user's, or an interrupted build's): `doit` leaves them
+    manual = [p for p in problems if p.kind == "extra" and p.reason.endswith("; delete it")]
+    if problems and len(manual) == len(problems):
+        message = f"build/ holds {len(manual)} file(s) that no step makes: delete them"
+        print(f"{message} (`doit` leaves them)", file=sys.stderr)
+        return 1
     if problems:
         print(f"build/ is stale: {len(problems)} file(s); run `doit` to rebuild", file=sys.stderr)
         return 1

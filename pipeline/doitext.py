@@ -82,6 +82,8 @@ def _saved_digests(task: Any) -> dict[str, str]:
 
 # the stat of an input this user may not stat: matches no saved state (size 0, no times)
 UNSTATED = os.stat_result((0,) * 10)
+# the stat of an input that is gone (a removed srdf.py or robot.urdf): changed from any state
+ABSENT = os.stat_result((0,) * 10)
 
 
 class ContentChecker(FileChangedChecker):  # type: ignore[misc]
@@ -152,11 +154,15 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]
                 return os.lstat(path)
             except PermissionError:  # in a folder this user may not search: not "does not
                 return UNSTATED  # exist"; a stat no state holds, so its step runs and says why
+            except FileNotFoundError:  # gone since doit saved its state: the step runs and
+                return ABSENT  # says file_missing, as it does on a run with no saved state
             except OSError as exc:
                 raise self.CheckerError(str(exc)) from exc
 
     def check_modified(self, file_path: str, file_stat: Any, state: Any) -> bool:
         """Whether a dependency changed since `state` was saved."""
+        if file_stat is ABSENT:
+            return True
         timestamp, size, digest = state
         # the stat signature, not the mtime alone: a same-size edit whose mtime was put back
         # (cp -p, rsync -t, tar) still changes the ctime, so it is not taken for the saved state

@@ -227,3 +227,20 @@ def test_out_of_memory_and_system_refused_in_a_command_are_one_line(
     assert main(["check"]) == 2
     [printed] = capsys.readouterr().err.splitlines()
     assert printed.startswith(line)
+
+
+def test_check_with_only_files_no_step_makes_says_delete_them_not_run_doit(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`doit` leaves a file no step makes (it may be the user's), so "run `doit` to rebuild"
+    would send the user round in a circle: the summary says what the lines say."""
+    (project / "build" / "robots" / "abb_irb2400" / "notes.txt").write_text("mine")
+    monkeypatch.chdir(project)
+    assert run(["check"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        "extra: build/robots/abb_irb2400/notes.txt (no step makes it; delete it)"
+    ]
+    assert captured.err.splitlines() == [
+        "build/ holds 1 file(s) that no step makes: delete them (`doit` leaves them)"
+    ]

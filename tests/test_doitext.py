@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import pipeline.doitext as doitext
-from tests.conftest import clock_ahead, refuse_under, run_doit, run_python
+from tests.conftest import clock_ahead, refuse_under, run_doit, run_python, tree_bytes
 
 
 def test_a_source_is_stated_once_for_all_its_steps_an_output_every_time(
@@ -202,3 +202,37 @@ def test_file_unreadable_an_input_in_a_folder_this_user_cannot_search_runs_its_s
     refuse_under(monkeypatch, "open", tmp_path / "robots/arm")
     info = ContentChecker().info("robots/arm/robot.urdf")
     assert ContentChecker().check_modified("robots/arm/robot.urdf", info, saved)
+
+
+def test_file_missing_a_removed_source_runs_its_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source doit holds a state of, then removed: its step runs and says `file_missing`
+    (doit would stop the whole run with "Dependent file ... does not exist")."""
+    from pipeline.doitext import ContentChecker
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "robots" / "arm").mkdir(parents=True)
+    source = tmp_path / "robots" / "arm" / "srdf.py"
+    source.write_text("")  # the size a missing file's stat would show
+    saved = ContentChecker().get_state("robots/arm/srdf.py", None)
+    source.unlink()
+    info = ContentChecker().info("robots/arm/srdf.py")
+    assert ContentChecker().check_modified("robots/arm/srdf.py", info, saved)
+
+
+@pytest.mark.parametrize("removed", ["srdf.py", "robot.urdf"])
+def test_file_missing_a_source_removed_after_a_run_is_the_steps_finding(
+    removed: str, project: Path
+) -> None:
+    """Once doit has run, its database holds the source's state: removing srdf.py or
+    robot.urdf then is still the documented `file_missing` finding, not doit's error."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    (project / "robots" / "abb_irb2400" / removed).unlink()
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "DependencyError" not in result.stdout + result.stderr, result.stdout + result.stderr
+    line = f"robots/abb_irb2400/{removed}: file_missing: file does not exist; "
+    assert [x for x in result.stdout.splitlines() if x.startswith(line)], result.stdout
+    assert tree_bytes(project / "build") == before

@@ -193,6 +193,12 @@ def test_joint_groups_as_a_planner_gets_them(planner: tuple[Path, Robot, Any]) -
                 assert set(values) <= set(expected)
                 full = [values.get(n, 0.0) for n in expected]
                 assert joints.checkJoints(np.array(full)), state.name
+    _check_manipulator_solver(folder, robot, env)
+
+
+def _check_manipulator_solver(folder: Path, robot: Robot, env: Any) -> None:
+    """The `manipulator` group solves from its chain's base to its tip, as a planner gets it."""
+    ours = load_srdf(folder / "robot.srdf", "robot.srdf")
     (chain,) = [m for g in ours.groups() if g.name == "manipulator" for m in g.members]
     assert isinstance(chain, ChainMember)
     solver = env.getKinematicGroup("manipulator")
@@ -201,10 +207,51 @@ def test_joint_groups_as_a_planner_gets_them(planner: tuple[Path, Robot, Any]) -
     base = solver.getBaseLinkName()
     between = robot.chain(base, chain.base)
     assert between is not None and all(joint.type == "fixed" for joint in between), base
-    # the chain's tip, and any link rigidly joined to it (TIAGo's wrist_ft_link, ...)
+    # the chain's tip, any link rigidly joined to it (TIAGo's wrist_ft_link, ...), and any
+    # link below it: Tesseract offers every descendant of the tip (a gripper's fingers too,
+    # moved by joints outside the group) at its transform in the current state
     tips = list(solver.getAllPossibleTipLinkNames())
     assert chain.tip in tips
-    assert all(_rigidly_joined(robot, tip, chain.tip) for tip in tips), tips
+    assert all(
+        _rigidly_joined(robot, tip, chain.tip) or robot.chain(chain.tip, tip) is not None
+        for tip in tips
+    ), tips
+
+
+_GRIPPER_URDF = """<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base_link"/>
+  <link name="link_1"><collision><geometry><box size="0.1 0.1 0.4"/></geometry></collision></link>
+  <link name="tool0"/>
+  <link name="finger"><collision><origin xyz="0 0 0.05"/>
+    <geometry><box size="0.01 0.02 0.04"/></geometry></collision></link>
+  <joint name="joint_1" type="revolute"><parent link="base_link"/><child link="link_1"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="flange" type="fixed"><parent link="link_1"/><child link="tool0"/>
+    <origin xyz="0 0 0.5"/></joint>
+  <joint name="finger_joint" type="prismatic"><parent link="tool0"/><child link="finger"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="0.04" effort="1" velocity="0.1"/></joint>
+</robot>
+"""
+_GRIPPER_SRDF = """<?xml version="1.0"?>
+<robot name="arm">
+  <group name="manipulator"><chain base_link="base_link" tip_link="tool0"/></group>
+  <group name="gripper"><joint name="finger_joint"/></group>
+</robot>
+"""
+
+
+def test_a_gripper_below_the_manipulator_tip_is_a_possible_tip(tmp_path: Path) -> None:
+    """An arm with its gripper (pybullet's Panda, the xArm with its gripper): Tesseract names
+    the fingers, which the group's chain does not reach, among the tips it can solve for."""
+    folder = tmp_path / "arm"
+    folder.mkdir()
+    (folder / "robot.urdf").write_text(_GRIPPER_URDF)
+    (folder / "robot.srdf").write_text(_GRIPPER_SRDF)
+    env = _environment(folder, tmp_path)
+    robot = load(folder)[0]
+    assert "finger" in env.getKinematicGroup("manipulator").getAllPossibleTipLinkNames()
+    _check_manipulator_solver(folder, robot, env)
 
 
 def _rigidly_joined(robot: Robot, a: str, b: str) -> bool:
