@@ -96,7 +96,45 @@ def cmd_identity(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     identity, _ = description_identity(folder, shown(folder), _cell_model(folder))
     print(identity)
-    return 0
+    recorded = _recorded_identity(folder)
+    if recorded is None or recorded[1] == identity:
+        return 0
+    # the files on disk are not what was compiled (a build that failed half way, an edit):
+    # the number printed is theirs, but nothing deployed was made with it
+    print(
+        f"{shown(folder)}: identity_not_recorded: {identity} is not the identity "
+        f"{shown(recorded[0])} records for it ({recorded[1]}); the folder changed after that "
+        "was written (a failed or interrupted build, an edit, or `doit cell:<id>` without "
+        "`doit`): `pipeline check` says what is stale, `doit` rebuilds; deploy only a "
+        "description whose identity is recorded",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _recorded_identity(folder: Path) -> tuple[Path, str] | None:
+    """Where the build recorded a compiled description's identity, and that identity:
+    build/index.json for build/robots/<model_id>, cell.json for a cell's description/."""
+    from pipeline.strict_json import load_json
+
+    here = Path(os.path.abspath(folder))
+    if here.name == "description":
+        record, key = here.parent / "cell.json", None
+    elif here.parent.name == "robots" and here.parent.parent.name == "build":
+        record, key = here.parent.parent / "index.json", here.name
+    else:
+        return None
+    if not record.is_file():
+        return None
+    try:
+        data = load_json(record, shown(record))
+    except ContractError:
+        return None  # a record that cannot be read vouches for nothing: not compared
+    robots = data.get("robots")
+    entry = data if key is None else robots.get(key) if isinstance(robots, dict) else None
+    field = "description_identity" if key is None else "identity"
+    recorded = entry.get(field) if isinstance(entry, dict) else None
+    return (record, recorded) if isinstance(recorded, str) else None
 
 
 def cmd_check(args: argparse.Namespace) -> int:

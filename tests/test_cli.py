@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,46 @@ def test_a_command_that_succeeds_prints_on_stdout_and_exits_0(
     assert main(["identity", "build/robots/abb_irb2400"]) == 0
     index = json.loads((REPO / "build/index.json").read_text())
     assert capsys.readouterr().out == index["robots"]["abb_irb2400"]["identity"] + "\n"
+
+
+@pytest.mark.parametrize(
+    ("folder", "record"),
+    [
+        ("build/robots/abb_irb2400", "build/index.json"),
+        ("build/cells/weld_cell_a/description", "build/cells/weld_cell_a/cell.json"),
+    ],
+)
+def test_identity_of_a_description_its_build_did_not_record_exits_1(
+    folder: str,
+    record: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A build that failed half way (a new mesh copied, the SRDF's step refused) leaves a
+    description whose identity no record holds: `identity` prints it and says so."""
+    shutil.copytree(REPO / "build", tmp_path / "build")
+    monkeypatch.chdir(tmp_path)
+    assert main(["identity", folder]) == 0
+    recorded = capsys.readouterr().out.strip()
+    mesh = tmp_path / folder / "meshes/link_1.stl"
+    mesh.write_bytes(mesh.read_bytes() + b"\n")
+    assert main(["identity", folder]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("sha256:") and out.strip() != recorded
+    assert err.startswith(f"{folder}: identity_not_recorded: {out.strip()} is not the identity ")
+    assert f"{record} records for it ({recorded})" in err
+
+
+def test_identity_outside_a_build_compares_with_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(REPO / "build/robots/abb_irb2400", tmp_path / "abb_irb2400")
+    mesh = tmp_path / "abb_irb2400/meshes/link_1.stl"
+    mesh.write_bytes(mesh.read_bytes() + b"\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["identity", "abb_irb2400"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_a_cell_folder_outside_cells_is_refused(
