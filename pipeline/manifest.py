@@ -222,7 +222,9 @@ def check_complete(folder: Path, manifest: Manifest, display_folder: str) -> lis
             display,
             "/files",
             f"{path!r} is present but not listed",
-            "regenerate the manifest with `doit`",
+            # in build/, `doit` lists what its steps make and leaves a file no step makes
+            "remove it if no step made it (in build/, `doit` leaves such a file); otherwise "
+            "regenerate the manifest (`doit`)",
         )
         for path in byte_order(sorted(expected - listed))
     ]
