@@ -324,6 +324,9 @@ def test_dae_unit_other_than_a_metre_is_mesh_unreadable(
     assert finding.code == "mesh_unreadable"
     assert finding.file == "robots/abb_irb2400/meshes/link_6_mm.dae"
     assert "<unit meter>" in finding.message and why in finding.message
+    # the line of the <unit> element (a new-user trial found the finding named no place)
+    text = (abb / "meshes" / "link_6_mm.dae").read_text()
+    assert finding.place == str(text[: text.index("<unit ")].count("\n") + 1) != ""
 
 
 def test_box_only_link_also_starts_from_equal_cells(tmp_path: Path) -> None:

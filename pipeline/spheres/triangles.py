@@ -63,7 +63,7 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
                 )
             ]
         ) from None
-    unit = _collada_unit(loaded, display) if suffix == "dae" else 1.0
+    unit = _collada_unit(loaded, data, display) if suffix == "dae" else 1.0
     tri = tri * unit
     with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
         segments = loose_segments(data, suffix, loaded, display) * unit
@@ -152,7 +152,11 @@ def _absolute(corner: bytes, seen: dict[bytes, int]) -> bytes:
     return b"/".join(parts)
 
 
-def _collada_unit(loaded: object, display: str) -> float:
+# the <unit> element of a COLLADA <asset>, for the line its finding names
+_UNIT = re.compile(rb"<(?:[\w.-]+:)?unit[\s/>]")
+
+
+def _collada_unit(loaded: object, data: bytes, display: str) -> float:
     """Metres per length unit of a COLLADA file: 1, its only `<unit meter>` readers agree on.
 
     trimesh records the unit but does not apply it; rviz and Gazebo scale the mesh by it;
@@ -176,12 +180,14 @@ def _collada_unit(loaded: object, display: str) -> float:
         if math.isfinite(value) and value > 0
         else "not a positive number of metres per unit"
     )
+    found = _UNIT.search(data)
+    line = str(data.count(b"\n", 0, found.start()) + 1) if found else ""
     raise ContractError(
         [
             Finding(
                 "mesh_unreadable",
                 display,
-                "",
+                line,
                 f"its <unit meter> is {head}: {why}",
                 'export the collision mesh in metres (<unit meter="1"/> in its <asset>), '
                 "or give its size in the URDF's <mesh scale>",
