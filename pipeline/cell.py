@@ -32,6 +32,7 @@ from pipeline.strict_io import (
     case_collisions,
     folder_refused,
     is_utf8,
+    linked_folder,
     read_bytes,
     read_regular,
     require_source,
@@ -182,7 +183,8 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     """Validate a cell's machine config, pin and calibration; collect every finding."""
     folder = cell_dir(cell_id)
     display = f"{folder}/{MACHINE_NAME}"
-    raise_if_errors(case_collisions(root / folder, folder))
+    linked = linked_folder(root / folder, folder, "cell")
+    raise_if_errors(linked or case_collisions(root / folder, folder))
     # a cell folder holds other JSON (its calibration): only a *machine*.json is a misnamed one
     require_source(root / folder, MACHINE_NAME, display, like="*machine*.json")
     machine = parse_machine(read_bytes(root / display, display, JSON_LIMIT), display)

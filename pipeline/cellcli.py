@@ -17,8 +17,10 @@ def _cell_id(folder: Path) -> str:
     """The id of a cell folder, which must be cells/<cell_id> of the current repository."""
     from pipeline.cell import CELLS
 
-    resolved = folder.resolve()
-    if resolved.parent != (Path.cwd() / CELLS).resolve():
+    # the folder itself is not resolved: a link cells/<b> -> <a> is cell <b>, which its
+    # step refuses (symlink_refused), not cell <a> under another name
+    resolved = Path(os.path.abspath(folder))
+    if resolved.parent.resolve() != (Path.cwd() / CELLS).resolve():
         raise ContractError(
             [
                 Finding(

@@ -140,11 +140,13 @@ def _recorded_identity(folder: Path) -> tuple[Path, str] | None:
 def cmd_check(args: argparse.Namespace) -> int:
     """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
     from pipeline.digests import COPY_BUDGET, Digests
+    from pipeline.findings import raise_if_errors
     from pipeline.freshness import advice, check
-    from pipeline.plan import plan
+    from pipeline.plan import linked_folders, plan
 
     root = repository_root()
     steps = plan(root)
+    raise_if_errors(linked_folders(root, steps))
     known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
     problems = check(root, steps, known)
     known.save()

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline.findings import Finding
 from pipeline.sourcenames import ignored
 from pipeline.stagecode import CODE, code
 from pipeline.stamps import Step
-from pipeline.strict_io import JSON_LIMIT, folder_refused, read_regular
+from pipeline.strict_io import JSON_LIMIT, folder_refused, linked_folder, read_regular
 
 ROBOTS = "robots"
 CELLS = "cells"
@@ -56,14 +57,15 @@ def lazy(module: str, function: str, *args: Any) -> Any:
 
 
 def _files_under(root: Path, folder: str) -> list[str]:
-    """Every source file below `folder`, repo-relative, sorted (a linked folder is not entered;
-    names sourcenames.ignored gives, such as `.DS_Store`, are left out).
+    """Every source file below `folder`, repo-relative, sorted (a linked folder is not entered,
+    `folder` itself neither: its step refuses it; names sourcenames.ignored gives, such as
+    `.DS_Store`, are left out).
 
     As os.walk lists them, without its per-folder lstat: scandir's entry types say it.
     """
     out: list[str] = []
     base = os.path.join(root, "")
-    pending = [folder]
+    pending = [] if os.path.islink(base + folder) else [folder]
     while pending:
         rel = pending.pop()
         try:
@@ -82,6 +84,18 @@ def _files_under(root: Path, folder: str) -> list[str]:
         except OSError:
             continue  # unreadable or gone: as os.walk, nothing below it
     return sorted(out)
+
+
+def _linked(root: Path, rel: str) -> bool:
+    return os.path.islink(os.path.join(root, rel))
+
+
+def _through_no_link(step: Step, folder: str) -> Step:
+    """The step of a linked robot or cell folder: it reads nothing through the link (its make
+    refuses the folder, strict_io.linked_folder), so no digest or check reads outside."""
+    inside = f"{folder}/"
+    inputs = tuple(path for path in step.inputs if not path.startswith(inside))
+    return step._replace(inputs=inputs, mirrors=())
 
 
 def _is_file(root: Path, rel: str) -> bool:
@@ -118,6 +132,8 @@ def _holds(entry: os.DirEntry[str], name: str) -> bool:
     # a folder this user may not search or list is planned, not taken for one removed (which
     # would prune its outputs): its step names the permission to fix
     hidden = ignored(entry.name)
+    if entry.is_symlink():  # to anything, dangling too: planned, so that its step refuses it
+        return not hidden
     try:
         os.lstat(os.path.join(entry.path, name))  # a dangling link counts: the step refuses it
         return True
@@ -136,7 +152,7 @@ def _holds(entry: os.DirEntry[str], name: str) -> bool:
         return False
 
 
-def _helper_modules(root: Path, src: str) -> list[str]:
+def _helper_modules(root: Path, src: str, linked: bool = False) -> list[str]:
     """Python files beside a robot's srdf.py (and below, but for meshes/), sorted; not hidden.
 
     gen_srdf() may import them (its folder leads its sys.path), so they make the SRDF as much
@@ -144,7 +160,8 @@ def _helper_modules(root: Path, src: str) -> list[str]:
     """
     out: list[str] = []
     skip = len(os.path.join(root, ""))
-    for dirpath, dirnames, filenames in os.walk(os.path.join(root, src)):
+    # os.walk enters no linked folder below `src`; a linked `src` is not walked either
+    for dirpath, dirnames, filenames in [] if linked else os.walk(os.path.join(root, src)):
         rel = dirpath[skip:].replace(os.sep, "/")
         top = rel == src
         dirnames[:] = sorted(d for d in dirnames if not ignored(d) and not (top and d == "meshes"))
@@ -166,7 +183,10 @@ def model_ids(root: Path) -> list[str]:
 def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
     """The steps that compile one robot, keyed by stage."""
     src = f"{ROBOTS}/{model_id}"
-    meshes = _files_under(root, f"{src}/meshes")
+    # a linked robot folder is planned, but nothing in it is listed or read: its urdf step
+    # refuses it (symlink_refused), and the steps after that one do not run
+    linked = _linked(root, src)
+    meshes = [] if linked else _files_under(root, f"{src}/meshes")
     urdf = Step(
         f"urdf:{model_id}",
         "validate the URDF; copy it and its meshes into build/",
@@ -178,7 +198,9 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
     steps = {"urdf": urdf}
     # lexists, not is_file, here and below: an optional source that is a folder, a FIFO or a
     # dangling link is an input its step refuses, never an absent file
-    present = [f"{src}/{name}" for name in CONFIG_SOURCES if _lexists(root, f"{src}/{name}")]
+    present = [
+        f"{src}/{name}" for name in CONFIG_SOURCES if not linked and _lexists(root, f"{src}/{name}")
+    ]
     steps["config"] = Step(
         f"config:{model_id}",
         "validate config.json and rtcore_definition.json; copy them into build/",
@@ -194,12 +216,13 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
     steps["srdf"] = Step(
         f"srdf:{model_id}",
         "run gen_srdf() and write the checked SRDF",
-        (f"{src}/srdf.py", *_helper_modules(root, src), f"{src}/robot.urdf", code("srdf")),
+        (f"{src}/srdf.py", *_helper_modules(root, src, linked), f"{src}/robot.urdf", code("srdf")),
         lazy("pipeline.srdf.compile", "make_srdf", model_id),
         (f"build/robots/{model_id}/robot.srdf",),
         after=(urdf.name,),  # as config: a bad URDF is reported by urdf:<id> alone
     )
-    settings = [f"{src}/{SPHERES_SETTINGS}"] if _lexists(root, f"{src}/{SPHERES_SETTINGS}") else []
+    found = not linked and _lexists(root, f"{src}/{SPHERES_SETTINGS}")
+    settings = [f"{src}/{SPHERES_SETTINGS}"] if found else []
     steps["spheres"] = Step(
         f"spheres:{model_id}",
         "fit (or restamp) the collision spheres; prove they cover every collision surface",
@@ -215,6 +238,8 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         lazy("pipeline.spheres.task", "make_spheres", model_id),
         (f"build/robots/{model_id}/spheres.json",),
     )
+    if linked:  # the manifest below reads stamps only
+        steps = {stage: _through_no_link(step, src) for stage, step in steps.items()}
     upstream = [step.name for step in steps.values()]
     steps["manifest"] = Step(
         f"manifest:{model_id}",
@@ -262,11 +287,13 @@ def cell_step(
 ) -> Step:
     """The step that validates one cell and compiles it into build/cells/<cell_id>/.
     (`configs`: which robots have a config.json, found once for all cells serving each.)"""
-    inputs = _files_under(root, f"{CELLS}/{cell_id}")
-    machine = f"{CELLS}/{cell_id}/machine.json"
+    folder = f"{CELLS}/{cell_id}"
+    inputs = _files_under(root, folder)  # none in a linked folder, which the step refuses
+    machine = f"{folder}/machine.json"
     # listed when absent too: the step refuses it, and a check names it as what is missing
     inputs = inputs if machine in inputs else [machine, *inputs]
-    model, pinned = _cell_sources(root, cell_id)
+    linked = _linked(root, folder)
+    model, pinned = (None, None) if linked else _cell_sources(root, cell_id)
     if model is not None and model in manifests:
         src = f"{ROBOTS}/{model}"
         inputs += [manifests[model].stamp, f"{src}/robot.urdf"]
@@ -279,7 +306,7 @@ def cell_step(
     served = [] if model is None else [(f"build/robots/{model}/", f"{out}/description/")]
     if pinned is not None:
         served.append((f"{CELLS}/{cell_id}/{pinned}", f"{out}/machine_planning_calibration.json"))
-    return Step(
+    step = Step(
         f"cellbuild:{cell_id}",
         "validate the cell's machine config and calibration; compile it into build/cells/",
         (*inputs, code("cellbuild")),
@@ -287,6 +314,7 @@ def cell_step(
         (f"{out}/cell.json", f"{out}/machine_planning_calibration.json"),
         mirrors=tuple(served),
     )
+    return _through_no_link(step, folder) if linked else step
 
 
 def needed(steps: list[Step], name: str) -> list[Step]:
@@ -317,3 +345,18 @@ def plan(root: Path) -> list[Step]:
     configs: dict[str, bool] = {}
     steps += [cell_step(root, cell_id, manifests, configs) for cell_id in cell_ids(root)]
     return steps
+
+
+def linked_folders(root: Path, steps: list[Step]) -> list[Finding]:
+    """The refusal of each planned robot or cell folder, or robot's meshes/, that is a symbolic
+    link: a check cannot say whether build/ is what sources it will not read produce."""
+    out: list[Finding] = []
+    for step in steps:
+        stage, _, name = step.name.partition(":")
+        if stage == "cellbuild":
+            out += linked_folder(root / CELLS / name, f"{CELLS}/{name}", "cell")
+        elif stage == "urdf":
+            src = f"{ROBOTS}/{name}"
+            linked = linked_folder(root / src, src, "robot")
+            out += linked or linked_folder(root / src / "meshes", f"{src}/meshes", "meshes")
+    return out

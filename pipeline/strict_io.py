@@ -125,6 +125,30 @@ def require_source(folder: Path, name: str, display: str, hint: str = "", like: 
     raise refusal("file_missing", display, "", "file does not exist", hint)
 
 
+# how the refusal of each kind of source folder that is a symbolic link says to fix it
+_LINKED_FOLDER_HINTS = {
+    "robot": "replace the link with a real folder holding the robot's sources (copy what it "
+    "points to into {display}/)",
+    "cell": "replace the link with a real folder holding the cell's sources (copy what it "
+    "points to into {display}/)",
+    "meshes": "replace the link with a real meshes/ folder holding the mesh files",
+}
+
+
+def linked_folder(folder: Path, display: str, kind: str) -> list[Finding]:
+    """A robot or cell folder (`robots/<id>`, `cells/<id>`) or a robot's `meshes/` that is a
+    symbolic link, to anything: refused alone, before anything in it is read.
+
+    Every path below it would be read through the link: from outside the repository, or as a
+    second robot or cell made of another folder's files.
+    """
+    if not os.path.islink(folder):
+        return []
+    hint = _LINKED_FOLDER_HINTS[kind].format(display=display)
+    message = f"the {kind} folder is a symbolic link"
+    return [Finding("symlink_refused", display, "", message, hint)]
+
+
 def case_collisions(folder: Path, display: str) -> list[Finding]:
     """A robot or cell folder whose name a sibling repeats in another case."""
     try:

@@ -218,9 +218,15 @@ def task_cell() -> Iterator[dict[str, Any]]:
 
 
 def _check_action(root: Path) -> TaskFailed | None:
+    from pipeline.findings import render
     from pipeline.freshness import check
+    from pipeline.plan import linked_folders
 
-    problems = check(root, plan(root), digest_cache(str(root)))
+    steps = plan(root)
+    refused = linked_folders(root, steps)
+    if refused:
+        return TaskFailed(render(refused))
+    problems = check(root, steps, digest_cache(str(root)))
     if problems:
         return TaskFailed("\n".join(p.line() for p in problems))
     return None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 
 def run(argv: list[str]) -> int:
@@ -285,3 +286,92 @@ def test_check_with_only_files_no_step_makes_says_delete_them_not_run_doit(
     assert captured.err.splitlines() == [
         "build/ holds 1 file(s) that no step makes: delete them (`doit` leaves them)"
     ]
+
+
+def _robot_outside(project: Path, outside: Path) -> None:
+    shutil.copytree(project / "robots/abb_irb2400", outside / "panda")
+    (project / "robots/outside").symlink_to(outside / "panda")
+
+
+def _robot_to_robot(project: Path, outside: Path) -> None:
+    (project / "robots/abb2").symlink_to("abb_irb2400")
+
+
+def _cell_to_cell(project: Path, outside: Path) -> None:
+    (project / "cells/bench2").symlink_to("iiwa_bench")
+
+
+def _meshes_outside(project: Path, outside: Path) -> None:
+    shutil.move(project / "robots/abb_irb2400/meshes", outside / "meshes")
+    (project / "robots/abb_irb2400/meshes").symlink_to(outside / "meshes")
+
+
+def _linked(folder: str, kind: str) -> str:
+    return (
+        f"{folder}: symlink_refused: the {kind} folder is a symbolic link; replace the link with "
+        f"a real folder holding the {kind}'s sources (copy what it points to into {folder}/)"
+    )
+
+
+MESHES_LINKED = (
+    "robots/abb_irb2400/meshes: symlink_refused: the meshes folder is a symbolic link; replace "
+    "the link with a real meshes/ folder holding the mesh files"
+)
+# (link, the one finding, the commands that must refuse it)
+LINKED_FOLDERS = {
+    "robot-outside": (
+        _robot_outside,
+        _linked("robots/outside", "robot"),
+        (("doit",), ("validate",), ("validate", "outside"), ("check",)),
+    ),
+    "robot-to-robot": (
+        _robot_to_robot,
+        _linked("robots/abb2", "robot"),
+        (("doit",), ("validate",), ("validate", "abb2"), ("check",)),
+    ),
+    "cell-to-cell": (
+        _cell_to_cell,
+        _linked("cells/bench2", "cell"),
+        (("doit",), ("cell", "cells/bench2"), ("cell", "--check", "cells/bench2"), ("check",)),
+    ),
+    "meshes-outside": (
+        _meshes_outside,
+        MESHES_LINKED,
+        (("doit",), ("validate", "abb_irb2400"), ("check",)),
+    ),
+}
+FINDING_LINE = re.compile(r"^\S+?(:\S+)?: [a-z][a-z0-9_]*: ")
+# rebuilt by the doit run of each case: another robot's step and another cell's
+REBUILT = ("build/robots/lbr_iiwa_14_r820/robot.srdf", "build/cells/iiwa_bench/cell.json")
+
+
+@pytest.mark.parametrize(
+    ("case", "command"),
+    [(case, command) for case, (_, _, commands) in LINKED_FOLDERS.items() for command in commands],
+    ids=lambda v: v if isinstance(v, str) else "-".join(v),
+)
+def test_symlink_refused_linked_robot_cell_or_meshes_folder_is_one_finding_and_exit_2(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, case: str, command: tuple[str, ...]
+) -> None:
+    """A linked robots/<id> was compiled from the files it points to (outside the repository,
+    or another robot's as a second robot); a linked cell was compiled as the cell it names."""
+    link, finding, _ = LINKED_FOLDERS[case]
+    rebuilt = {path: (project / path).read_bytes() for path in REBUILT}
+    for path in REBUILT:
+        (project / path).unlink()  # what the doit run must still build beside the refusal
+    before = tree_bytes(project / "build")
+    link(project, tmp_path_factory.mktemp("outside"))
+    if command == ("doit",):
+        result = run_doit(project)
+    else:
+        result = run_python(project, "-m", "pipeline", *command)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "Traceback" not in output
+    assert [line for line in output.splitlines() if FINDING_LINE.match(line)] == [finding]
+    if command == ("doit",):
+        after = {f"build/{path}": data for path, data in tree_bytes(project / "build").items()}
+        assert {path: after.get(path) for path in REBUILT} == rebuilt
+        assert {p.removeprefix("build/"): b for p, b in after.items() if p not in REBUILT} == before
+    else:
+        assert tree_bytes(project / "build") == before

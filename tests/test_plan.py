@@ -518,3 +518,54 @@ def test_file_unreadable_folders_stop_doit_and_leave_build_as_it_was(project: Pa
         assert "Traceback" not in said
         assert f"{folder}: file_unreadable: folder cannot be listed" in said
         assert tree_bytes(project / "build") == before
+
+
+def _link_robot_outside(repo: Path, outside: Path) -> str:
+    shutil.copytree(repo / "robots" / ABB, outside / "panda")
+    (repo / "robots" / "outside").symlink_to(outside / "panda")
+    return "robots/outside"
+
+
+def _link_robot_to_robot(repo: Path, outside: Path) -> str:
+    (repo / "robots" / "abb2").symlink_to(ABB)
+    return "robots/abb2"
+
+
+def _link_robot_dangling(repo: Path, outside: Path) -> str:
+    (repo / "robots" / "gone").symlink_to(outside / "gone")
+    return "robots/gone"
+
+
+def _link_cell(repo: Path, outside: Path) -> str:
+    (repo / "cells" / "bench2").symlink_to("iiwa_bench")
+    return "cells/bench2"
+
+
+def _link_meshes_outside(repo: Path, outside: Path) -> str:
+    shutil.move(repo / "robots" / ABB / "meshes", outside / "meshes")
+    (repo / "robots" / ABB / "meshes").symlink_to(outside / "meshes")
+    return f"robots/{ABB}/meshes"
+
+
+@pytest.mark.parametrize(
+    ("link", "step"),
+    [
+        (_link_robot_outside, "urdf:outside"),
+        (_link_robot_to_robot, "urdf:abb2"),
+        (_link_robot_dangling, "urdf:gone"),
+        (_link_cell, "cellbuild:bench2"),
+        (_link_meshes_outside, f"urdf:{ABB}"),
+    ],
+    ids=["robot-outside", "robot-to-robot", "robot-dangling", "cell-to-cell", "meshes-outside"],
+)
+def test_symlink_refused_a_linked_folder_is_planned_but_nothing_through_it_is_an_input(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, link: Callable[..., str], step: str
+) -> None:
+    """A linked robots/<id> was planned with the files it points to as inputs (digested, outside
+    the repository), a link to another robot as a second robot; its step refuses it now."""
+    folder = link(repo, tmp_path_factory.mktemp("outside"))
+    steps = by_name(repo)
+    assert step in steps  # planned: its step names the link, and its outputs are not pruned
+    through = [i for s in steps.values() for i in s.inputs if i.startswith(f"{folder}/")]
+    assert through == []
+    assert all(src != f"{folder}/" for s in steps.values() for src, _ in s.mirrors)

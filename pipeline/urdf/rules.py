@@ -10,7 +10,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
-from pipeline.strict_io import XML_LIMIT, case_collisions, read_bytes, require_source
+from pipeline.strict_io import (
+    XML_LIMIT,
+    case_collisions,
+    linked_folder,
+    read_bytes,
+    require_source,
+)
 from pipeline.urdf.model import (
     BOUNDED_TYPES,
     JOINT_TYPES,
@@ -231,16 +237,10 @@ COLLISION_MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply")
 
 def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
     """Each named mesh is a regular file inside `folder/meshes`, not a link out of it."""
-    if os.path.islink(folder / "meshes"):
-        return [
-            Finding(
-                "symlink_refused",
-                str(PurePosixPath(robot.file).parent / "meshes"),
-                "",
-                "the meshes folder is a symbolic link",
-                "replace the link with a real meshes/ folder holding the mesh files",
-            )
-        ]
+    display = f"{PurePosixPath(robot.file).parent}/meshes"
+    linked = linked_folder(folder / "meshes", display, "meshes")
+    if linked:
+        return linked
     out = []
     # Not (folder / "meshes").resolve(): a link below meshes/ must not move the root either.
     meshes = folder.resolve() / "meshes"
@@ -308,10 +308,11 @@ MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII)
 
 
 def model_id_findings(folder: Path, display_root: Path) -> list[Finding]:
-    """A finding when the folder's name is not a valid model id (shown escaped), or another
-    robot's in another case."""
+    """A finding when the folder's name is not a valid model id (shown escaped), the folder is a
+    symbolic link, or its name is another robot's in another case."""
     found = invalid_model_ids([folder.name], display_path(folder.parent, display_root))
-    return found or case_collisions(folder, display_path(folder, display_root))
+    display = display_path(folder, display_root)
+    return found or linked_folder(folder, display, "robot") or case_collisions(folder, display)
 
 
 def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Finding]:
