@@ -353,6 +353,27 @@ def test_findings_name_the_line_a_multiline_tag_opens_on(repo: Path) -> None:
     assert lines[places["unknown_joint_type"] - 1].strip() == "<joint"
 
 
+@pytest.mark.parametrize(
+    ("code", "uri"),
+    [
+        ("mesh_uri_not_package", "meshes/link_1.stl"),
+        ("mesh_uri_outside_meshes", "package://abb_irb2400/meshes/../robot.urdf"),
+        ("mesh_missing", "package://abb_irb2400/meshes/link_9.stl"),
+        ("mesh_format_unsupported", "package://abb_irb2400/meshes/link_1.zip"),
+    ],
+    ids=["not-package", "outside-meshes", "missing", "format-unsupported"],
+)
+def test_mesh_findings_name_the_line_of_the_mesh_element(repo: Path, code: str, uri: str) -> None:
+    """All of one mesh's findings name the <mesh> that names the file: mesh_missing and
+    mesh_format_unsupported named the <collision> line, the URI rules the <mesh> line."""
+    path = break_urdf(repo, [(L1_MESH, uri)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == code
+    assert path.read_text().splitlines()[int(finding.place) - 1].lstrip().startswith("<mesh ")
+
+
 def test_mesh_missing_in_another_case_names_the_file_that_is_there(repo: Path) -> None:
     """A URDF from a case-insensitive file system names link_1.STL; meshes/ holds link_1.stl."""
     break_urdf(repo, [(L1_MESH, L1_MESH.replace(".stl", ".STL"))])

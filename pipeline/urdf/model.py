@@ -25,6 +25,8 @@ class Mesh:
     filename: str
     path: str
     scale: Vec3 = (1.0, 1.0, 1.0)
+    # where the URDF names the file (its findings' place); not part of the geometry's identity
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class Mimic:
     joint: str
     multiplier: float = 1.0
     offset: float = 0.0
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

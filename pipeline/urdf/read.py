@@ -197,7 +197,7 @@ class _Reader:
                     "file itself rather than scaling by a negative number)",
                 )
                 return None
-            return None if path is None else Mesh(filename, path, _vec3(scale))
+            return None if path is None else Mesh(filename, path, _vec3(scale), source_line(shape))
         if shape.tag == "box":
             size = self.floats(shape, "size", 3, None)
             return None if size is None else self.sized(shape, Box(_vec3(size)), size)

@@ -257,7 +257,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                     Finding(
                         "mesh_format_unsupported",
                         robot.file,
-                        str(element.line),
+                        str(geometry.line),
                         f"collision mesh {geometry.path!r} is {kind}; a collision mesh is STL, "
                         "OBJ, COLLADA (.dae) or PLY",
                         "export the collision mesh as binary STL (a visual may be any format)",
@@ -285,7 +285,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                     Finding(
                         code,
                         robot.file,
-                        str(element.line),
+                        str(geometry.line),
                         f"mesh {geometry.path!r} {message}",
                         hint,
                     )
