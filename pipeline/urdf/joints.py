@@ -92,7 +92,8 @@ def _limit_rules(joint: Joint, add: Add) -> None:
 
 
 def mimic_findings(robot: Robot, add: Add) -> None:
-    """Each <mimic> names a joint, and following mimics never comes back to a joint."""
+    """Each <mimic> follows a movable joint of the URDF, within reach of its own limits, and
+    following mimics never comes back to a joint; findings name the <mimic> line."""
     by_name = {joint.name: joint for joint in robot.joints}
     on_cycles: set[str] = set()
     for joint in robot.joints:
@@ -101,11 +102,12 @@ def mimic_findings(robot: Robot, add: Add) -> None:
         if joint.mimic.joint not in by_name:
             add(
                 "unknown_mimic_joint",
-                joint.line,
+                joint.mimic.line,
                 f"joint {joint.name!r} mimics unknown joint {joint.mimic.joint!r}",
                 "name an existing joint in <mimic joint=...>",
             )
             continue
+        _follows(joint, by_name[joint.mimic.joint], add)
         seen = {joint.name: None}  # a dict: ordered, and a constant-time membership test
         target: Joint | None = by_name[joint.mimic.joint]
         while target is not None and target.mimic is not None and target.name not in seen:
@@ -116,7 +118,57 @@ def mimic_findings(robot: Robot, add: Add) -> None:
             on_cycles.update(seen)
             add(
                 "mimic_cycle",
-                joint.line,
+                joint.mimic.line,
                 f"mimic joints {' -> '.join(seen)} form a cycle",
                 "make every mimic chain end at a joint that mimics nothing",
             )
+
+
+# what a mimic can follow: one coordinate that moves (continuous: unbounded_joint_type)
+_MOVABLE = ("revolute", "continuous", "prismatic")
+_UNIT = {"revolute": "rad", "prismatic": "m"}
+
+
+def _follows(joint: Joint, target: Joint, add: Add) -> None:
+    """The joint `joint` mimics moves, and maps some of its range into `joint`'s limits."""
+    assert joint.mimic is not None
+    mimic = joint.mimic
+    if target.type not in _MOVABLE:
+        if target.type in JOINT_TYPES:  # an unknown type is unknown_joint_type alone
+            add(
+                "mimic_of_unmovable_joint",
+                mimic.line,
+                f"joint {joint.name!r} mimics {target.name!r}, a {target.type} joint: a mimic "
+                "follows the one coordinate of a revolute or prismatic joint (MoveIt and KDL "
+                "refuse this one)",
+                "name a revolute or prismatic joint in <mimic joint=...>, or remove the <mimic>",
+            )
+        return
+    own, followed = _bounds(joint), _bounds(target)
+    if own is None or followed is None or math.isnan(mimic.multiplier + mimic.offset):
+        return  # unbounded, or a limit or number another finding reports
+    ends = [mimic.multiplier * end + mimic.offset for end in followed]
+    low, high = min(ends), max(ends)
+    if high < own[0] or low > own[1]:
+        unit, its = _UNIT[joint.type], _UNIT[target.type]
+        add(
+            "mimic_outside_limits",
+            mimic.line,
+            f"joint {joint.name!r} follows {target.name!r} as {mimic.multiplier:g} * q + "
+            f"{mimic.offset:g}: its range [{followed[0]:g}, {followed[1]:g}] {its} maps to "
+            f"[{low:g}, {high:g}] {unit}, all outside the joint's own limits "
+            f"[{own[0]:g}, {own[1]:g}] {unit}",
+            "correct <mimic multiplier offset> (or either joint's limits) so that the "
+            "followed joint's range reaches into this joint's limits",
+        )
+
+
+def _bounds(joint: Joint) -> tuple[float, float] | None:
+    """A bounded joint's (lower, upper) when they are finite and ordered, else None."""
+    limit = joint.limit
+    if joint.type not in BOUNDED_TYPES or limit is None:
+        return None
+    lower, upper = limit.lower, limit.upper
+    if lower is None or upper is None or not (math.isfinite(lower) and math.isfinite(upper)):
+        return None
+    return (lower, upper) if lower < upper else None

@@ -327,6 +327,7 @@ class _Reader:
                 mimic_node.get("joint", ""),
                 1.0 if multiplier is None else multiplier,
                 0.0 if offset is None else offset,
+                source_line(mimic_node),
             )
         return Joint(
             self.name(node),
