@@ -122,6 +122,13 @@ CASES = [
         "mimic_outside_limits",
         [FINGER, (FINGER_MIMIC, '<mimic joint="joint_6" multiplier="-0.01" offset="-1"/>')],
     ),
+    # a <limit> of absurd magnitude (an origin was capped at 1e6 m, a limit at nothing)
+    ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('upper="0.04"', 'upper="1e300"'))]),
+    ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('lower="0"', 'lower="-2e6"'))]),
+    ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('velocity="0.1"', 'velocity="1e7"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('upper="3.1416"', 'upper="1800"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('velocity="2.618"', 'velocity="1e5"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('effort="0"', 'effort="-1e300"'))]),
     ("missing_attribute", [('<link name="tool0"/>', "<link/>")]),
     (
         "invalid_geometry",
@@ -267,6 +274,40 @@ def test_one_problem_is_one_finding(
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     assert [f.code for f in exc.value.findings] == expected, exc.value.findings
+
+
+def test_limit_out_of_range_names_each_number_with_its_cap(repo: Path) -> None:
+    """One finding per joint, each number with the cap of its unit."""
+    edit = FINGER[1].replace('upper="0.04"', 'upper="1e300"').replace('effort="0"', 'effort="2e7"')
+    break_urdf(repo, [(FINGER[0], edit)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "limit_out_of_range"
+    assert finding.message == (
+        "prismatic joint 'slide' has <limit> upper=1e+300 (beyond 1e+06 m), effort=2e+07 "
+        "(beyond 1e+07 N)"
+    )
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [
+        # a turntable of +-100 turns, a linear track of 100 km, a spindle at 30,000 rpm
+        '<limit effort="1e5" lower="-628.3" upper="628.3" velocity="3141.6"/>',
+        '<limit effort="9e6" lower="-1e3" upper="1e3" velocity="1e4"/>',
+    ],
+    ids=["large", "at-the-caps"],
+)
+def test_limit_within_the_caps_is_not_refused(repo: Path, limit: str) -> None:
+    break_urdf(
+        repo,
+        [
+            (J1_LIMIT, limit),
+            (FINGER[0], FINGER[1].replace('upper="0.04"', 'upper="1e5"').replace('"0.1"', '"1e6"')),
+        ],
+    )
+    assert load_robot(repo / ABB, repo).joint("joint_1") is not None
 
 
 def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -> None:

@@ -5,14 +5,35 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from pipeline.urdf.model import BOUNDED_TYPES, JOINT_TYPES, UNBOUNDED_TYPES, Joint, Robot
+from pipeline.urdf.model import BOUNDED_TYPES, JOINT_TYPES, UNBOUNDED_TYPES, Joint, Limit, Robot
 
 # a finding's code, line, message and hint
 Add = Callable[[str, int, str, str], None]
 
 # metres: larger than any robot cell (the collision geometry's bound too); forward kinematics
-# adds one origin per joint, so a chain of such origins stays far from float64's overflow
-ORIGIN_LIMIT = 1e6
+# adds one origin per joint, so a chain of such origins stays far from float64's overflow.
+# A prismatic joint's travel (m) and speed (m/s) are held to it too.
+LENGTH_LIMIT = 1e6
+# What no revolute joint reaches: 1e3 rad is 159 turns, 1e4 rad/s 95,000 rpm. With the effort's
+# (N or N m, beyond the largest press), a <limit> past these is a unit or exponent mistake.
+ANGLE_LIMIT = 1e3
+ANGULAR_SPEED_LIMIT = 1e4
+EFFORT_LIMIT = 1e7
+# per joint type: each <limit> attribute's unit and largest magnitude
+_LIMIT_CAPS = {
+    "prismatic": {
+        "lower": ("m", LENGTH_LIMIT),
+        "upper": ("m", LENGTH_LIMIT),
+        "velocity": ("m/s", LENGTH_LIMIT),
+        "effort": ("N", EFFORT_LIMIT),
+    },
+    "revolute": {
+        "lower": ("rad", ANGLE_LIMIT),
+        "upper": ("rad", ANGLE_LIMIT),
+        "velocity": ("rad/s", ANGULAR_SPEED_LIMIT),
+        "effort": ("N m", EFFORT_LIMIT),
+    },
+}
 
 
 def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
@@ -49,12 +70,12 @@ def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
             f"joint {joint.name!r} has axis {axis}, whose length is 0 or overflows in float64",
             "give a non-zero <axis xyz> of ordinary size, such as 0 0 1",
         )
-    if any(abs(v) > ORIGIN_LIMIT for v in joint.origin.xyz):
+    if any(abs(v) > LENGTH_LIMIT for v in joint.origin.xyz):
         xyz = " ".join(repr(v) for v in joint.origin.xyz)
         add(
             "origin_out_of_range",
             joint.line,
-            f"joint {joint.name!r} has origin xyz {xyz}, beyond {ORIGIN_LIMIT:.0e} m of its "
+            f"joint {joint.name!r} has origin xyz {xyz}, beyond {LENGTH_LIMIT:.0e} m of its "
             "parent link's frame",
             "give the origin in metres (a CAD export in millimetres needs dividing by 1000)",
         )
@@ -88,6 +109,33 @@ def _limit_rules(joint: Joint, add: Add) -> None:
             joint.line,
             f"joint {joint.name!r} has {given}, not a finite number > 0",
             f"set velocity in {unit}/s, greater than 0",
+        )
+    if limit is not None:
+        _limit_magnitudes(joint, limit, add)
+
+
+def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
+    """A finding naming each <limit> number beyond what any joint of its type reaches."""
+    caps = _LIMIT_CAPS[joint.type]
+    given = {
+        "lower": limit.lower,
+        "upper": limit.upper,
+        "velocity": limit.velocity,
+        "effort": limit.effort,
+    }
+    over = [
+        f"{attr}={value:g} (beyond {cap:.0e} {unit})"
+        for attr, (unit, cap) in caps.items()
+        if (value := given[attr]) is not None and abs(value) > cap  # nan: invalid_number
+    ]
+    if over:
+        add(
+            "limit_out_of_range",
+            joint.line,
+            f"{joint.type} joint {joint.name!r} has <limit> {', '.join(over)}",
+            f"give lower and upper in {caps['lower'][0]}, velocity in {caps['velocity'][0]} and "
+            f"effort in {caps['effort'][0]} (millimetres or degrees need converting; 1e300 is "
+            "no limit: give the range the joint has)",
         )
 
 

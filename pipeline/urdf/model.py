@@ -95,11 +95,13 @@ class Link:
 
 @dataclass(frozen=True)
 class Limit:
-    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s); effort: extras.py."""
+    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s), effort (N m or N)."""
 
     lower: float | None
     upper: float | None
     velocity: float | None
+    # None when missing or not a number too: extras.py reports those, as Tesseract reads it
+    effort: float | None = None
 
 
 @dataclass(frozen=True)

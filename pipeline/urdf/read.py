@@ -317,6 +317,7 @@ class _Reader:
                 self.scalar(limit_node, "lower"),
                 self.scalar(limit_node, "upper"),
                 self.scalar(limit_node, "velocity"),
+                _quiet_number(limit_node.get("effort")),
             )
         mimic_node = node.find("mimic")
         mimic = None
@@ -340,6 +341,14 @@ class _Reader:
             mimic,
             source_line(node),
         )
+
+
+def _quiet_number(text: str | None) -> float | None:
+    """The finite number `text` holds, or None (no finding: extras.py makes those)."""
+    if text is None or not NUMBER.fullmatch(text.strip()):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 def _vec3(values: tuple[float, ...] | None) -> Vec3:
