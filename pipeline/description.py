@@ -70,12 +70,12 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
 def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
     """A copied file whose path an earlier one repeats in another case or Unicode normal form
     (one file on macOS and Windows: a checkout of build/ or an unpacked bundle holds one)."""
-    named: dict[str, int] = {}  # each mesh path by the first URDF element naming it
+    named: dict[str, int] = {}  # each mesh path by the line of the first <mesh> naming it
     for link in robot.links:
         elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
         for element in elements:
             if isinstance(element.geometry, Mesh):
-                named.setdefault(element.geometry.path, element.line)
+                named.setdefault(element.geometry.path, element.geometry.line)
     # URDF order first, then the companions (material libraries, textures) by name
     order = sorted(named, key=lambda path: named[path]) + sorted(set(copies) - set(named))
     seen: dict[str, str] = {}

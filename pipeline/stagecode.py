@@ -18,6 +18,7 @@ URDF_CODE = (
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",
     "pipeline/urdf/extras.py",
+    "pipeline/urdf/joints.py",
     "pipeline/urdf/rules.py",
     "pipeline/urdf/mesh_bytes.py",
     "pipeline/urdf/companions.py",

@@ -93,8 +93,7 @@ def test_case_collision_copies_that_differ_only_in_case_are_refused(
         old, new = "meshes/link_1.dae", twin
     urdf.write_text(urdf.read_text().replace(old, new, 1))
     lines = urdf.read_text().splitlines()
-    named = next(n for n, text in enumerate(lines) if "meshes/link_1.stl" in text)
-    line = max(n for n, text in enumerate(lines[:named], 1) if "<collision>" in text)
+    line = next(n for n, text in enumerate(lines, 1) if "meshes/link_1.stl" in text)
     with pytest.raises(ContractError) as exc:
         make_urdf_copies(repo, "abb_irb2400")
     [finding] = exc.value.findings
@@ -102,7 +101,7 @@ def test_case_collision_copies_that_differ_only_in_case_are_refused(
     assert "meshes/link_1" in finding.message and "differ only in case" in finding.message
     if companion:  # named by no URDF line: the file itself
         assert (finding.file, finding.place) == ("robots/abb_irb2400/meshes/link_1.mtl", "")
-    else:  # the element that names the second of the two, in the URDF's order
+    else:  # the <mesh> that names the second of the two, in the URDF's order
         assert (finding.file, finding.place) == ("robots/abb_irb2400/robot.urdf", str(line))
 
 

@@ -36,6 +36,15 @@ def _inertial(
     return "<inertial>" + "".join(parts) + "</inertial>"
 
 
+# A prismatic finger on tool0 that follows joint_6 (+-6.9813 rad) at 0.01 m/rad: valid as it is.
+FINGER_MIMIC = '<mimic joint="joint_6" multiplier="0.01" offset="0"/>'
+FINGER = (
+    '<link name="tool0"/>',
+    '<link name="tool0"/><link name="finger"/><joint name="slide" type="prismatic">'
+    '<parent link="tool0"/><child link="finger"/><axis xyz="0 0 1"/>'
+    f'<limit effort="0" lower="0" upper="0.04" velocity="0.1"/>{FINGER_MIMIC}</joint>',
+)
+
 # (case id == finding code, [(old, new), ...]) applied to the real abb_irb2400 URDF.
 CASES = [
     ("robot_name_mismatch", [('name="abb_irb2400"', 'name="irb2400"')]),
@@ -93,6 +102,33 @@ CASES = [
             ),
         ],
     ),
+    # a mimic of a fixed joint (a new user's Panda mimicked panda_joint8): MoveIt and KDL refuse
+    ("mimic_of_unmovable_joint", [(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_6-tool0"/>')]),
+    # ... or of a floating one (itself unbounded_joint_type): six coordinates, not one
+    (
+        "mimic_of_unmovable_joint",
+        [
+            (J1, '<joint name="joint_1" type="floating">'),
+            (
+                'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"',
+                'velocity="2.618"/><mimic joint="joint_1"/>\n  </joint>\n  <joint name="joint_3"',
+            ),
+        ],
+    ),
+    # a finger of [0, 0.04] m following joint_6 (+-6.98 rad) to [4.93, 5.07] m: never within
+    ("mimic_outside_limits", [FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0"', '"5"'))]),
+    # ... or, mirrored, to [-1.07, -0.93] m
+    (
+        "mimic_outside_limits",
+        [FINGER, (FINGER_MIMIC, '<mimic joint="joint_6" multiplier="-0.01" offset="-1"/>')],
+    ),
+    # a <limit> of absurd magnitude (an origin was capped at 1e6 m, a limit at nothing)
+    ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('upper="0.04"', 'upper="1e300"'))]),
+    ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('lower="0"', 'lower="-2e6"'))]),
+    ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('velocity="0.1"', 'velocity="1e7"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('upper="3.1416"', 'upper="1800"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('velocity="2.618"', 'velocity="1e5"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('effort="0"', 'effort="-1e300"'))]),
     ("missing_attribute", [('<link name="tool0"/>', "<link/>")]),
     (
         "invalid_geometry",
@@ -240,6 +276,40 @@ def test_one_problem_is_one_finding(
     assert [f.code for f in exc.value.findings] == expected, exc.value.findings
 
 
+def test_limit_out_of_range_names_each_number_with_its_cap(repo: Path) -> None:
+    """One finding per joint, each number with the cap of its unit."""
+    edit = FINGER[1].replace('upper="0.04"', 'upper="1e300"').replace('effort="0"', 'effort="2e7"')
+    break_urdf(repo, [(FINGER[0], edit)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "limit_out_of_range"
+    assert finding.message == (
+        "prismatic joint 'slide' has <limit> upper=1e+300 (beyond 1e+06 m), effort=2e+07 "
+        "(beyond 1e+07 N)"
+    )
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [
+        # a turntable of +-100 turns, a linear track of 100 km, a spindle at 30,000 rpm
+        '<limit effort="1e5" lower="-628.3" upper="628.3" velocity="3141.6"/>',
+        '<limit effort="9e6" lower="-1e3" upper="1e3" velocity="1e4"/>',
+    ],
+    ids=["large", "at-the-caps"],
+)
+def test_limit_within_the_caps_is_not_refused(repo: Path, limit: str) -> None:
+    break_urdf(
+        repo,
+        [
+            (J1_LIMIT, limit),
+            (FINGER[0], FINGER[1].replace('upper="0.04"', 'upper="1e5"').replace('"0.1"', '"1e6"')),
+        ],
+    )
+    assert load_robot(repo / ABB, repo).joint("joint_1") is not None
+
+
 def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -> None:
     break_urdf(repo, [(J1_LIMIT, '<limit effort="0" lower="-1" upper="1"/>')])
     with pytest.raises(ContractError) as exc:
@@ -353,6 +423,27 @@ def test_findings_name_the_line_a_multiline_tag_opens_on(repo: Path) -> None:
     assert lines[places["unknown_joint_type"] - 1].strip() == "<joint"
 
 
+@pytest.mark.parametrize(
+    ("code", "uri"),
+    [
+        ("mesh_uri_not_package", "meshes/link_1.stl"),
+        ("mesh_uri_outside_meshes", "package://abb_irb2400/meshes/../robot.urdf"),
+        ("mesh_missing", "package://abb_irb2400/meshes/link_9.stl"),
+        ("mesh_format_unsupported", "package://abb_irb2400/meshes/link_1.zip"),
+    ],
+    ids=["not-package", "outside-meshes", "missing", "format-unsupported"],
+)
+def test_mesh_findings_name_the_line_of_the_mesh_element(repo: Path, code: str, uri: str) -> None:
+    """All of one mesh's findings name the <mesh> that names the file: mesh_missing and
+    mesh_format_unsupported named the <collision> line, the URI rules the <mesh> line."""
+    path = break_urdf(repo, [(L1_MESH, uri)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == code
+    assert path.read_text().splitlines()[int(finding.place) - 1].lstrip().startswith("<mesh ")
+
+
 def test_mesh_missing_in_another_case_names_the_file_that_is_there(repo: Path) -> None:
     """A URDF from a case-insensitive file system names link_1.STL; meshes/ holds link_1.stl."""
     break_urdf(repo, [(L1_MESH, L1_MESH.replace(".stl", ".STL"))])
@@ -431,6 +522,97 @@ def test_primitives_prismatic_and_mimic_are_read(repo: Path) -> None:
     assert (slide.type, slide.mimic.joint, slide.mimic.multiplier) == ("prismatic", "joint_6", 0.01)
     base = robot.link("base_link")
     assert base is not None and isinstance(base.collisions[0].geometry, Mesh)
+
+
+# pybullet_data's franka_panda/panda.urdf: its fingers, the second mimicking the first
+PANDA_FINGERS = """
+  <link name="panda_leftfinger"/>
+  <link name="panda_rightfinger"/>
+  <joint name="panda_finger_joint1" type="prismatic">
+    <parent link="tool0"/>
+    <child link="panda_leftfinger"/>
+    <origin rpy="0 0 0" xyz="0 0 0.0584"/>
+    <axis xyz="0 1 0"/>
+    <limit effort="20" lower="0.0" upper="0.04" velocity="0.2"/>
+  </joint>
+  <joint name="panda_finger_joint2" type="prismatic">
+    <parent link="tool0"/>
+    <child link="panda_rightfinger"/>
+    <origin rpy="0 0 0" xyz="0 0 0.0584"/>
+    <axis xyz="0 -1 0"/>
+    <limit effort="20" lower="0.0" upper="0.04" velocity="0.2"/>
+    <mimic joint="panda_finger_joint1"/>
+  </joint>
+"""
+PANDA_TOUCHING = '<mimic joint="panda_finger_joint1" offset="0.04"/>'
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [("<!-- end of joint list -->", PANDA_FINGERS)],
+        # the xArm gripper of pybullet_data: revolute knuckles following a revolute drive
+        [FINGER, (FINGER_MIMIC, '<mimic joint="joint_6" multiplier="1" offset="0"/>')],
+        # a mirrored finger: -0.01 maps joint_6's range to [-0.07, 0.07] m, reaching [0, 0.04]
+        [FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0.01"', '"-0.01"'))],
+        # touching at one end is reaching: [0.04, 0.08] m against [0, 0.04] m
+        [
+            ("<!-- end of joint list -->", PANDA_FINGERS),
+            ('<mimic joint="panda_finger_joint1"/>', PANDA_TOUCHING),
+        ],
+        # following a joint whose limits are another finding's (a continuous joint: unbounded)
+        [
+            FINGER,
+            (FINGER_MIMIC, FINGER_MIMIC.replace("joint_6", "joint_1")),
+            (J1, '<joint name="joint_1" type="continuous">'),
+        ],
+    ],
+    ids=["panda-fingers", "revolute-follows-revolute", "mirrored", "touching", "unbounded"],
+)
+def test_a_mimic_that_can_follow_is_not_refused(repo: Path, edits: list[tuple[str, str]]) -> None:
+    """mimic_of_unmovable_joint and mimic_outside_limits refuse no mimic a real gripper has."""
+    break_urdf(repo, edits)
+    try:
+        load_robot(repo / ABB, repo)
+    except ContractError as exc:
+        codes = [f.code for f in exc.findings]
+        assert not {"mimic_of_unmovable_joint", "mimic_outside_limits"} & set(codes), codes
+
+
+@pytest.mark.parametrize(
+    ("code", "edits"),
+    [
+        ("unknown_mimic_joint", [(J1_LIMIT, J1_LIMIT + '\n<mimic joint="joint_9"/>')]),
+        ("mimic_of_unmovable_joint", [(J1_LIMIT, J1_LIMIT + '\n<mimic joint="joint_6-tool0"/>')]),
+        (
+            "mimic_outside_limits",
+            [FINGER, (FINGER_MIMIC, "\n" + FINGER_MIMIC.replace('"0"', '"5"'))],
+        ),
+    ],
+    ids=["unknown", "unmovable", "outside-limits"],
+)
+def test_mimic_findings_name_the_line_of_the_mimic_element(
+    repo: Path, code: str, edits: list[tuple[str, str]]
+) -> None:
+    """A finding about what a <mimic> follows names the <mimic>, as mesh findings the <mesh>."""
+    path = break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == code
+    assert path.read_text().splitlines()[int(finding.place) - 1].startswith("<mimic ")
+
+
+def test_mimic_outside_limits_says_the_numbers(repo: Path) -> None:
+    """A new user's finger followed a revolute joint with an offset in the wrong unit."""
+    break_urdf(repo, [FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0"', '"5"'))])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.message == (
+        "joint 'slide' follows 'joint_6' as 0.01 * q + 5: its range [-6.9813, 6.9813] rad maps "
+        "to [4.93019, 5.06981] m, all outside the joint's own limits [0, 0.04] m"
+    )
 
 
 PLY_HEAD = b"ply\nformat ascii 1.0\nelement vertex %d\nproperty float x\nproperty float y\n"

@@ -25,6 +25,8 @@ class Mesh:
     filename: str
     path: str
     scale: Vec3 = (1.0, 1.0, 1.0)
+    # where the URDF names the file (its findings' place); not part of the geometry's identity
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -93,11 +95,13 @@ class Link:
 
 @dataclass(frozen=True)
 class Limit:
-    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s); effort: extras.py."""
+    """A `<limit>`: position bounds (rad or m), velocity (rad/s or m/s), effort (N m or N)."""
 
     lower: float | None
     upper: float | None
     velocity: float | None
+    # None when missing or not a number too: extras.py reports those, as Tesseract reads it
+    effort: float | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class Mimic:
     joint: str
     multiplier: float = 1.0
     offset: float = 0.0
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,7 @@ class _Reader:
                     "file itself rather than scaling by a negative number)",
                 )
                 return None
-            return None if path is None else Mesh(filename, path, _vec3(scale))
+            return None if path is None else Mesh(filename, path, _vec3(scale), source_line(shape))
         if shape.tag == "box":
             size = self.floats(shape, "size", 3, None)
             return None if size is None else self.sized(shape, Box(_vec3(size)), size)
@@ -317,6 +317,7 @@ class _Reader:
                 self.scalar(limit_node, "lower"),
                 self.scalar(limit_node, "upper"),
                 self.scalar(limit_node, "velocity"),
+                _quiet_number(limit_node.get("effort")),
             )
         mimic_node = node.find("mimic")
         mimic = None
@@ -327,6 +328,7 @@ class _Reader:
                 mimic_node.get("joint", ""),
                 1.0 if multiplier is None else multiplier,
                 0.0 if offset is None else offset,
+                source_line(mimic_node),
             )
         return Joint(
             self.name(node),
@@ -339,6 +341,14 @@ class _Reader:
             mimic,
             source_line(node),
         )
+
+
+def _quiet_number(text: str | None) -> float | None:
+    """The finite number `text` holds, or None (no finding: extras.py makes those)."""
+    if text is None or not NUMBER.fullmatch(text.strip()):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 def _vec3(values: tuple[float, ...] | None) -> Vec3:

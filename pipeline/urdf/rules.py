@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
@@ -17,23 +16,9 @@ from pipeline.strict_io import (
     read_bytes,
     require_source,
 )
-from pipeline.urdf.model import (
-    BOUNDED_TYPES,
-    JOINT_TYPES,
-    UNBOUNDED_TYPES,
-    Collision,
-    Joint,
-    Mesh,
-    Robot,
-    Visual,
-)
+from pipeline.urdf.joints import Add, joint_findings, mimic_findings
+from pipeline.urdf.model import Collision, Joint, Mesh, Robot, Visual
 from pipeline.urdf.read import parse_urdf
-
-_Add = Callable[[str, int, str, str], None]
-
-# metres: larger than any robot cell (the collision geometry's bound too); forward kinematics
-# adds one origin per joint, so a chain of such origins stays far from float64's overflow
-ORIGIN_LIMIT = 1e6
 
 
 def check_rules(robot: Robot) -> list[Finding]:
@@ -64,7 +49,7 @@ def check_rules(robot: Robot) -> list[Finding]:
                 "give every joint a unique name",
             )
         joint_names.add(joint.name)
-        _joint_rules(joint, link_names, add)
+        joint_findings(joint, link_names, add)
         if joint.child in parents:
             add(
                 "link_has_two_parents",
@@ -99,86 +84,11 @@ def check_rules(robot: Robot) -> list[Finding]:
             "connect every link to one root link through joints",
         )
     _cycle_rules(parents, add)
-    _mimic_rules(robot, add)
+    mimic_findings(robot, add)
     return out
 
 
-def _joint_rules(joint: Joint, links: set[str], add: _Add) -> None:
-    for end in (joint.parent, joint.child):
-        if end and end not in links:
-            add(
-                "unknown_link",
-                joint.line,
-                f"joint {joint.name!r} names unknown link {end!r}",
-                "name a link defined in this URDF",
-            )
-    if joint.type in UNBOUNDED_TYPES:
-        add(
-            "unbounded_joint_type",
-            joint.line,
-            f"joint {joint.name!r} is {joint.type}, which cannot be bounded",
-            "model it as revolute or prismatic with <limit lower upper>",
-        )
-    elif joint.type not in JOINT_TYPES:
-        add(
-            "unknown_joint_type",
-            joint.line,
-            f"joint {joint.name!r} has type {joint.type!r}",
-            "use fixed, revolute or prismatic",
-        )
-    # the length as pipeline.kinematics normalises the axis: 1e-320 squares to 0, 1e200 to inf
-    length = math.sqrt(sum(a * a for a in joint.axis))
-    if joint.type != "fixed" and not (math.isfinite(length) and length > 0.0):
-        axis = " ".join(repr(a) for a in joint.axis)
-        add(
-            "zero_axis",
-            joint.line,
-            f"joint {joint.name!r} has axis {axis}, whose length is 0 or overflows in float64",
-            "give a non-zero <axis xyz> of ordinary size, such as 0 0 1",
-        )
-    if any(abs(v) > ORIGIN_LIMIT for v in joint.origin.xyz):
-        xyz = " ".join(repr(v) for v in joint.origin.xyz)
-        add(
-            "origin_out_of_range",
-            joint.line,
-            f"joint {joint.name!r} has origin xyz {xyz}, beyond {ORIGIN_LIMIT:.0e} m of its "
-            "parent link's frame",
-            "give the origin in metres (a CAD export in millimetres needs dividing by 1000)",
-        )
-    if joint.type in BOUNDED_TYPES:
-        _limit_rules(joint, add)
-
-
-def _limit_rules(joint: Joint, add: _Add) -> None:
-    unit = "rad" if joint.type == "revolute" else "m"
-    limit = joint.limit
-    if limit is None or limit.lower is None or limit.upper is None:
-        add(
-            "missing_joint_limit",
-            joint.line,
-            f"{joint.type} joint {joint.name!r} has no bounded <limit lower upper>",
-            f"add <limit lower=... upper=... velocity=...> in {unit}",
-        )
-    # nan: a number the reader refused (invalid_number); it is not reported again as nan
-    elif not (math.isnan(limit.lower) or math.isnan(limit.upper) or limit.lower < limit.upper):
-        add(
-            "invalid_joint_limit",
-            joint.line,
-            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} does not "
-            "have lower < upper",
-            f"give bounds in {unit} with lower < upper",
-        )
-    if limit is not None and (limit.velocity is None or limit.velocity <= 0):
-        given = "no velocity" if limit.velocity is None else f"velocity {limit.velocity}"
-        add(
-            "invalid_joint_velocity",
-            joint.line,
-            f"joint {joint.name!r} has {given}, not a finite number > 0",
-            f"set velocity in {unit}/s, greater than 0",
-        )
-
-
-def _cycle_rules(parents: dict[str, Joint], add: _Add) -> None:
+def _cycle_rules(parents: dict[str, Joint], add: Add) -> None:
     # Each link is walked once: a walk stops at a link an earlier walk settled (linear time;
     # walking every link up to its root was quadratic, minutes for a chain of 20,000 links).
     settled: set[str] = set()
@@ -198,36 +108,6 @@ def _cycle_rules(parents: dict[str, Joint], add: _Add) -> None:
                 "a URDF is a tree: break the cycle",
             )
         settled.update(seen)
-
-
-def _mimic_rules(robot: Robot, add: _Add) -> None:
-    by_name = {joint.name: joint for joint in robot.joints}
-    on_cycles: set[str] = set()
-    for joint in robot.joints:
-        if joint.mimic is None:
-            continue
-        if joint.mimic.joint not in by_name:
-            add(
-                "unknown_mimic_joint",
-                joint.line,
-                f"joint {joint.name!r} mimics unknown joint {joint.mimic.joint!r}",
-                "name an existing joint in <mimic joint=...>",
-            )
-            continue
-        seen = {joint.name: None}  # a dict: ordered, and a constant-time membership test
-        target: Joint | None = by_name[joint.mimic.joint]
-        while target is not None and target.mimic is not None and target.name not in seen:
-            seen[target.name] = None
-            target = by_name.get(target.mimic.joint)
-        # reported once, by the cycle's first joint: a joint leading into it is not on it
-        if target is not None and target.name == joint.name and joint.name not in on_cycles:
-            on_cycles.update(seen)
-            add(
-                "mimic_cycle",
-                joint.line,
-                f"mimic joints {' -> '.join(seen)} form a cycle",
-                "make every mimic chain end at a joint that mimics nothing",
-            )
 
 
 # What the sphere fitter reads (through trimesh). Others trimesh would take include archives
@@ -257,7 +137,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                     Finding(
                         "mesh_format_unsupported",
                         robot.file,
-                        str(element.line),
+                        str(geometry.line),
                         f"collision mesh {geometry.path!r} is {kind}; a collision mesh is STL, "
                         "OBJ, COLLADA (.dae) or PLY",
                         "export the collision mesh as binary STL (a visual may be any format)",
@@ -285,7 +165,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                     Finding(
                         code,
                         robot.file,
-                        str(element.line),
+                        str(geometry.line),
                         f"mesh {geometry.path!r} {message}",
                         hint,
                     )

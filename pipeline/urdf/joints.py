@@ -1,0 +1,222 @@
+"""The rules of one joint: its type, axis, origin and limits, and what its <mimic> follows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from pipeline.urdf.model import BOUNDED_TYPES, JOINT_TYPES, UNBOUNDED_TYPES, Joint, Limit, Robot
+
+# a finding's code, line, message and hint
+Add = Callable[[str, int, str, str], None]
+
+# metres: larger than any robot cell (the collision geometry's bound too); forward kinematics
+# adds one origin per joint, so a chain of such origins stays far from float64's overflow.
+# A prismatic joint's travel (m) and speed (m/s) are held to it too.
+LENGTH_LIMIT = 1e6
+# What no revolute joint reaches: 1e3 rad is 159 turns, 1e4 rad/s 95,000 rpm. With the effort's
+# (N or N m, beyond the largest press), a <limit> past these is a unit or exponent mistake.
+ANGLE_LIMIT = 1e3
+ANGULAR_SPEED_LIMIT = 1e4
+EFFORT_LIMIT = 1e7
+# per joint type: each <limit> attribute's unit and largest magnitude
+_LIMIT_CAPS = {
+    "prismatic": {
+        "lower": ("m", LENGTH_LIMIT),
+        "upper": ("m", LENGTH_LIMIT),
+        "velocity": ("m/s", LENGTH_LIMIT),
+        "effort": ("N", EFFORT_LIMIT),
+    },
+    "revolute": {
+        "lower": ("rad", ANGLE_LIMIT),
+        "upper": ("rad", ANGLE_LIMIT),
+        "velocity": ("rad/s", ANGULAR_SPEED_LIMIT),
+        "effort": ("N m", EFFORT_LIMIT),
+    },
+}
+
+
+def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
+    """The rules of one joint: its links, type, axis, origin and limits."""
+    for end in (joint.parent, joint.child):
+        if end and end not in links:
+            add(
+                "unknown_link",
+                joint.line,
+                f"joint {joint.name!r} names unknown link {end!r}",
+                "name a link defined in this URDF",
+            )
+    if joint.type in UNBOUNDED_TYPES:
+        add(
+            "unbounded_joint_type",
+            joint.line,
+            f"joint {joint.name!r} is {joint.type}, which cannot be bounded",
+            "model it as revolute or prismatic with <limit lower upper>",
+        )
+    elif joint.type not in JOINT_TYPES:
+        add(
+            "unknown_joint_type",
+            joint.line,
+            f"joint {joint.name!r} has type {joint.type!r}",
+            "use fixed, revolute or prismatic",
+        )
+    # the length as pipeline.kinematics normalises the axis: 1e-320 squares to 0, 1e200 to inf
+    length = math.sqrt(sum(a * a for a in joint.axis))
+    if joint.type != "fixed" and not (math.isfinite(length) and length > 0.0):
+        axis = " ".join(repr(a) for a in joint.axis)
+        add(
+            "zero_axis",
+            joint.line,
+            f"joint {joint.name!r} has axis {axis}, whose length is 0 or overflows in float64",
+            "give a non-zero <axis xyz> of ordinary size, such as 0 0 1",
+        )
+    if any(abs(v) > LENGTH_LIMIT for v in joint.origin.xyz):
+        xyz = " ".join(repr(v) for v in joint.origin.xyz)
+        add(
+            "origin_out_of_range",
+            joint.line,
+            f"joint {joint.name!r} has origin xyz {xyz}, beyond {LENGTH_LIMIT:.0e} m of its "
+            "parent link's frame",
+            "give the origin in metres (a CAD export in millimetres needs dividing by 1000)",
+        )
+    if joint.type in BOUNDED_TYPES:
+        _limit_rules(joint, add)
+
+
+def _limit_rules(joint: Joint, add: Add) -> None:
+    unit = "rad" if joint.type == "revolute" else "m"
+    limit = joint.limit
+    if limit is None or limit.lower is None or limit.upper is None:
+        add(
+            "missing_joint_limit",
+            joint.line,
+            f"{joint.type} joint {joint.name!r} has no bounded <limit lower upper>",
+            f"add <limit lower=... upper=... velocity=...> in {unit}",
+        )
+    # nan: a number the reader refused (invalid_number); it is not reported again as nan
+    elif not (math.isnan(limit.lower) or math.isnan(limit.upper) or limit.lower < limit.upper):
+        add(
+            "invalid_joint_limit",
+            joint.line,
+            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} does not "
+            "have lower < upper",
+            f"give bounds in {unit} with lower < upper",
+        )
+    if limit is not None and (limit.velocity is None or limit.velocity <= 0):
+        given = "no velocity" if limit.velocity is None else f"velocity {limit.velocity}"
+        add(
+            "invalid_joint_velocity",
+            joint.line,
+            f"joint {joint.name!r} has {given}, not a finite number > 0",
+            f"set velocity in {unit}/s, greater than 0",
+        )
+    if limit is not None:
+        _limit_magnitudes(joint, limit, add)
+
+
+def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
+    """A finding naming each <limit> number beyond what any joint of its type reaches."""
+    caps = _LIMIT_CAPS[joint.type]
+    given = {
+        "lower": limit.lower,
+        "upper": limit.upper,
+        "velocity": limit.velocity,
+        "effort": limit.effort,
+    }
+    over = [
+        f"{attr}={value:g} (beyond {cap:.0e} {unit})"
+        for attr, (unit, cap) in caps.items()
+        if (value := given[attr]) is not None and abs(value) > cap  # nan: invalid_number
+    ]
+    if over:
+        add(
+            "limit_out_of_range",
+            joint.line,
+            f"{joint.type} joint {joint.name!r} has <limit> {', '.join(over)}",
+            f"give lower and upper in {caps['lower'][0]}, velocity in {caps['velocity'][0]} and "
+            f"effort in {caps['effort'][0]} (millimetres or degrees need converting; 1e300 is "
+            "no limit: give the range the joint has)",
+        )
+
+
+def mimic_findings(robot: Robot, add: Add) -> None:
+    """Each <mimic> follows a movable joint of the URDF, within reach of its own limits, and
+    following mimics never comes back to a joint; findings name the <mimic> line."""
+    by_name = {joint.name: joint for joint in robot.joints}
+    on_cycles: set[str] = set()
+    for joint in robot.joints:
+        if joint.mimic is None:
+            continue
+        if joint.mimic.joint not in by_name:
+            add(
+                "unknown_mimic_joint",
+                joint.mimic.line,
+                f"joint {joint.name!r} mimics unknown joint {joint.mimic.joint!r}",
+                "name an existing joint in <mimic joint=...>",
+            )
+            continue
+        _follows(joint, by_name[joint.mimic.joint], add)
+        seen = {joint.name: None}  # a dict: ordered, and a constant-time membership test
+        target: Joint | None = by_name[joint.mimic.joint]
+        while target is not None and target.mimic is not None and target.name not in seen:
+            seen[target.name] = None
+            target = by_name.get(target.mimic.joint)
+        # reported once, by the cycle's first joint: a joint leading into it is not on it
+        if target is not None and target.name == joint.name and joint.name not in on_cycles:
+            on_cycles.update(seen)
+            add(
+                "mimic_cycle",
+                joint.mimic.line,
+                f"mimic joints {' -> '.join(seen)} form a cycle",
+                "make every mimic chain end at a joint that mimics nothing",
+            )
+
+
+# what a mimic can follow: one coordinate that moves (continuous: unbounded_joint_type)
+_MOVABLE = ("revolute", "continuous", "prismatic")
+_UNIT = {"revolute": "rad", "prismatic": "m"}
+
+
+def _follows(joint: Joint, target: Joint, add: Add) -> None:
+    """The joint `joint` mimics moves, and maps some of its range into `joint`'s limits."""
+    assert joint.mimic is not None
+    mimic = joint.mimic
+    if target.type not in _MOVABLE:
+        if target.type in JOINT_TYPES:  # an unknown type is unknown_joint_type alone
+            add(
+                "mimic_of_unmovable_joint",
+                mimic.line,
+                f"joint {joint.name!r} mimics {target.name!r}, a {target.type} joint: a mimic "
+                "follows the one coordinate of a revolute or prismatic joint (MoveIt and KDL "
+                "refuse this one)",
+                "name a revolute or prismatic joint in <mimic joint=...>, or remove the <mimic>",
+            )
+        return
+    own, followed = _bounds(joint), _bounds(target)
+    if own is None or followed is None or math.isnan(mimic.multiplier + mimic.offset):
+        return  # unbounded, or a limit or number another finding reports
+    ends = [mimic.multiplier * end + mimic.offset for end in followed]
+    low, high = min(ends), max(ends)
+    if high < own[0] or low > own[1]:
+        unit, its = _UNIT[joint.type], _UNIT[target.type]
+        add(
+            "mimic_outside_limits",
+            mimic.line,
+            f"joint {joint.name!r} follows {target.name!r} as {mimic.multiplier:g} * q + "
+            f"{mimic.offset:g}: its range [{followed[0]:g}, {followed[1]:g}] {its} maps to "
+            f"[{low:g}, {high:g}] {unit}, all outside the joint's own limits "
+            f"[{own[0]:g}, {own[1]:g}] {unit}",
+            "correct <mimic multiplier offset> (or either joint's limits) so that the "
+            "followed joint's range reaches into this joint's limits",
+        )
+
+
+def _bounds(joint: Joint) -> tuple[float, float] | None:
+    """A bounded joint's (lower, upper) when they are finite and ordered, else None."""
+    limit = joint.limit
+    if joint.type not in BOUNDED_TYPES or limit is None:
+        return None
+    lower, upper = limit.lower, limit.upper
+    if lower is None or upper is None or not (math.isfinite(lower) and math.isfinite(upper)):
+        return None
+    return (lower, upper) if lower < upper else None
