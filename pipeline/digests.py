@@ -253,8 +253,8 @@ class Digests:
         already read here is not read again (robots copied from one another, cells' copies)."""
         blob = (self.checkout or self._checkout()).blob(rel, info)
         found = self.blobs.get((blob, info.st_size)) if blob else None
-        if found is not None:
-            self._learn(rel, signature, found, changed_at(info))
+        if found is not None:  # changed_at, inline: once per copy of 11,000 on a fresh clone
+            self._learn(rel, signature, found, max(info.st_ctime_ns, info.st_mtime_ns))
             return found
         found = self._read(rel, path, expected, plain)
         # the blob's digest is what was read only if the file did not change meanwhile
@@ -357,13 +357,17 @@ class Digests:
         and build/'s when it was loaded."""
         if not (self.remember and self.dirty):
             return
-        entries = self.entries.items()
-        sources = [(rel, *entry) for rel, entry in entries if not rel.startswith(OUTPUTS)]
-        if not self.built_loaded and len(sources) < len(self.entries):
+        sources: list[tuple[str, str, str]] = []
+        built: list[tuple[str, str, str]] = []
+        for rel, (signature, digest) in self.entries.items():  # one pass: 16,000 at scale
+            (built if rel.startswith(OUTPUTS) else sources).append((rel, signature, digest))
+        if not self.built_loaded and built:
             self._load_built()  # a path of build/ learnt without a look-up: keep the others
+            built = [
+                (rel, *entry) for rel, entry in self.entries.items() if rel.startswith(OUTPUTS)
+            ]
         written = write_records(self.root / CACHE_NAME, CACHE_HEADER, sources)
         if self.built_loaded:
-            built = [(rel, *entry) for rel, entry in entries if rel.startswith(OUTPUTS)]
             built_written = write_records(self.root / BUILT_CACHE_NAME, BUILT_CACHE_HEADER, built)
             written = built_written and written
         if written:

@@ -351,12 +351,13 @@ def linked_folders(root: Path, steps: list[Step]) -> list[Finding]:
     """The refusal of each planned robot or cell folder, or robot's meshes/, that is a symbolic
     link: a check cannot say whether build/ is what sources it will not read produce."""
     out: list[Finding] = []
+    base = os.path.join(root, "")  # paths as strings: a check plans 600 folders at scale
     for step in steps:
         stage, _, name = step.name.partition(":")
         if stage == "cellbuild":
-            out += linked_folder(root / CELLS / name, f"{CELLS}/{name}", "cell")
+            out += linked_folder(f"{base}{CELLS}/{name}", f"{CELLS}/{name}", "cell")
         elif stage == "urdf":
             src = f"{ROBOTS}/{name}"
-            linked = linked_folder(root / src, src, "robot")
-            out += linked or linked_folder(root / src / "meshes", f"{src}/meshes", "meshes")
+            linked = linked_folder(base + src, src, "robot")
+            out += linked or linked_folder(f"{base}{src}/meshes", f"{src}/meshes", "meshes")
     return out

@@ -135,7 +135,7 @@ _LINKED_FOLDER_HINTS = {
 }
 
 
-def linked_folder(folder: Path, display: str, kind: str) -> list[Finding]:
+def linked_folder(folder: str | os.PathLike[str], display: str, kind: str) -> list[Finding]:
     """A robot or cell folder (`robots/<id>`, `cells/<id>`) or a robot's `meshes/` that is a
     symbolic link, to anything: refused alone, before anything in it is read.
 
