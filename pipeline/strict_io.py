@@ -127,10 +127,13 @@ def require_source(folder: Path, name: str, display: str, hint: str = "", like: 
 
 # how the refusal of each kind of source folder that is a symbolic link says to fix it
 _LINKED_FOLDER_HINTS = {
+    # a copy of another robot's or cell's folder is a new one: its id must follow the folder
     "robot": "replace the link with a real folder holding the robot's sources (copy what it "
-    "points to into {display}/)",
+    "points to into {display}/; a copy of another robot's folder is a new model: give its "
+    "<robot name> and package:// mesh URIs the folder's name)",
     "cell": "replace the link with a real folder holding the cell's sources (copy what it "
-    "points to into {display}/)",
+    "points to into {display}/; a copy of another cell's folder is a new cell: give its "
+    "machine.json the folder's name as cell_id)",
     "meshes": "replace the link with a real meshes/ folder holding the mesh files",
 }
 

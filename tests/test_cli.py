@@ -306,10 +306,17 @@ def _meshes_outside(project: Path, outside: Path) -> None:
     (project / "robots/abb_irb2400/meshes").symlink_to(outside / "meshes")
 
 
+_NEW_ID = {
+    "robot": "new model: give its <robot name> and package:// mesh URIs the folder's name",
+    "cell": "new cell: give its machine.json the folder's name as cell_id",
+}
+
+
 def _linked(folder: str, kind: str) -> str:
     return (
         f"{folder}: symlink_refused: the {kind} folder is a symbolic link; replace the link with "
-        f"a real folder holding the {kind}'s sources (copy what it points to into {folder}/)"
+        f"a real folder holding the {kind}'s sources (copy what it points to into {folder}/; a "
+        f"copy of another {kind}'s folder is a {_NEW_ID[kind]})"
     )
 
 
