@@ -145,11 +145,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pipeline.plan import linked_folders, plan
 
     root = repository_root()
-    steps = plan(root)
-    raise_if_errors(linked_folders(root, steps))
     known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
-    problems = check(root, steps, known)
-    known.save()
+    known.answer_build_elsewhere()  # on a fresh clone, while this process plans
+    try:
+        steps = plan(root)
+        raise_if_errors(linked_folders(root, steps))
+        problems = check(root, steps, known)
+        known.save()
+    finally:
+        known.close()
     for problem in problems:
         print(problem.line())
     for hint in advice(problems):

@@ -7,7 +7,9 @@ Most of build/ is copies (meshes in each description, each description in its ce
 file recorded with the same digest (an output, or an input by its stamp) is checked by comparing
 bytes instead of hashing it again. A checkout without a cache yet (a fresh clone) reads each
 distinct blob once, sources and build/ alike, taking from git's index which files are unchanged
-since checkout and which hold the same blob (pipeline/gitindex.py).
+since checkout and which hold the same blob (pipeline/gitindex.py); a check there has build/
+stated by a forked child while it plans (pipeline/indexahead.py). The cache's files are
+pipeline/digestcache.py's.
 """
 
 from __future__ import annotations
@@ -19,21 +21,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISREG
+from typing import TYPE_CHECKING
 
+from pipeline import digestcache
+from pipeline.digestcache import BUILT_CACHE_HEADER, BUILT_CACHE_NAME, OUTPUTS
 from pipeline.gitindex import Checkout, read_checkout, tracks_file_mode
-from pipeline.records import read_columns, write_records
 from pipeline.strict_io import EXECUTE_BITS, read_fd
 
-OUTPUTS = "build/"  # every step writes there and nowhere else
-# The cache is two files: the sources' (every path outside build/) and build/'s, a sixth and five
-# sixths of it at 100 robots. A run that meets only touched sources (a touch, a checkout of a
-# branch) loads and writes the first alone; build/'s is loaded when a path in it is looked up.
-CACHE_NAME = ".pipeline-digests"
-BUILT_CACHE_NAME = ".pipeline-digests-build"
-# Each file: its header, then `path NUL signature NUL digest NUL` per file. Paths cannot hold
-# NUL, so one split reads it.
-CACHE_HEADER = "pipeline digests 3\0"
-BUILT_CACHE_HEADER = "pipeline digests of build/ 3\0"
 # A file changed this recently (its ctime, see changed_at) could change again within the
 # clock's granularity without its stat changing ("racily clean" in git's terms), so its digest
 # is not remembered.
@@ -49,6 +43,9 @@ LINKED = "symlink:"
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_FLAGS = os.O_RDONLY | _NONBLOCK | _NOFOLLOW
+
+if TYPE_CHECKING:  # forking is imported where it is used, not by every doit run
+    from pipeline.readahead import Forked
 
 
 def hash_fd(fd: int) -> str:
@@ -84,8 +81,11 @@ class Digests:
         # when read_ahead began: its files are judged racily clean as of then, not when taken
         self.ahead_at = 0.0
         self.built_loaded = not remember  # whether build/'s remembered digests are in entries
+        self.answering: Forked | None = None  # a child stating build/ against git's index
+        self.answered: dict[str, str] = {}  # what it vouched for, path -> digest (settled)
+        self.built_elsewhere = False  # whether the child wrote build/'s cache file
         if remember:
-            self.entries = _load(root / CACHE_NAME, CACHE_HEADER)
+            self.entries = digestcache.load_sources(root)
         # only a checkout without a digest cache yet (a fresh clone) asks git's index
         self.fresh_clone = (
             remember and not self.entries and not os.path.exists(root / BUILT_CACHE_NAME)
@@ -106,6 +106,11 @@ class Digests:
         return digest
 
     def _of(self, rel: str, info: os.stat_result | None, expected: str) -> str:
+        if self.answering is not None and rel.startswith(OUTPUTS):
+            self._take_answers()
+        answered = self.answered.get(rel)
+        if answered is not None:
+            return answered
         if not self.built_loaded and rel.startswith(OUTPUTS):
             self._load_built()
         path = self.prefix + rel
@@ -131,6 +136,11 @@ class Digests:
         git's index to find it holding `digest` is not looked up again as a later step's input (a
         cell reads its robot's outputs).
         """
+        if self.answering is not None and rel.startswith(OUTPUTS):
+            self._take_answers()
+        answered = self.answered.get(rel)
+        if answered is not None:
+            return answered == digest
         if not self.built_loaded and rel.startswith(OUTPUTS):
             self._load_built()
         path = self.prefix + rel
@@ -159,13 +169,20 @@ class Digests:
         100 robots and 500 cells, where the calls per file cost a tenth of the reading). Any
         other goes to `holds`.
         """
+        if self.answering is not None:
+            self._take_answers()
         if not self.built_loaded:
             self._load_built()
         out: list[str] = []
         fresh, entries, kept, memo = self.fresh, self.entries, self.kept, self.memo
-        ahead = self.ahead
+        ahead, answered = self.ahead, self.answered
         tracked = (self.checkout or self._checkout()).entries
         for rel, digest in sorted(outputs.items()):
+            found = answered.get(rel)
+            if found is not None:  # the child stated it against git's index
+                if found != digest:
+                    out.append(rel)
+                continue
             if rel in fresh or rel in entries or rel in tracked:  # looked up, not read
                 if not self.holds(rel, digest):
                     out.append(rel)
@@ -213,17 +230,29 @@ class Digests:
     def read_ahead(self, wanted: Mapping[str, str]) -> None:
         """Digest at once, on two cores where there are, the files of `wanted` (path -> digest
         last recorded) that no remembered digest or git index entry answers; settled use only
-        (pipeline/readahead.py). `_read` and `unheld` then take what was found, once."""
+        (pipeline/readahead.py). `_read` and `unheld` then take what was found, once.
+
+        While a child states build/ against git's index, the sources of `wanted` are digested
+        here first, before what it found is taken."""
         if self.memo is None:
             return
+        if self.answering is not None:
+            for rel, expected in wanted.items():
+                if not rel.startswith(OUTPUTS):
+                    self.of(rel, None, expected)
+            self._take_answers()
         if not self.built_loaded:
             self._load_built()
         tracked = (self.checkout or self._checkout()).entries
         fresh, entries = self.fresh, self.entries
+        answered = self.answered
         todo = [
             item
             for item in wanted.items()
-            if item[0] not in fresh and item[0] not in entries and item[0] not in tracked
+            if item[0] not in fresh
+            and item[0] not in entries
+            and item[0] not in tracked
+            and item[0] not in answered
         ]
         if not todo:
             return
@@ -323,9 +352,44 @@ class Digests:
 
     def _checkout(self) -> Checkout:
         if self.checkout is None:
-            found = read_checkout(self.root, "") if self.fresh_clone else None
+            # what a child answers (or has answered) is not looked up here as well
+            outside = OUTPUTS if self.answering is not None or self.answered else ""
+            found = read_checkout(self.root, "", outside) if self.fresh_clone else None
             self.checkout = found or Checkout({}, 0)
         return self.checkout
+
+    def answer_build_elsewhere(self) -> None:
+        """On a fresh clone (settled), have a forked child state build/ against git's index
+        while this process plans (pipeline/indexahead.py); what it found is taken when first
+        needed."""
+        if self.memo is None or not self.fresh_clone or self.checkout is not None:
+            return
+        from pipeline.indexahead import start
+
+        cache = self.root / BUILT_CACHE_NAME if self.remember else None
+        header, limit = BUILT_CACHE_HEADER, READ_WHOLE
+        self.answering = start(self.root, OUTPUTS, cache, header, RACY_SECONDS, limit)
+
+    def _take_answers(self) -> None:
+        child, self.answering = self.answering, None
+        if child is None:
+            return
+        from pipeline.indexahead import answers
+
+        found = answers(child)
+        if found is None:  # it failed: git's index is read here for build/ too
+            self.checkout = None
+            return
+        self.answered = found
+        self.built_loaded = self.built_elsewhere = True
+
+    def close(self) -> None:
+        """Stop a child still answering, when what it finds is no longer wanted."""
+        child, self.answering = self.answering, None
+        if child is not None:
+            from pipeline.readahead import stop
+
+            stop(child)
 
     def _keep(self, data: bytes, digest: str | None = None) -> str:
         digest = digest or hashlib.sha256(data).hexdigest()
@@ -348,7 +412,7 @@ class Digests:
     def _load_built(self) -> None:
         """Add build/'s remembered digests to the entries; one learnt here since is newer."""
         self.built_loaded = True
-        loaded = _load(self.root / BUILT_CACHE_NAME, BUILT_CACHE_HEADER)
+        loaded = digestcache.load_built(self.root)
         loaded.update(self.entries)
         self.entries.update(loaded)  # in place: a caller may hold the dict
 
@@ -357,20 +421,8 @@ class Digests:
         and build/'s when it was loaded."""
         if not (self.remember and self.dirty):
             return
-        sources: list[tuple[str, str, str]] = []
-        built: list[tuple[str, str, str]] = []
-        for rel, (signature, digest) in self.entries.items():  # one pass: 16,000 at scale
-            (built if rel.startswith(OUTPUTS) else sources).append((rel, signature, digest))
-        if not self.built_loaded and built:
-            self._load_built()  # a path of build/ learnt without a look-up: keep the others
-            built = [
-                (rel, *entry) for rel, entry in self.entries.items() if rel.startswith(OUTPUTS)
-            ]
-        written = write_records(self.root / CACHE_NAME, CACHE_HEADER, sources)
-        if self.built_loaded:
-            built_written = write_records(self.root / BUILT_CACHE_NAME, BUILT_CACHE_HEADER, built)
-            written = built_written and written
-        if written:
+        whole = self.built_loaded and not self.built_elsewhere
+        if digestcache.save(self.root, self.entries, whole):
             self.dirty = False
 
 
@@ -392,9 +444,3 @@ def _signature_now(path: str) -> str | None:
         return stat_signature(os.stat(path))
     except OSError:
         return None
-
-
-def _load(path: Path, header: str) -> dict[str, tuple[str, str]]:
-    """The remembered entries; none when the file is missing, foreign or torn."""
-    rels, signatures, digests = read_columns(path, header, 3)
-    return dict(zip(rels, zip(signatures, digests, strict=True), strict=True))

@@ -14,14 +14,8 @@ from doit.exceptions import TaskError, UnmetDependency
 from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
-from pipeline.digests import (
-    COPY_BUDGET,
-    OUTPUTS,
-    RACY_SECONDS,
-    Digests,
-    changed_at,
-    stat_signature,
-)
+from pipeline.digestcache import OUTPUTS
+from pipeline.digests import COPY_BUDGET, RACY_SECONDS, Digests, changed_at, stat_signature
 from pipeline.doitdb import DatabaseChanges
 from pipeline.outputs import OutputRecord
 

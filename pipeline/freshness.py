@@ -108,6 +108,7 @@ def check(
     will_hold: dict[str, str | None] = {}
     recorded: dict[str, str] = {}
     stamps = [read_stamp(root, step.name) for step in steps]
+    listed = _build_files(root) if extras else set()
     if known.memo is not None:  # settled: nothing changes while checked, so it is read ahead
         wanted: dict[str, str] = {}
         for step, stamp in zip(steps, stamps, strict=True):
@@ -155,7 +156,7 @@ def check(
             out.append(
                 Staleness("modified", step.stamp, f"differs from what {step.name} made ({note})")
             )
-    extra = _build_files(root) - claimed if extras else set()
+    extra = listed - claimed
     removed: set[str] = set()
     if extra:
         from pipeline.prune import orphan_outputs, orphan_stamps

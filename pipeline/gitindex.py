@@ -83,8 +83,9 @@ def stat_key(info: os.stat_result) -> StatKey:
     )
 
 
-def read_checkout(root: Path, under: str) -> Checkout | None:
-    """git's index entries below `root/under` (repo-relative to `root`), or None without one."""
+def read_checkout(root: Path, under: str, outside: str = "") -> Checkout | None:
+    """git's index entries below `root/under` but not below `root/outside` (both repo-relative
+    to `root`), or None without one."""
     if any(name in os.environ for name in _GIT_ENV):
         return None  # git is pointed elsewhere than the folder layout says
     found = _git_dir(root)
@@ -104,8 +105,19 @@ def read_checkout(root: Path, under: str) -> Checkout | None:
     data, mtime_ns = index
     prefix = "" if prefix == "." else prefix + "/"
     allowed = prefix + _ATTRIBUTES if _converts_nothing(root / _ATTRIBUTES) else None
-    entries = _parse(data, _oid_size(common), prefix, prefix + under, allowed)
+    entries = _parse(data, _oid_size(common), prefix, prefix + under, allowed, outside)
     return None if entries is None else Checkout(entries, mtime_ns)
+
+
+def index_size(root: Path) -> int:
+    """The size in bytes of the index of the git work tree holding `root`; 0 without one."""
+    found = _git_dir(root)
+    if found is None:
+        return 0
+    try:
+        return os.stat(found[0] / "index").st_size
+    except OSError:
+        return 0
 
 
 def tracks_file_mode(root: Path) -> bool:
@@ -205,9 +217,15 @@ def _read_file(path: Path, limit: int = 1 << 30) -> tuple[bytes, int] | None:
 
 
 def _parse(
-    data: bytes, oid_size: int, prefix: str, wanted: str, allowed: str | None = None
+    data: bytes,
+    oid_size: int,
+    prefix: str,
+    wanted: str,
+    allowed: str | None = None,
+    outside: str = "",
 ) -> Entries | None:
-    """Trusted entries whose path starts with `wanted`, keyed without `prefix`.
+    """Trusted entries whose path starts with `wanted` and not with `prefix` + `outside` (when
+    given), keyed without `prefix`.
 
     None when the index holds a `.gitattributes` other than `allowed` (one converting nothing).
     """
@@ -218,6 +236,8 @@ def _parse(
     if signature != b"DIRC" or version not in (2, 3):
         return None  # version 4 compresses paths; reading it is not worth its rarity
     wanted_bytes = wanted.encode("utf-8", "surrogateescape")
+    # never a path's start: what nothing is left out by
+    outside_bytes = (prefix + outside).encode("utf-8", "surrogateescape") if outside else b"\0"
     skip = len(prefix.encode("utf-8", "surrogateescape"))
     attributes, after = _ATTRIBUTES.encode(), -len(_ATTRIBUTES) - 1
     out: Entries = {}
@@ -254,6 +274,7 @@ def _parse(
             or extended & _EXTENDED_UNTRUSTED
             or mode & _S_IFMT != stat.S_IFREG
             or not name.startswith(wanted_bytes)
+            or name.startswith(outside_bytes)
         ):
             continue
         key = (c_s * 10**9 + c_ns, m_s * 10**9 + m_ns, ino, size, stat.S_IFREG)

@@ -19,6 +19,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from stat import S_ISREG
+from typing import NamedTuple
 
 from pipeline.strict_io import EXECUTE_BITS
 
@@ -85,36 +86,30 @@ def digest_on_two_cores(
 ) -> dict[str, Read]:
     """As digest_files, with the files of half the distinct recorded digests read by a forked
     child where that is safe and worth it."""
-    if len(todo) < FORK_MIN or not _may_fork():
+    if len(todo) < FORK_MIN or not may_fork():
         return digest_files(prefix, todo, kept, keep, limit)
     mine = [item for item in todo if not hash(item[1]) & 1]
     theirs = [item for item in todo if hash(item[1]) & 1]
-    # Signals are blocked across the fork, and unblocked in each process only where its handler
-    # can act: one met in the child before its exit is assured would run the parent's code there
-    # (its exception and exit handlers, its buffered output a second time).
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # as it is; a signal met so far: here
-    try:
-        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-        pid, reader = _fork(prefix, theirs, kept, keep, limit, mask)
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        raise
-    if pid < 0:  # no pipe or no child (EMFILE, EAGAIN under `ulimit -u`): read here
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    child = fork_work(lambda: _payload(digest_files(prefix, theirs, kept, keep, limit)))
+    if child is None:  # no pipe or no child (EMFILE, EAGAIN under `ulimit -u`): read here
         return digest_files(prefix, todo, kept, keep, limit)
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         found = digest_files(prefix, mine, kept, keep, limit)
-        found.update(_collect(reader, pid))
     except BaseException:
-        _reap(pid, kill=True)
+        stop(child)
         raise
-    finally:
-        os.close(reader)
+    found.update(_decode(collect(child) or b""))
     return found
 
 
-def _may_fork() -> bool:
+class Forked(NamedTuple):
+    """A forked child at work: its pid and the reading end of the pipe it answers on."""
+
+    pid: int
+    reader: int
+
+
+def may_fork() -> bool:
     """Whether a child may be forked here and has a core of its own to run on."""
     if sys.platform != "linux":  # fork without exec is unsafe on macOS, absent on Windows
         return False
@@ -124,56 +119,66 @@ def _may_fork() -> bool:
     return len(os.sched_getaffinity(0)) > 1
 
 
-def _fork(
-    prefix: str,
-    todo: Sequence[tuple[str, str]],
-    kept: Mapping[str, bytes],
-    keep: Callable[[bytes, str], object],
-    limit: int,
-    mask: set[int | signal.Signals],
-) -> tuple[int, int]:
-    """(pid, reading end of its pipe) of a child digesting `todo`, forked with signals blocked;
-    (-1, -1) when no pipe or child can be made."""
+def fork_work(work: Callable[[], bytes]) -> Forked | None:
+    """A child forked to write what `work` returns to a pipe and exit; None when no pipe or
+    child can be made.
+
+    Signals are blocked across the fork, and unblocked in each process only where its handler
+    can act: one met in the child before its exit is assured would run the parent's code there
+    (its exception and exit handlers, its buffered output a second time).
+    """
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # as it is; a signal met so far: here
     try:
-        reader, writer = os.pipe()
-    except OSError:
-        return -1, -1
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(reader)
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            reader, writer = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            return None
+        if pid == 0:
+            _child(reader, writer, work, mask)
         os.close(writer)
-        return -1, -1
-    if pid == 0:
-        _child(reader, writer, prefix, todo, kept, keep, limit, mask)
-    os.close(writer)
-    return pid, reader
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return Forked(pid, reader)
+
+
+def collect(child: Forked) -> bytes | None:
+    """What a child wrote, once it has exited; None when it failed."""
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(child.reader, 1 << 20):
+            chunks.append(chunk)
+    except BaseException:
+        _reap(child.pid, kill=True)
+        raise
+    finally:
+        os.close(child.reader)
+    return b"".join(chunks) if _reap(child.pid) else None
+
+
+def stop(child: Forked) -> None:
+    """Kill and reap a child whose answer is no longer wanted."""
+    _reap(child.pid, kill=True)
+    os.close(child.reader)
 
 
 def _child(
-    reader: int,
-    writer: int,
-    prefix: str,
-    todo: Sequence[tuple[str, str]],
-    kept: Mapping[str, bytes],
-    keep: Callable[[bytes, str], object],
-    limit: int,
-    mask: set[int | signal.Signals],
+    reader: int, writer: int, work: Callable[[], bytes], mask: set[int | signal.Signals]
 ) -> None:
-    """Digest `todo` and write what was found to `writer`; never returns (exit status 0 when
+    """Do `work` and write what it returns to `writer`; never returns (exit status 0 when
     everything was written). Signals, blocked until here, are restored to `mask` once the exit
     is assured."""
     status = 1
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(reader)
-        found = digest_files(prefix, todo, kept, keep, limit)
-        payload = "".join(
-            f"{rel}\0{signature}\0{digest}\0{changed}\0"
-            for rel, (signature, digest, changed) in found.items()
-            if "\0" not in rel
-        ).encode("utf-8", "surrogatepass")
-        view = memoryview(payload)
+        view = memoryview(work())
         while view:
             view = view[os.write(writer, view) :]
         status = 0
@@ -181,14 +186,18 @@ def _child(
         os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
 
 
-def _collect(reader: int, pid: int) -> dict[str, Read]:
-    """What the child found, once it has exited; nothing when it failed."""
-    chunks: list[bytes] = []
-    while chunk := os.read(reader, 1 << 20):
-        chunks.append(chunk)
-    if not _reap(pid):
-        return {}
-    fields = b"".join(chunks).decode("utf-8", "surrogatepass").split("\0")
+def _payload(found: Mapping[str, Read]) -> bytes:
+    """What digest_files found, as NUL-separated fields."""
+    return "".join(
+        f"{rel}\0{signature}\0{digest}\0{changed}\0"
+        for rel, (signature, digest, changed) in found.items()
+        if "\0" not in rel
+    ).encode("utf-8", "surrogatepass")
+
+
+def _decode(data: bytes) -> dict[str, Read]:
+    """The inverse of _payload."""
+    fields = data.decode("utf-8", "surrogatepass").split("\0")
     return {
         fields[i]: (fields[i + 1], fields[i + 2], int(fields[i + 3]))
         for i in range(0, len(fields) - 1, 4)

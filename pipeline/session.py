@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME
+from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
 from pipeline.findings import ContractError, render
 from pipeline.lock import BuildLock
 from pipeline.outputs import RECORD_NAME

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import pipeline.digests as digests_module
-from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME, Digests
+from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
+from pipeline.digests import Digests
 from pipeline.outputs import RECORD_NAME
 from pipeline.stamps import hash_inputs
 from tests.conftest import REPO, clock_ahead

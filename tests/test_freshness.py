@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from pipeline.cli import main
-from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME, RACY_SECONDS, stat_signature
+from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
+from pipeline.digests import RACY_SECONDS, stat_signature
 from pipeline.freshness import ABSENT, ADVICE, LINKED_OUTPUT, OLDER, UNREADABLE, _build_files
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.plan import needed, plan

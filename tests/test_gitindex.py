@@ -61,6 +61,17 @@ def committed(tmp_path: Path, files: dict[str, bytes], *init: str) -> Path:
     return clone
 
 
+def cloned(checkout: Path, clone: Path) -> Path:
+    """`checkout` committed as it is, then cloned to `clone` as CI clones it."""
+    git(checkout, "init", "-q")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-qm", "build")
+    git(checkout, "clone", "-q", str(checkout), str(clone))
+    time.sleep(0.05)  # files written in the index's own clock tick are racily clean
+    git(clone, "update-index", "--really-refresh")
+    return clone
+
+
 def ls_files(repo: Path) -> dict[str, str]:
     """git's own view of the index: path -> blob id."""
     out = {}
@@ -308,13 +319,7 @@ def test_check_of_a_fresh_clone_finds_an_edited_file(
     """CI's case: `pipeline check` on a clone says current, and still sees a one-byte edit."""
     from pipeline.cli import main
 
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "build")
-    clone = tmp_path_factory.mktemp("ci") / "clone"
-    git(project, "clone", "-q", str(project), str(clone))
-    time.sleep(0.05)
-    git(clone, "update-index", "--really-refresh")
+    clone = cloned(project, tmp_path_factory.mktemp("ci") / "clone")
     monkeypatch.chdir(clone)
     assert main(["check"]) == 0
     (clone / ".pipeline-digests").unlink(missing_ok=True)

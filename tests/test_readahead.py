@@ -82,7 +82,7 @@ def test_copies_are_compared_with_kept_bytes_not_hashed(
 
 def test_two_cores_find_what_one_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a child forked for half the contents, every file is found as one reader finds it."""
-    if not readahead._may_fork():
+    if not readahead.may_fork():
         pytest.skip("no second core, or not Linux: nothing is forked")
     todo = copies(tmp_path, 12)
     assert len(todo) > readahead.FORK_MIN
@@ -99,7 +99,7 @@ def test_a_failed_child_leaves_its_half_to_the_usual_path(
 ) -> None:
     """A child that fails sends nothing: its files are then read one by one, as they are met,
     and still found holding what they hold."""
-    if not readahead._may_fork():
+    if not readahead.may_fork():
         pytest.skip("no second core, or not Linux: nothing is forked")
     todo = copies(tmp_path, 12)
     parent = os.getpid()
@@ -143,7 +143,7 @@ def test_a_check_without_cache_or_git_reads_ahead_and_finds_every_problem(
     from pipeline.freshness import check
     from pipeline.plan import plan
 
-    if not readahead._may_fork():
+    if not readahead.may_fork():
         pytest.skip("no second core, or not Linux: nothing is forked")
     description = project / "build" / "cells" / "weld_cell_a" / "description"
     mesh = description / "meshes" / "link_3.stl"
@@ -156,7 +156,7 @@ def test_a_check_without_cache_or_git_reads_ahead_and_finds_every_problem(
         known = Digests(project, remember=False, keep_bytes=COPY_BUDGET, settled=True)
         return [problem.line() for problem in check(project, plan(project), known)]
 
-    monkeypatch.setattr(readahead, "_may_fork", lambda: False)
+    monkeypatch.setattr(readahead, "may_fork", lambda: False)
     alone = problems()
     monkeypatch.undo()
     monkeypatch.setattr(readahead, "FORK_MIN", 1)  # the shipped build/ is small
@@ -212,7 +212,7 @@ def test_a_signal_met_as_the_child_is_forked_never_runs_the_parents_code_in_it(
     import subprocess
     import sys
 
-    if not readahead._may_fork():
+    if not readahead.may_fork():
         pytest.skip("no second core, or not Linux: nothing is forked")
     names = [f"f{n}" for n in range(8)]
     for name in names:

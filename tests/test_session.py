@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.digests import BUILT_CACHE_NAME, CACHE_NAME
+from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.outputs import RECORD_NAME
 from pipeline.session import (
