@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pipeline.srdf.model import (
     ChainMember,
     Group,
+    GroupState,
     JointMember,
     LinkMember,
     Srdf,
@@ -16,6 +17,8 @@ from pipeline.urdf import Robot
 
 # the group Tesseract planners plan for (srdf/validate.py asks every SRDF for one)
 MANIPULATOR = "manipulator"
+# its group state the spec asks Rosie models for
+HOME = "home"
 
 
 @dataclass(frozen=True)
@@ -116,3 +119,8 @@ def manipulator_links(srdf: Srdf, robot: Robot) -> frozenset[str]:
     """The links of the SRDF's `manipulator` group; none when it has no such group."""
     contents = expand(srdf, robot).get(MANIPULATOR)
     return frozenset() if contents is None else contents.links
+
+
+def home_state(srdf: Srdf) -> GroupState | None:
+    """The first group state `home` of group `manipulator`, if any (a second: duplicate_name)."""
+    return next((s for s in srdf.group_states() if s.name == HOME and s.group == MANIPULATOR), None)
