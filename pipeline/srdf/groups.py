@@ -13,11 +13,12 @@ from pipeline.srdf.model import (
     Srdf,
     SubgroupMember,
 )
+from pipeline.srdf.units import native_value
 from pipeline.urdf import Robot
 
 # the group Tesseract planners plan for (srdf/validate.py asks every SRDF for one)
 MANIPULATOR = "manipulator"
-# its group state the spec asks Rosie models for
+# its group state a cell's kinematics review is taken at (required on Rosie models)
 HOME = "home"
 
 
@@ -124,3 +125,11 @@ def manipulator_links(srdf: Srdf, robot: Robot) -> frozenset[str]:
 def home_state(srdf: Srdf) -> GroupState | None:
     """The first group state `home` of group `manipulator`, if any (a second: duplicate_name)."""
     return next((s for s in srdf.group_states() if s.name == HOME and s.group == MANIPULATOR), None)
+
+
+def home_values(srdf: Srdf, robot: Robot) -> dict[str, float]:
+    """The joint values (rad or m) of the `home` state of `manipulator`; none without one."""
+    state = home_state(srdf)
+    values = [] if state is None else [native_value(v, robot) for v in state.values]
+    # a prismatic value_deg stays in degrees: degrees_on_prismatic_joint, no position
+    return {v.name: v.value for v in values if not v.degrees}
