@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.config import RobotConfig, caps_for
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
+from pipeline.homepose import home_positions
 from pipeline.kinematics import (
     Mat4,
     Vec3,
@@ -31,6 +32,9 @@ from pipeline.urdf import Joint, Robot
 CALIBRATION_SCHEMA = "rosie.machine-planning-calibration.v1"
 SCHEMA_NAME = "machine-planning-calibration"
 CALIBRATION_NAME = "machine_planning_calibration.json"
+# the review's `pose`: every chain joint at 0, or at the positions `joint_positions` lists
+POSE_AT_ZERO = "home: every joint at 0"
+POSE_LISTED = "home: every joint at joint_positions"
 _Add = Callable[[str, list[str | int], str, str], None]
 
 
@@ -287,10 +291,13 @@ def _pose(t: Mat4) -> dict[str, list[float]]:
 
 
 def kinematics_review(
-    robot: Robot, corrections: dict[str, Correction], manipulator: frozenset[str] = frozenset()
+    robot: Robot,
+    corrections: dict[str, Correction],
+    manipulator: frozenset[str] = frozenset(),
+    home: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Nominal and corrected joint origins, and the tip's pose at home (all joints at 0), for
-    the tip of the SRDF's manipulator group (its links: `manipulator`)."""
+    """Nominal and corrected joint origins, and the tip's pose at home, for the tip of the SRDF's
+    manipulator group (its links: `manipulator`; home: its `home` state's values, homepose.py)."""
     root, tip = robot.root(), manipulator_tip(robot, manipulator)
     origins: dict[str, Mat4] = {}
     corrected: dict[str, Mat4] = {}
@@ -303,14 +310,19 @@ def kinematics_review(
             else corrected_origin(origins[joint.name], c.xyz_m, c.rpy_rad)
         )
     path = robot.chain(root, tip) or []
-    # At home every joint position is 0, so each joint's motion is the identity.
-    nominal_tip = forward_kinematics([(origins[j.name], j.type, j.axis, 0.0) for j in path])
-    calibrated_tip = forward_kinematics([(corrected[j.name], j.type, j.axis, 0.0) for j in path])
+    positions = home_positions(robot, path, home or {})
+    at = [(j, positions.get(j.name, 0.0)) for j in path]
+    nominal_tip = forward_kinematics([(origins[j.name], j.type, j.axis, q) for j, q in at])
+    calibrated_tip = forward_kinematics([(corrected[j.name], j.type, j.axis, q) for j, q in at])
     nominal_xyz, calibrated_xyz = translation_part(nominal_tip), translation_part(calibrated_tip)
     delta = [b - a for a, b in zip(nominal_xyz, calibrated_xyz, strict=True)]
+    at_zero = all(q == 0.0 for q in positions.values())
+    # written only off zero, so that a review at 0 (every shipped cell's) keeps its bytes
+    listed = {} if at_zero else {"joint_positions": positions}
     return {
+        **listed,
         "convention": "T' = T_origin · Trans(xyz) · R(rpy), R = Rz(yaw)·Ry(pitch)·Rx(roll)",
-        "pose": "home: every joint at 0",
+        "pose": POSE_AT_ZERO if at_zero else POSE_LISTED,
         "base_link": root,
         "tip_link": tip,
         "joints": {

@@ -23,7 +23,7 @@ from pipeline.identity import description_identity
 from pipeline.manifest import MANIFEST_NAME, SRDF_NAME
 from pipeline.schemas import check_schema
 from pipeline.sourcenames import ignored, ignored_part
-from pipeline.srdf.groups import manipulator_links
+from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import srdf_from_bytes
 from pipeline.stamps import STAMP_ROOT, read_stamp, sha256_bytes
 from pipeline.strict_io import (
@@ -360,10 +360,9 @@ def make_cell(root: Path, cell_id: str) -> dict[str, bytes]:
     corrections = {} if cell.calibration is None else cell.calibration.kinematics
     srdf = srdf_from_bytes(files[SRDF_NAME], f"build/robots/{model_id}/{SRDF_NAME}")
     manipulator = manipulator_links(srdf, cell.robot)
+    review = kinematics_review(cell.robot, corrections, manipulator, home_values(srdf, cell.robot))
     out_dir = cell_build_dir(cell_id)
     out = {f"{out_dir}/{DESCRIPTION}/{rel}": data for rel, data in files.items()}
     out[f"{out_dir}/{CALIBRATION_NAME}"] = cell.served
-    out[f"{out_dir}/{CELL_NAME}"] = compiled_cell_json(
-        cell, description_id, kinematics_review(cell.robot, corrections, manipulator)
-    )
+    out[f"{out_dir}/{CELL_NAME}"] = compiled_cell_json(cell, description_id, review)
     return out

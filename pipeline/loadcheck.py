@@ -26,7 +26,7 @@ from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import SRDF_NAME
-from pipeline.srdf.groups import manipulator_links
+from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import load_srdf
 from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes, refusal
 from pipeline.strict_json import load_json, parse_json
@@ -138,7 +138,9 @@ def _compiled_problems(
         return [_inconsistent(display, ["calibration_pin"], stated, why)]
     machine = MachineConfig(str(doc.get("cell_id")), cell.model_id, pin)
     srdf = load_srdf(folder / DESCRIPTION / SRDF_NAME, f"{display}/{DESCRIPTION}/{SRDF_NAME}")
-    review = kinematics_review(robot, calibration.kinematics, manipulator_links(srdf, robot))
+    review = kinematics_review(
+        robot, calibration.kinematics, manipulator_links(srdf, robot), home_values(srdf, robot)
+    )
     compiled = compiled_cell_json(
         Cell(machine, robot, served, calibration), cell.description_identity, review
     )

@@ -103,12 +103,14 @@ CELL_CODE = (
     "pipeline/schemas/machine-planning-calibration.schema.json",
     "pipeline/config.py",
     "pipeline/kinematics.py",
+    "pipeline/homepose.py",
     "pipeline/calibration.py",
     "pipeline/cell.py",
-    # the review's tip is the SRDF manipulator group's
+    # the review's tip is the SRDF manipulator group's, its pose the group's home state
     "pipeline/srdf/model.py",
     "pipeline/srdf/read.py",
     "pipeline/srdf/groups.py",
+    "pipeline/srdf/units.py",
 )
 # the code that writes dist/<cell_id>.tar.gz beyond what the cellbuild step reads
 PACKAGE_CODE = ("pipeline/archive.py", "pipeline/bundle.py")

@@ -63,3 +63,38 @@ def edit_calibration(root: Path, cell_id: str, change: Any) -> None:
     change(doc)
     write_doc(path, doc)
     repin(root, cell_id)
+
+
+ABB_J3_LIMIT = '<limit effort="0" lower="-1.0472" upper="1.1345" velocity="2.618"/>'
+ABB_STATES = 'STATES = {("manipulator", "all-zeros"): {joint: 0.0 for joint in ARM_JOINTS}}'
+
+
+def review_off_zero(root: Path) -> dict[str, float]:
+    """Make a copy's abb_irb2400 reviewed off zero; return the joint positions it must be at.
+
+    joint_3's limits are shifted to exclude 0 (as a Unitree A1 knee's [-2.7, -0.9] rad), so its
+    0 is clamped to the lower limit, 0.2 rad (config.json's reset pose moves there too); the
+    SRDF's `home` state of `manipulator` (which replaces the all-zeros state joint_3 could no
+    longer take) sets joint_2 and joint_5.
+    """
+    urdf = root / "robots/abb_irb2400/robot.urdf"
+    text = urdf.read_text()
+    assert text.count(ABB_J3_LIMIT) == 1
+    urdf.write_text(text.replace(ABB_J3_LIMIT, ABB_J3_LIMIT.replace('"-1.0472"', '"0.2"')))
+    config = root / "robots/abb_irb2400/config.json"
+    doc = read_doc(config)
+    doc["reset_pose"]["joint_3"] = 0.2  # reset_pose_outside_limits at 0
+    write_doc(config, doc)
+    source = root / "robots/abb_irb2400/srdf.py"
+    text = source.read_text()
+    assert ABB_STATES in text
+    home = 'STATES = {("manipulator", "home"): {"joint_2": 0.5, "joint_5": -0.25}}'
+    source.write_text(text.replace(ABB_STATES, home))
+    return {
+        "joint_1": 0.0,
+        "joint_2": 0.5,
+        "joint_3": 0.2,
+        "joint_4": 0.0,
+        "joint_5": -0.25,
+        "joint_6": 0.0,
+    }

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.cellrepo import copy_repo, review_off_zero
+
 REPO = Path(__file__).resolve().parent.parent
 ROBOTS = ("abb_irb2400", "lbr_iiwa_14_r820")
 
@@ -50,6 +52,17 @@ def project(repo: Path) -> Path:
     if (REPO / "build").is_dir():
         shutil.copytree(REPO / "build", repo / "build")
     return repo
+
+
+@pytest.fixture(scope="session")
+def off_zero(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, float]]:
+    """A repository copy, built by `doit`, whose abb_irb2400 (weld_cell_a's robot) is reviewed
+    off zero, and the joint positions its review must be at (cellrepo.review_off_zero)."""
+    root = copy_repo(tmp_path_factory.mktemp("off_zero"))
+    positions = review_off_zero(root)
+    result = run_doit(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root, positions
 
 
 def run_doit(project: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -82,6 +82,29 @@ def test_committed_build_matches_what_the_sources_compile_to(built: Path) -> Non
     assert snapshot(built / "build/cells") == snapshot(REPO / "build/cells")
 
 
+@pytest.mark.parametrize("cell_id", ["weld_cell_a", "iiwa_bench"])
+def test_review_pose_of_a_shipped_cell_is_every_joint_at_0(cell_id: str) -> None:
+    """The shipped robots' home is every joint at 0, within their limits: no positions listed."""
+    review = read_doc(REPO / "build/cells" / cell_id / "cell.json")["kinematics"]
+    assert review["pose"] == "home: every joint at 0"
+    assert "joint_positions" not in review
+
+
+def test_review_pose_is_the_srdf_home_state_within_the_limits(
+    off_zero: tuple[Path, dict[str, float]],
+) -> None:
+    """A cell's review was taken at every joint 0, even where a joint's limits exclude 0."""
+    root, positions = off_zero
+    review = read_doc(root / "build/cells/weld_cell_a/cell.json")["kinematics"]
+    assert review["pose"] == "home: every joint at joint_positions"
+    assert review["joint_positions"] == positions
+    shipped = read_doc(REPO / "build/cells/weld_cell_a/cell.json")["kinematics"]
+    assert review["tip"]["nominal"] != shipped["tip"]["nominal"]
+    # the other robot's cell is as committed, byte for byte
+    cell = "build/cells/iiwa_bench/cell.json"
+    assert (root / cell).read_bytes() == (REPO / cell).read_bytes()
+
+
 def test_a_reformatted_calibration_is_served_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -295,3 +296,55 @@ def test_a_served_calibration_within_the_rules_still_loads(
     doc = read_doc(cell / "cell.json")
     # the kinematics review does not depend on limits, so cell.json is consistent again
     assert run(tmp_path, capsys, {"robot_cell": doc["robot_cell"]}, cell)[0] == 0
+
+
+OFF_ZERO_EDITS = [
+    (lambda doc: doc["kinematics"].pop("joint_positions"), "/kinematics/joint_positions"),
+    (
+        lambda doc: doc["kinematics"].__setitem__("pose", "home: every joint at 0"),
+        "/kinematics/pose",
+    ),
+    (
+        lambda doc: doc["kinematics"]["joint_positions"].__setitem__("joint_3", 0.0),
+        "/kinematics/joint_positions/joint_3",
+    ),
+]
+
+
+def test_a_cell_reviewed_off_zero_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], off_zero: tuple[Path, dict[str, float]]
+) -> None:
+    """load-check recomputes the review at the served SRDF's home state, as the build did."""
+    cell = off_zero[0] / "build/cells/weld_cell_a"
+    code, lines = run(tmp_path, capsys, header_of(cell), cell)
+    assert code == 0, lines
+
+
+@pytest.mark.parametrize(
+    ("change", "place"), OFF_ZERO_EDITS, ids=["no_positions", "pose_at_zero", "position"]
+)
+def test_cell_inconsistent_a_review_pose_edited_by_hand(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    off_zero: tuple[Path, dict[str, float]],
+    change: Any,
+    place: str,
+) -> None:
+    cell = tmp_path / "weld_cell_a"
+    shutil.copytree(off_zero[0] / "build/cells/weld_cell_a", cell)
+    line = refused_after_editing(tmp_path, capsys, cell, change)
+    assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
+
+
+def test_cell_inconsistent_positions_added_to_a_review_at_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = copy_repo(tmp_path / "repo") / "build/cells/weld_cell_a"
+    positions = dict.fromkeys([f"joint_{i}" for i in range(1, 7)], 0.0)
+    line = refused_after_editing(
+        tmp_path,
+        capsys,
+        cell,
+        lambda doc: doc["kinematics"].__setitem__("joint_positions", positions),
+    )
+    assert line.startswith(f"{cell}/cell.json:/kinematics/joint_positions: cell_inconsistent: ")

@@ -149,10 +149,26 @@ def _agrees(theirs: np.ndarray, pose: dict[str, list[float]]) -> None:
 @pytest.mark.parametrize("cell", sorted((REPO / "build" / "cells").iterdir()), ids=lambda p: p.name)
 def test_cell_tip_pose_in_tesseract(cell: Path, tmp_path: Path) -> None:
     """cell.json's home tip pose, nominal and calibrated (T' = T_origin · Trans(xyz) · R(rpy))."""
+    _tip_agrees(cell, tmp_path)
+
+
+def test_cell_tip_pose_off_zero_in_tesseract(
+    off_zero: tuple[Path, dict[str, float]], tmp_path: Path
+) -> None:
+    """A cell reviewed at its SRDF's home state, within the limits: Tesseract at joint_positions."""
+    cell = off_zero[0] / "build/cells/weld_cell_a"
+    assert json.loads((cell / "cell.json").read_text())["kinematics"]["joint_positions"]
+    _tip_agrees(cell, tmp_path)
+
+
+def _tip_agrees(cell: Path, tmp_path: Path) -> None:
+    """The tip of cell.json's review in a Tesseract Environment at its pose, without and with
+    the calibration's corrections applied as ChangeJointOriginCommands."""
     review = json.loads((cell / "cell.json").read_text())["kinematics"]
     env = _environment(cell / "description", tmp_path)
     base, tip = review["base_link"], review["tip_link"]
-    _set(env, dict.fromkeys(env.getActiveJointNames(), 0.0))
+    pose = {**dict.fromkeys(env.getActiveJointNames(), 0.0), **review.get("joint_positions", {})}
+    _set(env, pose)
     _agrees(env.getRelativeLinkTransform(base, tip).matrix(), review["tip"]["nominal"])
     calibration = json.loads((cell / "machine_planning_calibration.json").read_text())
     for name, correction in calibration.get("kinematics", {}).items():
@@ -164,7 +180,7 @@ def test_cell_tip_pose_in_tesseract(cell: Path, tmp_path: Path) -> None:
         assert env.applyCommand(ChangeJointOriginCommand(name, Isometry3d(origin @ step)))
         changed = env.getJoint(name).parent_to_joint_origin_transform.matrix()
         _agrees(changed, review["joints"][name]["calibrated_origin"])
-    _set(env, dict.fromkeys(env.getActiveJointNames(), 0.0))
+    _set(env, pose)
     _agrees(env.getRelativeLinkTransform(base, tip).matrix(), review["tip"]["calibrated"])
 
 

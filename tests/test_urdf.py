@@ -45,6 +45,10 @@ FINGER = (
     f'<limit effort="0" lower="0" upper="0.04" velocity="0.1"/>{FINGER_MIMIC}</joint>',
 )
 
+TOOL_CHILD = '<child link="tool0"/>'
+TOOL_MIMICS_J6 = (TOOL_CHILD, TOOL_CHILD + '<mimic joint="joint_6"/>')
+J2_MIMIC = '<mimic joint="joint_2"/>'
+
 # (case id == finding code, [(old, new), ...]) applied to the real abb_irb2400 URDF.
 CASES = [
     ("robot_name_mismatch", [('name="abb_irb2400"', 'name="irb2400"')]),
@@ -114,6 +118,17 @@ CASES = [
                 'velocity="2.618"/><mimic joint="joint_1"/>\n  </joint>\n  <joint name="joint_3"',
             ),
         ],
+    ),
+    # a <mimic> on a fixed joint: it has no coordinate to drive (Tesseract keeps it silently)
+    ("mimic_on_unmovable_joint", [TOOL_MIMICS_J6]),
+    # ... or on a floating or planar one (itself unbounded_joint_type): six or three, not one
+    (
+        "mimic_on_unmovable_joint",
+        [(J1, '<joint name="joint_1" type="floating">'), (J1_LIMIT, J1_LIMIT + J2_MIMIC)],
+    ),
+    (
+        "mimic_on_unmovable_joint",
+        [(J1, '<joint name="joint_1" type="planar">'), (J1_LIMIT, J1_LIMIT + J2_MIMIC)],
     ),
     # a finger of [0, 0.04] m following joint_6 (+-6.98 rad) to [4.93, 5.07] m: never within
     ("mimic_outside_limits", [FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0"', '"5"'))]),
@@ -263,8 +278,17 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         ([(J1_LIMIT, J1_EFFORT.replace('effort="0"', 'effort="nan"'))], ["invalid_number"]),
         # a cycle of two mimic joints is one cycle
         ([(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'), J2_MIMICS_J1], ["mimic_cycle"]),
+        # a <mimic> on a fixed joint following a revolute one: that it is on a fixed joint
+        ([TOOL_MIMICS_J6], ["mimic_on_unmovable_joint"]),
     ],
-    ids=["upper-inf", "lower-python-syntax", "velocity-overflows", "effort-nan", "mimic-cycle"],
+    ids=[
+        "upper-inf",
+        "lower-python-syntax",
+        "velocity-overflows",
+        "effort-nan",
+        "mimic-cycle",
+        "mimic-on-fixed",
+    ],
 )
 def test_one_problem_is_one_finding(
     repo: Path, edits: list[tuple[str, str]], expected: list[str]
@@ -566,17 +590,28 @@ PANDA_TOUCHING = '<mimic joint="panda_finger_joint1" offset="0.04"/>'
             (FINGER_MIMIC, FINGER_MIMIC.replace("joint_6", "joint_1")),
             (J1, '<joint name="joint_1" type="continuous">'),
         ],
+        # a <mimic> on a continuous joint (one coordinate; the joint is unbounded_joint_type)
+        [(J1, '<joint name="joint_1" type="continuous">'), (J1_LIMIT, J1_LIMIT + J2_MIMIC)],
     ],
-    ids=["panda-fingers", "revolute-follows-revolute", "mirrored", "touching", "unbounded"],
+    ids=[
+        "panda-fingers",
+        "revolute-follows-revolute",
+        "mirrored",
+        "touching",
+        "unbounded",
+        "on-continuous",
+    ],
 )
 def test_a_mimic_that_can_follow_is_not_refused(repo: Path, edits: list[tuple[str, str]]) -> None:
-    """mimic_of_unmovable_joint and mimic_outside_limits refuse no mimic a real gripper has."""
+    """mimic_on_unmovable_joint, mimic_of_unmovable_joint and mimic_outside_limits refuse no
+    mimic a real gripper has."""
     break_urdf(repo, edits)
+    rules = {"mimic_on_unmovable_joint", "mimic_of_unmovable_joint", "mimic_outside_limits"}
     try:
         load_robot(repo / ABB, repo)
     except ContractError as exc:
         codes = [f.code for f in exc.findings]
-        assert not {"mimic_of_unmovable_joint", "mimic_outside_limits"} & set(codes), codes
+        assert not rules & set(codes), codes
 
 
 @pytest.mark.parametrize(
@@ -584,12 +619,13 @@ def test_a_mimic_that_can_follow_is_not_refused(repo: Path, edits: list[tuple[st
     [
         ("unknown_mimic_joint", [(J1_LIMIT, J1_LIMIT + '\n<mimic joint="joint_9"/>')]),
         ("mimic_of_unmovable_joint", [(J1_LIMIT, J1_LIMIT + '\n<mimic joint="joint_6-tool0"/>')]),
+        ("mimic_on_unmovable_joint", [(TOOL_CHILD, TOOL_CHILD + '\n<mimic joint="joint_6"/>')]),
         (
             "mimic_outside_limits",
             [FINGER, (FINGER_MIMIC, "\n" + FINGER_MIMIC.replace('"0"', '"5"'))],
         ),
     ],
-    ids=["unknown", "unmovable", "outside-limits"],
+    ids=["unknown", "unmovable", "on-unmovable", "outside-limits"],
 )
 def test_mimic_findings_name_the_line_of_the_mimic_element(
     repo: Path, code: str, edits: list[tuple[str, str]]

@@ -7,15 +7,19 @@ from dataclasses import dataclass
 from pipeline.srdf.model import (
     ChainMember,
     Group,
+    GroupState,
     JointMember,
     LinkMember,
     Srdf,
     SubgroupMember,
 )
+from pipeline.srdf.units import native_value
 from pipeline.urdf import Robot
 
 # the group Tesseract planners plan for (srdf/validate.py asks every SRDF for one)
 MANIPULATOR = "manipulator"
+# its group state a cell's kinematics review is taken at (required on Rosie models)
+HOME = "home"
 
 
 @dataclass(frozen=True)
@@ -116,3 +120,16 @@ def manipulator_links(srdf: Srdf, robot: Robot) -> frozenset[str]:
     """The links of the SRDF's `manipulator` group; none when it has no such group."""
     contents = expand(srdf, robot).get(MANIPULATOR)
     return frozenset() if contents is None else contents.links
+
+
+def home_state(srdf: Srdf) -> GroupState | None:
+    """The first group state `home` of group `manipulator`, if any (a second: duplicate_name)."""
+    return next((s for s in srdf.group_states() if s.name == HOME and s.group == MANIPULATOR), None)
+
+
+def home_values(srdf: Srdf, robot: Robot) -> dict[str, float]:
+    """The joint values (rad or m) of the `home` state of `manipulator`; none without one."""
+    state = home_state(srdf)
+    values = [] if state is None else [native_value(v, robot) for v in state.values]
+    # a prismatic value_deg stays in degrees: degrees_on_prismatic_joint, no position
+    return {v.name: v.value for v in values if not v.degrees}

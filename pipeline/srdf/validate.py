@@ -7,7 +7,7 @@ import re
 
 from pipeline.findings import Finding
 from pipeline.srdf.checker import Checker
-from pipeline.srdf.groups import MANIPULATOR, Contents, subgroup_cycles
+from pipeline.srdf.groups import HOME, MANIPULATOR, Contents, home_state, subgroup_cycles
 from pipeline.srdf.model import (
     ChainMember,
     CollisionMargins,
@@ -27,8 +27,6 @@ from pipeline.srdf.model import (
 )
 from pipeline.srdf.validate_more import check_collisions, check_end_effectors, check_virtual
 from pipeline.urdf import Robot
-
-HOME = "home"
 
 
 def check_srdf(srdf: Srdf, robot: Robot, display: str) -> list[Finding]:
@@ -280,9 +278,7 @@ def _check_spec(c: Checker) -> None:
         )
     if not c.robot.name.startswith("rosie_"):
         return
-    home = next(
-        (s for s in c.srdf.group_states() if s.name == HOME and s.group == MANIPULATOR), None
-    )
+    home = home_state(c.srdf)
     if home is None:
         c.add(
             "missing_home_state",

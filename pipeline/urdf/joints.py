@@ -140,13 +140,15 @@ def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
 
 
 def mimic_findings(robot: Robot, add: Add) -> None:
-    """Each <mimic> follows a movable joint of the URDF, within reach of its own limits, and
-    following mimics never comes back to a joint; findings name the <mimic> line."""
+    """Each <mimic> is on a joint with one coordinate and follows a movable joint of the URDF,
+    within reach of its own limits, and following mimics never comes back to a joint; findings
+    name the <mimic> line."""
     by_name = {joint.name: joint for joint in robot.joints}
     on_cycles: set[str] = set()
     for joint in robot.joints:
         if joint.mimic is None:
             continue
+        _drives(joint, add)
         if joint.mimic.joint not in by_name:
             add(
                 "unknown_mimic_joint",
@@ -172,9 +174,27 @@ def mimic_findings(robot: Robot, add: Add) -> None:
             )
 
 
-# what a mimic can follow: one coordinate that moves (continuous: unbounded_joint_type)
+# what a mimic can follow, and be on: one coordinate that moves (continuous:
+# unbounded_joint_type)
 _MOVABLE = ("revolute", "continuous", "prismatic")
 _UNIT = {"revolute": "rad", "prismatic": "m"}
+# how many coordinates each joint type a mimic cannot be on has
+_COORDINATES = {"fixed": "none", "planar": "three", "floating": "six"}
+
+
+def _drives(joint: Joint, add: Add) -> None:
+    """The joint a <mimic> is on has the one coordinate the mimic drives."""
+    assert joint.mimic is not None
+    if joint.type in _COORDINATES:  # an unknown type is unknown_joint_type alone
+        add(
+            "mimic_on_unmovable_joint",
+            joint.mimic.line,
+            f"{joint.type} joint {joint.name!r} has a <mimic>, but a mimic drives one "
+            f"coordinate as multiplier * q + offset and a {joint.type} joint has "
+            f"{_COORDINATES[joint.type]} (Tesseract's parser keeps the <mimic> without a word)",
+            "remove the <mimic>, or make the joint revolute or prismatic with its "
+            "<limit lower upper>",
+        )
 
 
 def _follows(joint: Joint, target: Joint, add: Add) -> None:
