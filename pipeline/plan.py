@@ -176,11 +176,15 @@ def _helper_modules(root: Path, src: str, linked: bool = False) -> tuple[list[st
         top = rel == src
         dirnames[:] = sorted(d for d in dirnames if not ignored(d) and not (top and d == "meshes"))
         links.extend(f"{rel}/{d}" for d in dirnames if os.path.islink(os.path.join(dirpath, d)))
-        # no import reaches a hidden module: `.#srdf.py` is Emacs's lock (a link to nowhere)
+        # no import reaches a hidden module (`.#srdf.py` is Emacs's lock) nor a link to nothing
+        # (doit would end the build on it: "Dependent file ... does not exist")
         names = (
             n
             for n in filenames
-            if n.endswith(".py") and not ignored(n) and not (top and n == "srdf.py")
+            if n.endswith(".py")
+            and not ignored(n)
+            and not (top and n == "srdf.py")
+            and os.path.exists(os.path.join(dirpath, n))
         )
         out.extend(f"{rel}/{name}" for name in names)
     return sorted(out), sorted(links)

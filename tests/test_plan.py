@@ -479,6 +479,25 @@ def test_hidden_python_files_beside_srdf_py_are_not_helper_modules(repo: Path) -
     ]
 
 
+def test_a_helper_module_link_to_nothing_is_not_an_input(project: Path) -> None:
+    """A module beside srdf.py that is a link to nothing (a shared file moved away) was an
+    input: the srdf step ran, then doit stopped with its own "Dependent file ... does not
+    exist" (exit 2, no finding) after the step had rewritten its stamp, leaving the manifest
+    stale. No import reaches such a module; once the link resolves it is an input again."""
+    src = project / "robots" / ABB
+    (src / "shared.py").symlink_to("../../shared/shared.py")
+    assert f"robots/{ABB}/shared.py" not in by_name(project)[f"srdf:{ABB}"].inputs
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
+    (project / "shared").mkdir()
+    (project / "shared" / "shared.py").write_text("")
+    assert f"robots/{ABB}/shared.py" in by_name(project)[f"srdf:{ABB}"].inputs
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 1
+    assert f"(srdf:{ABB}: robots/{ABB}/shared.py added)" in check.stdout
+
+
 def test_without_robots_or_cells_folders_the_plan_is_the_code_stamps_and_the_index(
     tmp_path: Path,
 ) -> None:
