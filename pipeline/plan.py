@@ -15,7 +15,13 @@ from pipeline.findings import Finding
 from pipeline.sourcenames import ignored
 from pipeline.stagecode import CODE, code
 from pipeline.stamps import Step
-from pipeline.strict_io import JSON_LIMIT, folder_refused, linked_folder, read_regular
+from pipeline.strict_io import (
+    JSON_LIMIT,
+    folder_refused,
+    linked_folder,
+    linked_helper_folders,
+    read_regular,
+)
 
 ROBOTS = "robots"
 CELLS = "cells"
@@ -152,27 +158,36 @@ def _holds(entry: os.DirEntry[str], name: str) -> bool:
         return False
 
 
-def _helper_modules(root: Path, src: str, linked: bool = False) -> list[str]:
-    """Python files beside a robot's srdf.py (and below, but for meshes/), sorted; not hidden.
+def _helper_modules(root: Path, src: str, linked: bool = False) -> tuple[list[str], list[str]]:
+    """Python files beside a robot's srdf.py (and below, but for meshes/), and the folders there
+    that are symbolic links, each sorted; none hidden.
 
     gen_srdf() may import them (its folder leads its sys.path), so they make the SRDF as much
-    as srdf.py does: a change to one must make the step stale.
+    as srdf.py does: a change to one must make the step stale. A linked folder is not entered
+    (its files could be anywhere, or the folder itself): its step refuses it
+    (strict_io.linked_helper_folders).
     """
     out: list[str] = []
+    links: list[str] = []
     skip = len(os.path.join(root, ""))
     # os.walk enters no linked folder below `src`; a linked `src` is not walked either
     for dirpath, dirnames, filenames in [] if linked else os.walk(os.path.join(root, src)):
         rel = dirpath[skip:].replace(os.sep, "/")
         top = rel == src
         dirnames[:] = sorted(d for d in dirnames if not ignored(d) and not (top and d == "meshes"))
-        # no import reaches a hidden module: `.#srdf.py` is Emacs's lock (a link to nowhere)
+        links.extend(f"{rel}/{d}" for d in dirnames if os.path.islink(os.path.join(dirpath, d)))
+        # no import reaches a hidden module (`.#srdf.py` is Emacs's lock) nor a link to nothing
+        # (doit would end the build on it: "Dependent file ... does not exist")
         names = (
             n
             for n in filenames
-            if n.endswith(".py") and not ignored(n) and not (top and n == "srdf.py")
+            if n.endswith(".py")
+            and not ignored(n)
+            and not (top and n == "srdf.py")
+            and os.path.exists(os.path.join(dirpath, n))
         )
         out.extend(f"{rel}/{name}" for name in names)
-    return sorted(out)
+    return sorted(out), sorted(links)
 
 
 def model_ids(root: Path) -> list[str]:
@@ -213,11 +228,13 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         mirrors=((f"{src}/", f"build/robots/{model_id}/"),),
     )
     # srdf.py is required, not optional: a planner loads no robot without its SRDF
+    modules, links = _helper_modules(root, src, linked)
     steps["srdf"] = Step(
         f"srdf:{model_id}",
         "run gen_srdf() and write the checked SRDF",
-        (f"{src}/srdf.py", *_helper_modules(root, src, linked), f"{src}/robot.urdf", code("srdf")),
-        lazy("pipeline.srdf.compile", "make_srdf", model_id),
+        # a linked folder is an input too, so that a new one makes the step run and refuse it
+        (f"{src}/srdf.py", *sorted(modules + links), f"{src}/robot.urdf", code("srdf")),
+        lazy("pipeline.srdf.compile", "make_srdf", model_id, tuple(links)),
         (f"build/robots/{model_id}/robot.srdf",),
         after=(urdf.name,),  # as config: a bad URDF is reported by urdf:<id> alone
     )
@@ -348,16 +365,21 @@ def plan(root: Path) -> list[Step]:
 
 
 def linked_folders(root: Path, steps: list[Step]) -> list[Finding]:
-    """The refusal of each planned robot or cell folder, or robot's meshes/, that is a symbolic
-    link: a check cannot say whether build/ is what sources it will not read produce."""
+    """The refusal of each planned robot or cell folder, robot's meshes/, or folder beside a
+    robot's srdf.py, that is a symbolic link: a check cannot say whether build/ is what sources
+    it will not read produce."""
     out: list[Finding] = []
     base = os.path.join(root, "")  # paths as strings: a check plans 600 folders at scale
     for step in steps:
         stage, _, name = step.name.partition(":")
+        src = f"{ROBOTS}/{name}"
         if stage == "cellbuild":
             out += linked_folder(f"{base}{CELLS}/{name}", f"{CELLS}/{name}", "cell")
         elif stage == "urdf":
-            src = f"{ROBOTS}/{name}"
             linked = linked_folder(base + src, src, "robot")
             out += linked or linked_folder(f"{base}{src}/meshes", f"{src}/meshes", "meshes")
+        elif stage == "srdf":  # what gen_srdf() can import: its inputs but its own two
+            own = (f"{src}/srdf.py", f"{src}/robot.urdf")
+            helpers = [i for i in step.inputs if i.startswith(f"{src}/") and i not in own]
+            out += linked_helper_folders(base, helpers)
     return out

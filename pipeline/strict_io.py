@@ -10,7 +10,7 @@ import errno
 import fnmatch
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pipeline.findings import ContractError, Finding
@@ -135,12 +135,17 @@ _LINKED_FOLDER_HINTS = {
     "points to into {display}/; a copy of another cell's folder is a new cell: give its "
     "machine.json the folder's name as cell_id)",
     "meshes": "replace the link with a real meshes/ folder holding the mesh files",
+    # a folder beside srdf.py, which gen_srdf() can import from
+    "helper": "replace the link with a real folder holding the modules it points to (copy "
+    "them into {display}/): the build reads nothing through a linked folder, so a change "
+    "behind it would leave robot.srdf as it was",
 }
 
 
 def linked_folder(folder: str | os.PathLike[str], display: str, kind: str) -> list[Finding]:
-    """A robot or cell folder (`robots/<id>`, `cells/<id>`) or a robot's `meshes/` that is a
-    symbolic link, to anything: refused alone, before anything in it is read.
+    """A robot or cell folder (`robots/<id>`, `cells/<id>`), a robot's `meshes/` or a folder
+    beside its srdf.py that is a symbolic link, to anything: refused alone, before anything in
+    it is read.
 
     Every path below it would be read through the link: from outside the repository, or as a
     second robot or cell made of another folder's files.
@@ -150,6 +155,18 @@ def linked_folder(folder: str | os.PathLike[str], display: str, kind: str) -> li
     hint = _LINKED_FOLDER_HINTS[kind].format(display=display)
     message = f"the {kind} folder is a symbolic link"
     return [Finding("symlink_refused", display, "", message, hint)]
+
+
+def linked_helper_folders(base: str, paths: Iterable[str]) -> list[Finding]:
+    """The refusal of each of `paths` (beside a robot's srdf.py, repo-relative; `base` the
+    repository with a final separator) that is a symbolic link to a folder.
+
+    gen_srdf() can import from any folder beside srdf.py, and the srdf step lists nothing
+    through a link (plan._helper_modules), so a change behind one would go unseen. A module
+    file may be a link: its digest follows its bytes (digests.LINKED).
+    """
+    found = (path for path in paths if os.path.isdir(base + path))
+    return [f for path in found for f in linked_folder(base + path, path, "helper")]
 
 
 def case_collisions(folder: Path, display: str) -> list[Finding]:

@@ -306,6 +306,13 @@ def _meshes_outside(project: Path, outside: Path) -> None:
     (project / "robots/abb_irb2400/meshes").symlink_to(outside / "meshes")
 
 
+def _helper_outside(project: Path, outside: Path) -> None:
+    """A package folder beside srdf.py, linked in from outside; srdf.py itself unchanged."""
+    (outside / "abbdata").mkdir()
+    (outside / "abbdata" / "__init__.py").write_text("")
+    (project / "robots/abb_irb2400/abbdata").symlink_to(outside / "abbdata")
+
+
 _NEW_ID = {
     "robot": "new model: give its <robot name> and package:// mesh URIs the folder's name",
     "cell": "new cell: give its machine.json the folder's name as cell_id",
@@ -323,6 +330,12 @@ def _linked(folder: str, kind: str) -> str:
 MESHES_LINKED = (
     "robots/abb_irb2400/meshes: symlink_refused: the meshes folder is a symbolic link; replace "
     "the link with a real meshes/ folder holding the mesh files"
+)
+HELPER_LINKED = (
+    "robots/abb_irb2400/abbdata: symlink_refused: the helper folder is a symbolic link; replace "
+    "the link with a real folder holding the modules it points to (copy them into "
+    "robots/abb_irb2400/abbdata/): the build reads nothing through a linked folder, so a change "
+    "behind it would leave robot.srdf as it was"
 )
 # (link, the one finding, the commands that must refuse it)
 LINKED_FOLDERS = {
@@ -346,6 +359,12 @@ LINKED_FOLDERS = {
         MESHES_LINKED,
         (("doit",), ("validate", "abb_irb2400"), ("check",)),
     ),
+    # the srdf step refuses it (validate does not read srdf.py); so does a cell compiled with it
+    "helper-outside": (
+        _helper_outside,
+        HELPER_LINKED,
+        (("doit",), ("cell", "cells/weld_cell_a"), ("check",)),
+    ),
 }
 FINDING_LINE = re.compile(r"^\S+?(:\S+)?: [a-z][a-z0-9_]*: ")
 # rebuilt by the doit run of each case: another robot's step and another cell's
@@ -357,11 +376,12 @@ REBUILT = ("build/robots/lbr_iiwa_14_r820/robot.srdf", "build/cells/iiwa_bench/c
     [(case, command) for case, (_, _, commands) in LINKED_FOLDERS.items() for command in commands],
     ids=lambda v: v if isinstance(v, str) else "-".join(v),
 )
-def test_symlink_refused_linked_robot_cell_or_meshes_folder_is_one_finding_and_exit_2(
+def test_symlink_refused_linked_robot_cell_meshes_or_helper_folder_is_one_finding_exit_2(
     project: Path, tmp_path_factory: pytest.TempPathFactory, case: str, command: tuple[str, ...]
 ) -> None:
     """A linked robots/<id> was compiled from the files it points to (outside the repository,
-    or another robot's as a second robot); a linked cell was compiled as the cell it names."""
+    or another robot's as a second robot); a linked cell was compiled as the cell it names; a
+    linked folder beside srdf.py was importable but no input, so a change in it went unseen."""
     link, finding, _ = LINKED_FOLDERS[case]
     rebuilt = {path: (project / path).read_bytes() for path in REBUILT}
     for path in REBUILT:

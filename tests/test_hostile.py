@@ -135,6 +135,17 @@ def dangling(rel: str) -> Break:
     return apply
 
 
+def folder_linked_in(rel: str) -> Break:
+    """A package folder outside the checkout, linked into it as `rel`."""
+
+    def apply(project: Path, outside: Path) -> None:
+        (outside / "pkg").mkdir()
+        (outside / "pkg" / "__init__.py").write_text("")
+        (project / rel).symlink_to(outside / "pkg")
+
+    return apply
+
+
 def copy_file(rel: str, to: str) -> Break:
     """Copy a file of the checkout to another name in it."""
 
@@ -448,6 +459,14 @@ CATALOGUE = [
         f"{ABB}/meshes",
         link_outside(f"{ABB}/meshes"),
         "meshes-folder-link-outside",
+    ),
+    # Regression: a package folder beside srdf.py linked in from outside was importable, yet
+    # nothing in it was an input: a change there left robot.srdf current.
+    doit(
+        "symlink_refused",
+        f"{ABB}/abbdata",
+        folder_linked_in(f"{ABB}/abbdata"),
+        "helper-folder-link-outside",
     ),
     doit(
         "file_too_large",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.plan import cell_ids, model_ids, needed, plan
+from pipeline.plan import cell_ids, linked_folders, model_ids, needed, plan
 from pipeline.stagecode import CODE, code
 from pipeline.stamps import Step
 from tests.conftest import refuse_under, run_doit, run_python, tree_bytes
@@ -181,6 +181,163 @@ def test_a_module_srdf_py_imports_is_an_input_of_the_srdf_step(project: Path) ->
     assert 'xyz="0.1 1.0 0.3"' in srdf
 
 
+TCPS_BEFORE = 'TCPS = {"welder": {"xyz": ".1 1 .2", "wxyz": "1 0 0 0"}}\n'
+TCPS_AFTER = TCPS_BEFORE.replace(".2", ".3")
+HELPER = f"robots/{ABB}/abbdata"
+
+
+def _import_tcps_from(src: Path, module: str) -> None:
+    """Make the ABB generator take its TCPs from `module`."""
+    source = (src / "srdf.py").read_text()
+    start = source.index("TCPS = {")
+    end = source.index("\n}\n", start) + 3
+    (src / "srdf.py").write_text(f"{source[:start]}from {module} import TCPS\n{source[end:]}")
+
+
+def _package(folder: Path, module: str = "tcps") -> Path:
+    """A package folder holding the TCPs module; the module's file."""
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / f"{module}.py").write_text(TCPS_BEFORE)
+    return folder / f"{module}.py"
+
+
+def _real_folder(src: Path, outside: Path) -> Path:
+    return _package(src / "abbdata")
+
+
+def _linked_module_file(src: Path, outside: Path) -> Path:
+    target = _package(src.parent.parent / "shared" / "abbdata")
+    _package(src / "abbdata", "other")
+    (src / "abbdata" / "tcps.py").symlink_to("../../../shared/abbdata/tcps.py")
+    return target
+
+
+def _linked_folder(src: Path, outside: Path) -> Path:
+    target = _package(src.parent.parent / "shared" / "abbdata")
+    (src / "abbdata").symlink_to("../../shared/abbdata")
+    return target
+
+
+def _linked_folder_outside(src: Path, outside: Path) -> Path:
+    target = _package(outside / "abbdata")
+    (src / "abbdata").symlink_to(outside / "abbdata")
+    return target
+
+
+def _nested_linked_folder(src: Path, outside: Path) -> Path:
+    _package(src / "abbdata", "other")
+    target = _package(outside / "vendor")
+    (src / "abbdata" / "vendor").symlink_to(outside / "vendor")
+    return target
+
+
+# layout of a helper package beside srdf.py: (make it, the module srdf.py imports, the srdf
+# step's helper inputs, the linked folder refused or None)
+HELPER_LAYOUTS: dict[str, tuple[Callable[[Path, Path], Path], str, list[str], str | None]] = {
+    "real-folder": (
+        _real_folder,
+        "abbdata.tcps",
+        [f"{HELPER}/__init__.py", f"{HELPER}/tcps.py"],
+        None,
+    ),
+    "linked-module-file": (
+        _linked_module_file,
+        "abbdata.tcps",
+        [f"{HELPER}/__init__.py", f"{HELPER}/other.py", f"{HELPER}/tcps.py"],
+        None,
+    ),
+    "symlink_refused-linked-folder": (_linked_folder, "abbdata.tcps", [HELPER], HELPER),
+    "symlink_refused-linked-folder-outside": (
+        _linked_folder_outside,
+        "abbdata.tcps",
+        [HELPER],
+        HELPER,
+    ),
+    "symlink_refused-nested-linked-folder": (
+        _nested_linked_folder,
+        "abbdata.vendor.tcps",
+        [f"{HELPER}/__init__.py", f"{HELPER}/other.py", f"{HELPER}/vendor"],
+        f"{HELPER}/vendor",
+    ),
+}
+
+
+def _refusal(folder: str) -> str:
+    return (
+        f"{folder}: symlink_refused: the helper folder is a symbolic link; replace the link "
+        f"with a real folder holding the modules it points to (copy them into {folder}/): the "
+        "build reads nothing through a linked folder, so a change behind it would leave "
+        "robot.srdf as it was"
+    )
+
+
+@pytest.mark.parametrize("layout", HELPER_LAYOUTS)
+def test_a_helper_package_is_an_input_of_the_srdf_step_and_a_linked_one_refused(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, layout: str
+) -> None:
+    """A package folder beside srdf.py that was a symbolic link was not entered and nothing in
+    it listed: a change behind the link left robot.srdf current. The link itself is an input
+    now (so that a new one makes the step run and refuse it), and nothing through it is."""
+    make, _, helpers, refused = HELPER_LAYOUTS[layout]
+    make(repo / "robots" / ABB, tmp_path_factory.mktemp("outside"))
+    steps = plan(repo)
+    inputs = {step.name: step for step in steps}[f"srdf:{ABB}"].inputs
+    assert list(inputs) == [
+        f"robots/{ABB}/srdf.py",
+        *helpers,
+        f"robots/{ABB}/robot.urdf",
+        code("srdf"),
+    ]
+    lines = [finding.line() for finding in linked_folders(repo, steps)]
+    assert lines == ([] if refused is None else [_refusal(refused)])
+
+
+@pytest.mark.parametrize("layout", HELPER_LAYOUTS)
+def test_a_change_inside_a_helper_package_reruns_the_srdf_step_unless_its_link_is_refused(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, layout: str
+) -> None:
+    """doit and `pipeline check` after a change to the module srdf.py imports from a package
+    beside it: the SRDF and what depends on it are rebuilt, or the linked folder is refused
+    (symlink_refused, exit 2, build/ as it was) before and after the change."""
+    make, module, _, refused = HELPER_LAYOUTS[layout]
+    src = project / "robots" / ABB
+    tcps = make(src, tmp_path_factory.mktemp("outside"))
+    _import_tcps_from(src, module)
+    srdf = project / "build" / "robots" / ABB / "robot.srdf"
+    built = tree_bytes(project / "build" / "robots" / ABB)
+    first = run_doit(project)
+    if refused is not None:
+        tcps.write_text(TCPS_AFTER)
+        again = run_doit(project)
+        for result in (first, again, run_python(project, "-m", "pipeline", "check")):
+            said = result.stdout + result.stderr
+            assert result.returncode == 2, said
+            assert "Traceback" not in said
+            assert [line for line in said.splitlines() if ": symlink_refused: " in line] == [
+                _refusal(refused)
+            ]
+        assert ran(again.stdout) == {f"srdf:{ABB}"}  # and refused: nothing after it ran
+        assert tree_bytes(project / "build" / "robots" / ABB) == built
+        return
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert 'xyz="0.1 1.0 0.2"' in srdf.read_text()
+    tcps.write_text(TCPS_AFTER)
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 1, check.stdout
+    assert f"(srdf:{ABB}: robots/{ABB}/abbdata/tcps.py changed)" in check.stdout
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ran(result.stdout) == {
+        f"srdf:{ABB}",
+        f"manifest:{ABB}",
+        "index:robots",
+        "cellbuild:weld_cell_a",
+    }
+    assert 'xyz="0.1 1.0 0.3"' in srdf.read_text()
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
+
+
 def test_optional_sources_are_inputs_only_when_present(repo: Path) -> None:
     """Without config files the config step makes nothing; a settings file feeds the spheres."""
     src = repo / "robots" / IIWA
@@ -320,6 +477,25 @@ def test_hidden_python_files_beside_srdf_py_are_not_helper_modules(repo: Path) -
         f"robots/{ABB}/srdf.py",
         f"robots/{ABB}/helpers/joints.py",
     ]
+
+
+def test_a_helper_module_link_to_nothing_is_not_an_input(project: Path) -> None:
+    """A module beside srdf.py that is a link to nothing (a shared file moved away) was an
+    input: the srdf step ran, then doit stopped with its own "Dependent file ... does not
+    exist" (exit 2, no finding) after the step had rewritten its stamp, leaving the manifest
+    stale. No import reaches such a module; once the link resolves it is an input again."""
+    src = project / "robots" / ABB
+    (src / "shared.py").symlink_to("../../shared/shared.py")
+    assert f"robots/{ABB}/shared.py" not in by_name(project)[f"srdf:{ABB}"].inputs
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
+    (project / "shared").mkdir()
+    (project / "shared" / "shared.py").write_text("")
+    assert f"robots/{ABB}/shared.py" in by_name(project)[f"srdf:{ABB}"].inputs
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 1
+    assert f"(srdf:{ABB}: robots/{ABB}/shared.py added)" in check.stdout
 
 
 def test_without_robots_or_cells_folders_the_plan_is_the_code_stamps_and_the_index(

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.strict_io import atomic_write, read_bytes, read_fd, read_regular, require_source
+from pipeline.strict_io import (
+    atomic_write,
+    linked_helper_folders,
+    read_bytes,
+    read_fd,
+    read_regular,
+    require_source,
+)
 from tests.conftest import refuse_under
 
 
@@ -159,3 +166,51 @@ def test_file_unreadable_a_source_folder_this_user_cannot_search_is_not_file_mis
     [finding] = exc.value.findings
     assert (finding.code, finding.file) == ("file_unreadable", "robots/my_arm")
     assert "permission on robots/my_arm/" in finding.hint
+
+
+def _helper_entry(robot: Path, make: str) -> None:
+    """Put one kind of entry at robot/abbdata (a module file at robot/abbdata.py)."""
+    shared = robot.parent / "shared"
+    (shared / "pkg").mkdir(parents=True)
+    (shared / "pkg" / "tcps.py").write_text("TCPS = {}\n")
+    if make == "real-folder":
+        (robot / "abbdata").mkdir()
+    elif make == "linked-folder":
+        (robot / "abbdata").symlink_to(shared / "pkg")
+    elif make == "linked-folder-to-nothing":
+        (robot / "abbdata").symlink_to(shared / "gone")
+    elif make == "linked-module-file":
+        (robot / "abbdata.py").symlink_to(shared / "pkg" / "tcps.py")
+
+
+@pytest.mark.parametrize(
+    ("make", "refused"),
+    [
+        ("real-folder", False),
+        ("linked-folder", True),
+        ("linked-folder-to-nothing", False),  # no folder to import from: gen_srdf() says so
+        ("linked-module-file", False),  # its digest follows its bytes
+        ("absent", False),
+    ],
+)
+def test_symlink_refused_a_folder_beside_srdf_py_that_is_a_link(
+    tmp_path: Path, make: str, refused: bool
+) -> None:
+    """gen_srdf() could import from a linked folder whose files the srdf step never listed: a
+    change behind the link left robot.srdf current. Such a folder is refused, alone."""
+    robot = tmp_path / "robots" / "arm"
+    robot.mkdir(parents=True)
+    _helper_entry(robot, make)
+    paths = ["robots/arm/abbdata", "robots/arm/abbdata.py"]
+    found = linked_helper_folders(os.path.join(tmp_path, ""), paths)
+    lines = [finding.line() for finding in found]
+    assert lines == (
+        [
+            "robots/arm/abbdata: symlink_refused: the helper folder is a symbolic link; replace "
+            "the link with a real folder holding the modules it points to (copy them into "
+            "robots/arm/abbdata/): the build reads nothing through a linked folder, so a change "
+            "behind it would leave robot.srdf as it was"
+        ]
+        if refused
+        else []
+    )

@@ -12,7 +12,13 @@ from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.units import to_native
 from pipeline.srdf.validate import check_srdf
 from pipeline.srdf.write import write_srdf
-from pipeline.strict_io import SOURCE_LIMIT, XML_LIMIT, read_bytes, require_source
+from pipeline.strict_io import (
+    SOURCE_LIMIT,
+    XML_LIMIT,
+    linked_helper_folders,
+    read_bytes,
+    require_source,
+)
 from pipeline.strict_xml import parse_xml
 from pipeline.urdf import Robot, check_meshes, check_rules, display_path, load_robot, parse_urdf
 
@@ -127,8 +133,10 @@ def _utf8(xml: str, display: str) -> bytes:
         ) from None
 
 
-def make_srdf(root: Path, model_id: str) -> dict[str, bytes]:
-    """The build step: robots/<id>/srdf.py to build/robots/<id>/robot.srdf (URDF served beside)."""
+def make_srdf(root: Path, model_id: str, links: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """The build step: robots/<id>/srdf.py to build/robots/<id>/robot.srdf (URDF served beside);
+    `links`, the folders beside srdf.py the plan found to be symbolic links, are refused."""
+    raise_if_errors(linked_helper_folders(os.path.join(root, ""), links))
     out = root / "build" / "robots" / model_id
     source = root / "robots" / model_id / "srdf.py"
     hint = "add srdf.py defining gen_srdf(), which returns the robot's SRDF (docs/srdf.md)"
