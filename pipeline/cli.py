@@ -146,7 +146,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     root = repository_root()
     known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
-    known.answer_build_elsewhere()  # on a fresh clone, while this process plans
+    known.answer_build_elsewhere()  # with no digest cache yet: while this process plans
     try:
         steps = plan(root)
         raise_if_errors(linked_folders(root, steps))

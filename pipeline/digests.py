@@ -7,8 +7,8 @@ Most of build/ is copies (meshes in each description, each description in its ce
 file recorded with the same digest (an output, or an input by its stamp) is checked by comparing
 bytes instead of hashing it again. A checkout without a cache yet (a fresh clone) reads each
 distinct blob once, sources and build/ alike, taking from git's index which files are unchanged
-since checkout and which hold the same blob (pipeline/gitindex.py); a check there has build/
-stated by a forked child while it plans (pipeline/indexahead.py). The cache's files are
+since checkout and which hold the same blob (pipeline/gitindex.py). A check with no cache at all
+has build/ digested by a forked child while it plans (pipeline/buildahead.py). The cache's files are
 pipeline/digestcache.py's.
 """
 
@@ -232,20 +232,17 @@ class Digests:
         last recorded) that no remembered digest or git index entry answers; settled use only
         (pipeline/readahead.py). `_read` and `unheld` then take what was found, once.
 
-        While a child states build/ against git's index, the sources of `wanted` are digested
-        here first, before what it found is taken."""
+        While a child digests build/ (buildahead.py), the sources are digested here first, then
+        what it left here, before what it found is taken."""
         if self.memo is None:
             return
         if self.answering is not None:
-            for rel, expected in wanted.items():
-                if not rel.startswith(OUTPUTS):
-                    self.of(rel, None, expected)
-            self._take_answers()
+            self._while_answered(wanted)
         if not self.built_loaded:
             self._load_built()
         tracked = (self.checkout or self._checkout()).entries
         fresh, entries = self.fresh, self.entries
-        answered = self.answered
+        answered, ahead = self.answered, self.ahead
         todo = [
             item
             for item in wanted.items()
@@ -253,14 +250,33 @@ class Digests:
             and item[0] not in entries
             and item[0] not in tracked
             and item[0] not in answered
+            and item[0] not in ahead
         ]
         if not todo:
             return
         from pipeline.readahead import digest_on_two_cores
 
-        self.ahead_at = time.time()  # before any file is read: each is read at this time or later
+        # before any file is read (each is read at this time or later), unless some were already
+        self.ahead_at = self.ahead_at or time.time()
         found = digest_on_two_cores(self.prefix, todo, self.kept, self._keep, READ_WHOLE)
         self.ahead.update(found)
+
+    def _while_answered(self, wanted: Mapping[str, str]) -> None:
+        """Digest the sources of `wanted`, and what of build/ a child reading it without git's
+        index leaves here, while it works; then take what it found."""
+        for rel, expected in wanted.items():
+            if not rel.startswith(OUTPUTS):
+                self.of(rel, None, expected)
+        if not self._checkout().entries:
+            from pipeline.buildahead import left_to_check
+            from pipeline.readahead import digest_files
+
+            mine = [item for item in wanted.items() if item[0].startswith(OUTPUTS)]
+            mine = [item for item in mine if left_to_check(item[0])]
+            self.ahead_at = self.ahead_at or time.time()
+            found = digest_files(self.prefix, mine, self.kept, self._keep, READ_WHOLE)
+            self.ahead.update(found)
+        self._take_answers()
 
     def _held(self, rel: str, found: str | None, digest: str) -> bool:
         if found != digest:
@@ -359,12 +375,11 @@ class Digests:
         return self.checkout
 
     def answer_build_elsewhere(self) -> None:
-        """On a fresh clone (settled), have a forked child state build/ against git's index
-        while this process plans (pipeline/indexahead.py); what it found is taken when first
-        needed."""
+        """With no cache at all (settled), have a forked child digest build/ while this process
+        plans (pipeline/buildahead.py); what it found is taken when first needed."""
         if self.memo is None or not self.fresh_clone or self.checkout is not None:
             return
-        from pipeline.indexahead import start
+        from pipeline.buildahead import start
 
         cache = self.root / BUILT_CACHE_NAME if self.remember else None
         header, limit = BUILT_CACHE_HEADER, READ_WHOLE
@@ -374,7 +389,7 @@ class Digests:
         child, self.answering = self.answering, None
         if child is None:
             return
-        from pipeline.indexahead import answers
+        from pipeline.buildahead import answers
 
         found = answers(child)
         if found is None:  # it failed: git's index is read here for build/ too

@@ -109,17 +109,6 @@ def read_checkout(root: Path, under: str, outside: str = "") -> Checkout | None:
     return None if entries is None else Checkout(entries, mtime_ns)
 
 
-def index_size(root: Path) -> int:
-    """The size in bytes of the index of the git work tree holding `root`; 0 without one."""
-    found = _git_dir(root)
-    if found is None:
-        return 0
-    try:
-        return os.stat(found[0] / "index").st_size
-    except OSError:
-        return 0
-
-
 def tracks_file_mode(root: Path) -> bool:
     """Whether git would record an execute bit set on a file below `root`: not when the
     repository's `core.fileMode` is false (git sets that on a file system without modes, such as

@@ -1,4 +1,4 @@
-"""build/ stated against git's index by a forked child: what one process alone finds."""
+"""build/ digested by a forked child while a check plans: what one process alone finds."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import pipeline.buildahead as buildahead
 import pipeline.digests as digests_module
-import pipeline.indexahead as indexahead
 import pipeline.readahead as readahead
 from pipeline.digestcache import BUILT_CACHE_HEADER, BUILT_CACHE_NAME
 from pipeline.digests import READ_WHOLE, Digests, stat_signature
@@ -68,10 +68,10 @@ def test_the_child_vouches_only_for_what_git_s_index_vouches_for(
     forkable()
     clone = committed(tmp_path, {**FILES, **EXTRA})
     hand_edits(clone)
-    monkeypatch.setattr(indexahead, "INDEX_MIN", 0)
-    child = indexahead.start(clone, "build/", None, "", 2.0, READ_WHOLE)
+    monkeypatch.setattr(buildahead, "FOLDERS_MIN", 0)
+    child = buildahead.start(clone, "build/", None, "", 2.0, READ_WHOLE)
     assert child is not None
-    found = indexahead.answers(child)
+    found = buildahead.answers(child)
     untouched = {rel: sha(data) for rel, data in FILES.items() if rel.startswith("build/")}
     assert found == untouched
 
@@ -84,7 +84,7 @@ def test_what_the_child_found_is_remembered_unless_racily_clean(
     changed within the racy window of their reading (here: everything, or nothing)."""
     clone = committed(tmp_path, FILES)
     cache = clone / BUILT_CACHE_NAME
-    indexahead.answer(clone, "build/", cache, BUILT_CACHE_HEADER, racy_s, READ_WHOLE)
+    buildahead.answer(clone, "build/", cache, BUILT_CACHE_HEADER, racy_s, READ_WHOLE)
     rels, signatures, digests = read_columns(cache, BUILT_CACHE_HEADER, 3)
     if racy_s:
         assert rels == []
@@ -101,7 +101,7 @@ def test_a_check_stopped_early_leaves_no_child(
     """A check that fails before it takes the child's answers (bad sources) kills and reaps it."""
     forkable()
     clone = committed(tmp_path, FILES)
-    monkeypatch.setattr(indexahead, "INDEX_MIN", 0)
+    monkeypatch.setattr(buildahead, "FOLDERS_MIN", 0)
     known = Digests(clone, settled=True)
     known.answer_build_elsewhere()
     assert known.answering is not None
@@ -129,28 +129,40 @@ def clone(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cloned(project, tmp_path_factory.mktemp("ci") / "clone")
 
 
+@pytest.fixture(params=["git clone", "export"])
+def checkout(
+    request: pytest.FixtureRequest, project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The shipped checkout as CI clones it, and as an export without .git."""
+    if request.param == "export":
+        return project
+    return cloned(project, tmp_path_factory.mktemp("ci") / "clone")
+
+
 @pytest.mark.parametrize("child", ["answers", "fails"])
-def test_a_fresh_clone_s_check_finds_with_the_child_what_it_finds_alone(
-    clone: Path,
+def test_a_check_without_cache_finds_with_the_child_what_it_finds_alone(
+    checkout: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     child: str,
 ) -> None:
-    """CI's case, with build/ stated by a child: current, then every hand edit named as one
-    process alone names it; a child that fails leaves build/ to that process."""
+    """CI's case and an export's, with build/ digested by a child: current, then every hand
+    edit named as one process alone names it; a child that fails leaves build/ to that
+    process."""
     forkable()
+    clone = checkout
     monkeypatch.chdir(clone)
-    monkeypatch.setattr(indexahead, "INDEX_MIN", 0)  # the shipped build/ is small
+    monkeypatch.setattr(buildahead, "FOLDERS_MIN", 0)  # the shipped build/ is small
     if child == "fails":
         parent = os.getpid()
-        real = indexahead.answer
+        real = buildahead.answer
 
         def failing_in_child(*args: object) -> bytes:
             if os.getpid() != parent:
                 raise MemoryError
             return real(*args)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(indexahead, "answer", failing_in_child)
+        monkeypatch.setattr(buildahead, "answer", failing_in_child)
     forked = spy_fork(monkeypatch)
     assert checked(clone, capsys) == (0, ["build/ is current: 20 steps"])
     assert len(forked) == 1
@@ -166,7 +178,7 @@ def test_a_fresh_clone_s_check_finds_with_the_child_what_it_finds_alone(
     (clone / "build" / "robots" / "stray.txt").write_bytes(b"x")
     with_child = checked(clone, capsys)
     assert len(forked) == 2
-    monkeypatch.setattr(indexahead, "may_fork", lambda: False)
+    monkeypatch.setattr(buildahead, "may_fork", lambda: False)
     alone = checked(clone, capsys)
     assert len(forked) == 2
     assert with_child == alone
@@ -184,11 +196,11 @@ def test_the_next_check_takes_build_s_digests_from_the_cache_the_child_wrote(
     it read itself), answers the next check without git's index."""
     forkable()
     monkeypatch.chdir(clone)
-    monkeypatch.setattr(indexahead, "INDEX_MIN", 0)
+    monkeypatch.setattr(buildahead, "FOLDERS_MIN", 0)
     mesh = clone / "build" / "cells" / "weld_cell_a" / "description" / "meshes" / "link_3.stl"
     edited = mesh.read_bytes()[:-1] + b"X"
     mesh.write_bytes(edited)
-    clock_ahead(monkeypatch, 60, indexahead, digests_module)  # nothing is racily clean
+    clock_ahead(monkeypatch, 60, buildahead, digests_module)  # nothing is racily clean
     status, _ = checked(clone, capsys)
     assert status == 1
     rels, _, digests = read_columns(clone / BUILT_CACHE_NAME, BUILT_CACHE_HEADER, 3)
@@ -208,13 +220,59 @@ def test_the_next_check_takes_build_s_digests_from_the_cache_the_child_wrote(
     assert asked == []
 
 
-def test_no_child_without_an_index_worth_one(
+def test_no_child_for_a_small_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build/ of fewer robot and cell folders than FOLDERS_MIN is digested here."""
+    forked = spy_fork(monkeypatch)
+    for n in range(buildahead.FOLDERS_MIN - 1):
+        (tmp_path / "build" / "cells" / f"c{n}").mkdir(parents=True)
+    assert buildahead.start(tmp_path, "build/", None, "", 2.0, READ_WHOLE) is None
+    assert forked == []
+
+
+def test_without_git_the_child_reads_every_plain_file_and_hashes_each_content_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No git work tree, or an index of a few files: nothing is forked."""
-    forked = spy_fork(monkeypatch)
-    (tmp_path / "export" / "build").mkdir(parents=True)
-    assert indexahead.start(tmp_path / "export", "build/", None, "", 2.0, READ_WHOLE) is None
-    clone = committed(tmp_path, FILES)
-    assert indexahead.start(clone, "build/", None, "", 2.0, READ_WHOLE) is None
-    assert forked == []
+    """An export (no .git): every regular, non-executable file (of the share asked for, here
+    all) gets its SHA-256, a copy by comparison with the bytes of the first; a link or
+    executable is left out."""
+    export = tmp_path / "export"
+    for rel, data in {**FILES, **EXTRA}.items():
+        (export / rel).parent.mkdir(parents=True, exist_ok=True)
+        (export / rel).write_bytes(data)
+    hand_edits(export)
+    monkeypatch.setattr(buildahead, "SHARES", 1)
+    hashed: list[int] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(
+        buildahead.hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real(data)
+    )
+    found = buildahead.answer(export, "build/", None, "", 2.0, READ_WHOLE)
+    monkeypatch.undo()
+    fields = found.decode().split("\0")[:-1]
+    answered: dict[str, str] = {}
+    while fields:
+        digest, count, *fields = fields
+        answered.update(dict.fromkeys(fields[: int(count)], digest))
+        fields = fields[int(count) :]
+    plain = {rel: data for rel, data in {**FILES, **EXTRA}.items() if rel.startswith("build/")}
+    plain = {rel: sha(data) for rel, data in plain.items() if "tool" not in rel}
+    plain.pop("build/robots/r/linked.stl")
+    plain.pop("build/robots/r/removed.stl")
+    plain["build/robots/r/edited.stl"] = sha(MESH[:-1] + b"X")
+    assert answered == plain
+    assert sorted(hashed) == sorted([len(MESH), len(MESH), len(FILES["build/robots/r/robot.urdf"])])
+
+
+def test_without_git_the_child_leaves_a_share_to_the_check(tmp_path: Path) -> None:
+    """Reading all of build/ alone would make the child the longer side: it leaves the files
+    left_to_check says to the check, and only those."""
+    export = tmp_path / "export"
+    names = [f"build/cells/c{n}/description/meshes/a.stl" for n in range(40)]
+    for rel in names:
+        (export / rel).parent.mkdir(parents=True, exist_ok=True)
+        (export / rel).write_bytes(MESH)
+    fields = buildahead.answer(export, "build/", None, "", 2.0, READ_WHOLE).decode().split("\0")
+    assert fields[0] == sha(MESH) and fields[-1] == ""
+    left = {rel for rel in names if buildahead.left_to_check(rel)}
+    assert 0 < len(left) < len(names) / 2
+    assert set(fields[2:-1]) == set(names) - left
