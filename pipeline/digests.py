@@ -25,13 +25,10 @@ from typing import TYPE_CHECKING
 
 from pipeline import digestcache
 from pipeline.digestcache import BUILT_CACHE_HEADER, BUILT_CACHE_NAME, OUTPUTS
+from pipeline.filesig import RACY_SECONDS, changed_at, hash_fd, signature_now, stat_signature
 from pipeline.gitindex import Checkout, read_checkout, tracks_file_mode
 from pipeline.strict_io import EXECUTE_BITS, read_fd
 
-# A file changed this recently (its ctime, see changed_at) could change again within the
-# clock's granularity without its stat changing ("racily clean" in git's terms), so its digest
-# is not remembered.
-RACY_SECONDS = 2.0
 # Bytes of hashed files a build or check keeps to compare copies against (see above).
 COPY_BUDGET = 128 << 20
 # Files up to this size are read whole (and may be kept); larger ones are hashed in blocks.
@@ -46,14 +43,6 @@ _OPEN_FLAGS = os.O_RDONLY | _NONBLOCK | _NOFOLLOW
 
 if TYPE_CHECKING:  # forking is imported where it is used, not by every doit run
     from pipeline.readahead import Forked
-
-
-def hash_fd(fd: int) -> str:
-    """Hex SHA-256 of what remains to be read from an open file, read in blocks."""
-    hasher = hashlib.sha256()
-    for block in iter(lambda: os.read(fd, 1 << 20), b""):
-        hasher.update(block)
-    return hasher.hexdigest()
 
 
 class Digests:
@@ -303,7 +292,7 @@ class Digests:
             return found
         found = self._read(rel, path, expected, plain)
         # the blob's digest is what was read only if the file did not change meanwhile
-        if blob and found and _signature_now(path) == signature:
+        if blob and found and signature_now(path) == signature:
             self.blobs[blob, info.st_size] = found
         return found
 
@@ -439,23 +428,3 @@ class Digests:
         whole = self.built_loaded and not self.built_elsewhere
         if digestcache.save(self.root, self.entries, whole):
             self.dirty = False
-
-
-def stat_signature(info: os.stat_result) -> str:
-    """A file's stat signature: size, mtime, ctime and inode (ctime cannot be set back)."""
-    return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino}"
-
-
-def changed_at(info: os.stat_result) -> int:
-    """The latest time a file's bytes can have changed, in ns: its ctime, which the kernel sets
-    on every write and no one can set back (unlike the mtime: cp -p, tar, rsync -t), or its
-    mtime when that is later (a clock set back)."""
-    return max(info.st_ctime_ns, info.st_mtime_ns)
-
-
-def _signature_now(path: str) -> str | None:
-    """The stat signature of a path now; None when it is gone."""
-    try:
-        return stat_signature(os.stat(path))
-    except OSError:
-        return None

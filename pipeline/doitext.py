@@ -15,8 +15,9 @@ from doit.globals import Globals
 from doit.reporter import ConsoleReporter
 
 from pipeline.digestcache import OUTPUTS
-from pipeline.digests import COPY_BUDGET, RACY_SECONDS, Digests, changed_at, stat_signature
+from pipeline.digests import COPY_BUDGET, Digests
 from pipeline.doitdb import DatabaseChanges
+from pipeline.filesig import RACY_SECONDS, changed_at, stat_signature
 from pipeline.outputs import OutputRecord
 
 

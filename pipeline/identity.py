@@ -9,7 +9,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipeline.digests import hash_fd
+from pipeline.filesig import hash_fd
 from pipeline.findings import ContractError, Finding
 from pipeline.manifest import MANIFEST_NAME, read_manifest
 

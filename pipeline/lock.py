@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from pipeline.digests import stat_signature
+from pipeline.filesig import stat_signature
 
 LOCK_NAME = ".doit.lock"
 MARK = "a build holds or held this lock without finishing\n"

@@ -91,13 +91,13 @@ SPHERES_CODE = (
     ),
 )
 MANIFEST_CODE = (*BASE_CODE, "pipeline/manifest.py", "pipeline/description.py")
-# identity.py hashes each registered file with digests.hash_fd
-INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py", "pipeline/digests.py")
+# identity.py hashes each registered file with filesig.hash_fd
+INDEX_CODE = (*MANIFEST_CODE, "pipeline/identity.py", "pipeline/filesig.py")
 CELL_CODE = (
     *URDF_CODE,
     "pipeline/manifest.py",
     "pipeline/identity.py",
-    "pipeline/digests.py",
+    "pipeline/filesig.py",
     "pipeline/schemas.py",
     "pipeline/schemas/machine-config.schema.json",
     "pipeline/schemas/machine-planning-calibration.schema.json",

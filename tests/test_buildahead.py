@@ -13,7 +13,8 @@ import pipeline.buildahead as buildahead
 import pipeline.digests as digests_module
 import pipeline.readahead as readahead
 from pipeline.digestcache import BUILT_CACHE_HEADER, BUILT_CACHE_NAME
-from pipeline.digests import READ_WHOLE, Digests, stat_signature
+from pipeline.digests import READ_WHOLE, Digests
+from pipeline.filesig import stat_signature
 from pipeline.records import read_columns
 from tests.conftest import clock_ahead
 from tests.test_gitindex import (

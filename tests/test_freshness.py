@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
-from pipeline.digests import RACY_SECONDS, stat_signature
+from pipeline.filesig import RACY_SECONDS, stat_signature
 from pipeline.freshness import ABSENT, ADVICE, LINKED_OUTPUT, OLDER, UNREADABLE, _build_files
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.plan import needed, plan

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import pipeline.readahead as readahead
-from pipeline.digests import COPY_BUDGET, READ_WHOLE, Digests, stat_signature
+from pipeline.digests import COPY_BUDGET, READ_WHOLE, Digests
+from pipeline.filesig import stat_signature
 from pipeline.readahead import Read, digest_files, digest_on_two_cores
 from tests.conftest import REPO
 

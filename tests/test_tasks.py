@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.digests import RACY_SECONDS
+from pipeline.filesig import RACY_SECONDS
 from tests.conftest import REPO, run_doit, run_python, tree_bytes
 
 
