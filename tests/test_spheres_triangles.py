@@ -183,6 +183,10 @@ def test_mesh_lines_or_points_still_refused(name: str, data: bytes, place: str) 
         mesh_parts(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
     [finding] = caught.value.findings
     assert (finding.code, finding.place) == ("mesh_lines_or_points", place)
+    # the fix does not name what is refused (it said "with triangles and <lines> only")
+    assert not any(kind in finding.hint for kind in ("<lines>", "<linestrips>", "<poly", "point"))
+    if name.endswith(".dae"):
+        assert finding.hint == "export the collision mesh again with triangles only"
 
 
 @pytest.mark.parametrize(
