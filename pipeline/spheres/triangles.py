@@ -174,12 +174,22 @@ def _collada_unit(loaded: object, data: bytes, display: str) -> float:
         value = math.nan
     if value == 1.0:
         return value
-    why = (
-        "rviz scales the mesh by it, Tesseract's mesh reader does not, so the planner would "
-        "collide with a mesh of another size than the one drawn"
-        if math.isfinite(value) and value > 0
-        else "not a positive number of metres per unit"
-    )
+    # A <mesh scale> cannot make up for the unit: Tesseract applies the scale alone, rviz the
+    # scale times the unit, so the two sizes differ whatever the scale. The unit must be 1.
+    if math.isfinite(value) and value > 0:
+        why = (
+            "rviz scales the mesh by it, Tesseract's mesh reader does not, so whatever the "
+            "URDF's <mesh scale> the planner would collide with a mesh of another size than "
+            "the one drawn"
+        )
+        fix = (
+            'set <unit meter="1"/> in its <asset>, keeping its coordinates, and give their '
+            f'size in the URDF instead: <mesh scale="{head} {head} {head}">; or export the '
+            "collision mesh in metres"
+        )
+    else:
+        why = "not a positive number of metres per unit"
+        fix = 'set <unit meter="1"/> in its <asset>, or export the collision mesh in metres'
     found = _UNIT.search(data)
     line = str(data.count(b"\n", 0, found.start()) + 1) if found else ""
     raise ContractError(
@@ -189,8 +199,7 @@ def _collada_unit(loaded: object, data: bytes, display: str) -> float:
                 display,
                 line,
                 f"its <unit meter> is {head}: {why}",
-                'export the collision mesh in metres (<unit meter="1"/> in its <asset>), '
-                "or give its size in the URDF's <mesh scale>",
+                fix,
             )
         ]
     )
