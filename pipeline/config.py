@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pipeline.findings import Finding, json_pointer, raise_if_errors
-from pipeline.schemas import check_schema
+from pipeline.schemas import check_schema, one_per_value
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path
@@ -129,7 +129,7 @@ def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Fi
     findings += check_unique(
         data, display, "axes", "controller_axis", "duplicate_axis", "controller axis"
     )
-    return findings
+    return one_per_value(data, findings)
 
 
 def restated_urdf(finding: Finding) -> Finding:

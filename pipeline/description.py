@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_from_bytes
-from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.findings import ContractError, Finding, errors, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
@@ -22,6 +22,7 @@ from pipeline.strict_json import dump_json
 from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
+from pipeline.urdf.rules import robot_findings
 
 INDEX_PATH = "build/index.json"
 
@@ -42,28 +43,48 @@ def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
 
 
 def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes]]:
-    """The valid URDF model and the bytes of it and its meshes, by their build paths."""
+    """The valid URDF model and the bytes of it and its meshes, by their build paths.
+
+    Every check runs before any finding stops it (DESIGN: errors are for people): a missing
+    mesh does not hide another mesh's bytes, nor a refused number another link's extent. A
+    finding stops only the checks of what it is about: a mesh file refused by name or bytes is
+    not parsed, and a link with a refused element or mesh is not judged by its extent.
+    """
     src = root / source_dir(model_id)
-    robot = load_robot(src, root)
+    robot, findings, refused = robot_findings(src, root)
     out = {
         f"{build_dir(model_id)}/robot.urdf": read_bytes(
             src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT
         )
     }
-    findings: list[Finding] = []
     meshes = {}
     for mesh in robot.mesh_paths():
+        if mesh in refused:
+            continue
         display = f"{source_dir(model_id)}/{mesh}"
-        meshes[mesh] = read_bytes(src / mesh, display, MESH_LIMIT)
-        findings += mesh_findings(meshes[mesh], display)
-    raise_if_errors(findings)
+        try:
+            data = read_bytes(src / mesh, display, MESH_LIMIT)
+        except ContractError as exc:
+            findings += exc.findings
+            continue
+        problems = mesh_findings(data, display)
+        findings += problems
+        if not errors(problems):
+            meshes[mesh] = data
     # Material libraries and textures the meshes and the URDF name, so a visual keeps its look.
     urdf = out[f"{build_dir(model_id)}/robot.urdf"]
-    meshes |= urdf_texture_files(src, urdf, model_id, source_dir(model_id))
-    meshes |= companion_files(src, meshes, source_dir(model_id))
-    raise_if_errors(case_collision_findings(robot, meshes, model_id))
+    try:
+        meshes |= urdf_texture_files(src, urdf, model_id, source_dir(model_id))
+    except ContractError as exc:
+        findings += exc.findings
+    try:
+        meshes |= companion_files(src, meshes, source_dir(model_id))
+    except ContractError as exc:
+        findings += exc.findings
+    findings += case_collision_findings(robot, meshes, model_id)
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
-    raise_if_errors(collision_mesh_findings(robot, out, model_id))
+    findings += collision_mesh_findings(robot, out, model_id)
+    raise_if_errors(findings)
     return robot, out
 
 
@@ -119,13 +140,15 @@ def collision_mesh_findings(
             mesh = collision.geometry
             if not isinstance(mesh, Mesh) or mesh in corners:
                 continue
-            data = copies[f"{build_dir(model_id)}/{mesh.path}"]
+            data = copies.get(f"{build_dir(model_id)}/{mesh.path}")
+            if data is None:
+                continue  # refused by its name or bytes: not parsed (extent_findings skips it)
             try:
                 display = f"{source_dir(model_id)}/{mesh.path}"
                 corners[mesh] = mesh_parts(data, mesh, display).points()
             except ContractError as exc:
                 findings += exc.findings
-    return findings or extent_findings(robot, corners)
+    return findings + extent_findings(robot, corners)
 
 
 def make_config_copies(root: Path, model_id: str) -> dict[str, bytes]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
-from pipeline.schemas import check_schema
+from pipeline.schemas import check_schema, one_per_value
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path
@@ -82,7 +82,12 @@ def definition_from_bytes(data: bytes, robot: Robot, display: str) -> RtcoreDefi
 
 
 def check_definition(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
-    """Every rtcore_definition.json rule: schema, provenance, joints, drive addresses."""
+    """Every rtcore_definition.json rule: schema, provenance, joints, drive addresses; one
+    finding per value, in the file's order."""
+    return one_per_value(data, _definition_findings(data, robot, display))
+
+
+def _definition_findings(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
     findings = check_schema(data, DEFINITION_SCHEMA, display)
     findings += lone_surrogates(data, display)
     unexpected = {f.place for f in findings if f.code == "unexpected_field"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
@@ -82,11 +83,71 @@ def _validator(schema_name: str) -> Draft202012Validator:
 
 
 def check_schema(instance: object, schema_name: str, display: str) -> list[Finding]:
-    """Validate `instance` against a packaged schema; one finding per violation, sorted."""
+    """Validate `instance` against a packaged schema; one finding per value, in document order."""
     findings: list[Finding] = []
     for error in _validator(schema_name).iter_errors(instance):
         findings.extend(_findings(error, display))
-    return sorted(set(findings), key=lambda f: (f.place, f.code, f.message))
+    return one_per_value(instance, findings)
+
+
+# The codes that judge one value's content, most useful first: what to write (a value of the
+# list, in the range, of the length) before the type, which the fix then has anyway. A value
+# breaking several of these checks (1e9 above a maximum and, written with a fraction, not an
+# integer) gets the first one's finding alone.
+_VALUE_CODES = (
+    "invalid_value",
+    "out_of_range",
+    "wrong_length",
+    "duplicate_item",
+    "schema_violation",
+    "wrong_type",
+)
+
+
+def one_per_value(document: object, findings: Iterable[Finding]) -> list[Finding]:
+    """`findings` about `document` in its order (a place before what it holds, a key's before
+    the next key's), one per value of the codes that judge a value's content.
+
+    The schema reports in the order of its keywords, and a document's own rules add theirs
+    after it, so a value was reported twice, apart, out of the file's order.
+    """
+    unique = list(dict.fromkeys(findings))
+    rank = {code: number for number, code in enumerate(_VALUE_CODES)}
+    best: dict[tuple[str, str], Finding] = {}
+    for finding in unique:
+        if finding.code in rank:
+            kept = best.setdefault((finding.file, finding.place), finding)
+            if rank[finding.code] < rank[kept.code]:
+                best[(finding.file, finding.place)] = finding
+    kept_ones = [f for f in unique if f.code not in rank or best[(f.file, f.place)] is f]
+    if not kept_ones:
+        return []  # the common case: no walk of a valid document
+    order = _document_order(document)
+    return sorted(kept_ones, key=lambda f: _position(f.place, order))
+
+
+def _document_order(document: object) -> dict[str, int]:
+    """Every JSON pointer of `document`, numbered in the order a reader meets its values."""
+    order: dict[str, int] = {}
+    todo: list[tuple[object, list[str | int]]] = [(document, [])]
+    while todo:  # iteratively: a document nests as deep as strict_json allows
+        value, parts = todo.pop()
+        order.setdefault(json_pointer(parts), len(order))
+        children: list[tuple[object, list[str | int]]] = []
+        if isinstance(value, dict):
+            children = [(item, [*parts, key]) for key, item in value.items()]
+        elif isinstance(value, list):
+            children = [(item, [*parts, at]) for at, item in enumerate(value)]
+        todo.extend(reversed(children))
+    return order
+
+
+def _position(place: str, order: dict[str, int]) -> int:
+    """Where `place` is in the document: the nearest enclosing value it names (a missing
+    field's object)."""
+    while place not in order and "/" in place.strip("/"):
+        place = place.rsplit("/", 1)[0]
+    return order.get(place, 0)
 
 
 def _findings(error: ValidationError, display: str) -> list[Finding]:
@@ -124,11 +185,41 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
         keyword = str(error.validator)
         path = list(error.absolute_path)
     code, hint = _CODES.get(keyword, ("schema_violation", "see the schema for what is allowed"))
+    if code == "out_of_range":
+        hint = _range_hint(error.schema if isinstance(error.schema, dict) else {}) or hint
     form = FORMS.get(str(error.validator_value)) if keyword == "pattern" else None
     if form is not None:
         message = f"{_short(repr(error.instance), 80)} is not {form}"
         return [Finding(code, display, json_pointer(path), message, "write it in that form")]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
+
+
+# a range keyword -> how its bound reads in a hint
+_BOUNDS = {
+    "minimum": "at least",
+    "exclusiveMinimum": "above",
+    "maximum": "at most",
+    "exclusiveMaximum": "below",
+}
+
+
+def _range_hint(schema: dict[str, Any]) -> str:
+    """The fix of an out_of_range value, naming the range (and an integer, when it is one):
+    the one finding of a value also out of type says what to write ("" without bounds)."""
+    bounds = {word: _number(schema[key]) for key, word in _BOUNDS.items() if key in schema}
+    kind = "an integer" if schema.get("type") == "integer" else "a number"
+    if set(bounds) == {"at least", "at most"}:
+        return f"write {kind} from {bounds['at least']} to {bounds['at most']}"
+    if not bounds:
+        return ""
+    return f"write {kind} " + " and ".join(f"{word} {value}" for word, value in bounds.items())
+
+
+def _number(value: object) -> str:
+    """A schema's bound as a person writes it: 10000000 for 1e7, 0.5 for 0.5."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
 
 
 def _extra_keys(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:

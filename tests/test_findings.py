@@ -54,3 +54,61 @@ def test_a_links_visual_is_printed_before_its_collision_below_it(
     lines = capsys.readouterr().err.splitlines()
     places = [int(line.split(":")[1]) for line in lines]
     assert len(places) == 2 and places == sorted(places), lines
+
+
+def _abb_with_independent_problems(repo: Path) -> None:
+    """The shipped abb_irb2400 with a problem in each of several links and mesh files."""
+    folder = repo / "robots" / "abb_irb2400"
+    meshes = folder / "meshes"
+    (meshes / "link_2_whole.stl").write_bytes(bytes(range(256)) * 7)  # random bytes
+    (meshes / "link_3.stl").write_bytes(b"")
+    # link_4's visual DAE as its collision, in inches, with a <lines> too
+    dae = (meshes / "link_4.dae").read_text()
+    lines = '<lines count="1"><input semantic="VERTEX" source="#Link_4-mesh-vertices" '
+    lines += 'offset="0"/><p>0 1</p></lines>\n        <polylist'
+    dae = dae.replace('meter="1"', 'meter="0.0254"', 1).replace("<polylist", lines, 1)
+    (meshes / "link_4_in_inches.dae").write_text(dae)
+    edits = [
+        ("meshes/link_1.stl", "meshes/link_1_gone.stl"),  # mesh_missing
+        ("meshes/link_4.stl", "meshes/link_4_in_inches.dae"),
+        ('<origin rpy="0 0 0" xyz="0 0 0"/>', '<origin rpy="0 0 0" xyz="0 0 zero"/>'),
+        # link_5's collision far out, link_6's scaled past any cell: geometry_out_of_range
+        (
+            '<origin rpy="0 0 0" xyz="0 0 0"/>\n      <geometry>\n        <mesh filename='
+            '"package://abb_irb2400/meshes/link_5.stl"/>',
+            '<origin rpy="0 0 0" xyz="0 0 1e300"/>\n      <geometry>\n        <mesh filename='
+            '"package://abb_irb2400/meshes/link_5.stl"/>',
+        ),
+        ('meshes/link_6.stl"/>', 'meshes/link_6.stl" scale="1e200 1 1"/>'),
+    ]
+    urdf = folder / "robot.urdf"
+    text = urdf.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    urdf.write_text(text)
+
+
+def test_validate_reports_the_findings_of_independent_checks_in_one_run(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DESIGN: validation collects every finding before deciding. A new-user trial needed two
+    rounds each: a missing mesh hid two other links' meshes that are no meshes; an invalid
+    number hid two links' geometry out of range; a DAE's unit hid its <lines>."""
+    _abb_with_independent_problems(repo)
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.out == ""
+    at = "robots/abb_irb2400/"
+    found = [line.removeprefix(at).split(": ")[:2] for line in captured.err.splitlines()]
+    assert sorted((where.split(":")[0], code) for where, code in found) == [
+        ("meshes/link_2_whole.stl", "mesh_not_a_mesh"),
+        ("meshes/link_3.stl", "mesh_not_a_mesh"),
+        ("meshes/link_4_in_inches.dae", "mesh_lines_or_points"),
+        ("meshes/link_4_in_inches.dae", "mesh_unreadable"),
+        ("robot.urdf", "geometry_out_of_range"),
+        ("robot.urdf", "geometry_out_of_range"),
+        ("robot.urdf", "invalid_number"),
+        ("robot.urdf", "mesh_missing"),
+    ], captured.err

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -234,19 +236,19 @@ def test_each_unexpected_field_is_its_own_finding_naming_the_field() -> None:
     instance = {"schema": "rosie.robot-config.v1", "model_id": "m", "planning": {"joints": ["j"]}}
     instance |= {"zeta": 1, "alpha/beta": 2}
     findings = check_schema(instance, "robot-config", "c.json")
-    assert [(f.code, f.place, f.message) for f in findings] == [
-        ("unexpected_field", "/alpha~1beta", "unexpected field 'alpha/beta'"),
+    assert [(f.code, f.place, f.message) for f in findings] == [  # in the document's order
         ("unexpected_field", "/zeta", "unexpected field 'zeta'"),
+        ("unexpected_field", "/alpha~1beta", "unexpected field 'alpha/beta'"),
     ]
     assert all(f.file == "c.json" for f in findings)
 
 
 def test_each_missing_field_is_its_own_finding() -> None:
     findings = check_schema({}, "robot-definition", "d.json")
-    assert [(f.code, f.place, f.message) for f in findings] == [
-        ("missing_field", "/", "required field 'joints' is missing"),
-        ("missing_field", "/", "required field 'model_id' is missing"),
+    assert [(f.code, f.place, f.message) for f in findings] == [  # in the schema's order
         ("missing_field", "/", "required field 'schema' is missing"),
+        ("missing_field", "/", "required field 'model_id' is missing"),
+        ("missing_field", "/", "required field 'joints' is missing"),
     ]
 
 
@@ -304,3 +306,100 @@ def test_a_digest_pattern_refuses_a_trailing_line_break() -> None:
     for name in schema_names():
         patterns = re.findall(r'"pattern": "([^"]*)"', json.dumps(load_schema(name)))
         assert all(p.endswith("(?!\\\\n)$") for p in patterns if p.endswith("$")), name
+
+
+def _edit(path: Path, change: Callable[[Any], None]) -> None:
+    """Apply `change` to a JSON file's document, keeping its keys' order."""
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document, indent=2))
+
+
+def _settings(doc: Any) -> None:
+    doc.clear()
+    doc |= {"defaults": {"seed": -1, "rounds": 1e9}}
+
+
+def _config(doc: Any) -> None:
+    doc["axes"]["joint_1"]["controller_axis"] = -1.5  # neither text nor integer, and below 0
+    doc["axes"]["joint_9"] = {"controller_axis": "rax_9", "sign": 1}  # a rule's: no such joint
+    doc["reset_pose"]["joint_1"] = "zero"
+
+
+def _definition(doc: Any) -> None:
+    doc["joints"]["joint_1"]["drive_address"] = 70000.5  # above 65535, and not an integer
+    del doc["joints"]["joint_1"]["gear_ratio_unverified"]  # a rule's: missing_source
+    doc["joints"]["joint_2"]["direction"] = 2
+
+
+# (file of robots/abb_irb2400, its edit, the findings `pipeline validate` prints: place, code)
+ONE_PER_VALUE = [
+    (
+        "spheres.settings.json",
+        _settings,
+        [("/defaults/seed", "out_of_range"), ("/defaults/rounds", "out_of_range")],
+    ),
+    (
+        "config.json",
+        _config,
+        [
+            ("/axes/joint_1/controller_axis", "out_of_range"),
+            ("/axes/joint_9", "unknown_joint"),
+            ("/reset_pose/joint_1", "wrong_type"),
+        ],
+    ),
+    (
+        "rtcore_definition.json",
+        _definition,
+        [
+            ("/joints/joint_1/drive_address", "out_of_range"),
+            ("/joints/joint_1/gear_ratio", "missing_source"),
+            ("/joints/joint_2/direction", "invalid_value"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "expected"), ONE_PER_VALUE, ids=[c[0] for c in ONE_PER_VALUE]
+)
+def test_one_finding_per_value_in_document_order(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    edit: Callable[[Any], None],
+    expected: list[tuple[str, str]],
+) -> None:
+    """A new-user trial's {"defaults": {"seed": -1, "rounds": 1e9}} printed rounds out_of_range,
+    then seed, then rounds again (wrong_type, its fraction): a value breaking several checks
+    was reported once per check, apart, the schema's in its keywords' order and a document's
+    own rules' after them. Now one finding per value, in the file's order."""
+    folder = repo / "robots" / "abb_irb2400"
+    path = folder / name
+    if not path.exists():
+        path.write_text("{}")
+    _edit(path, edit)
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    shown = f"robots/abb_irb2400/{name}:"
+    assert all(line.startswith(shown) for line in lines), lines
+    assert [tuple(line[len(shown) :].split(": ")[:2]) for line in lines] == expected
+
+
+def test_an_out_of_range_value_is_told_its_range() -> None:
+    """The one finding of 1e9 for a count of 1 to 40 says what to write, integer and range."""
+    [finding] = check_schema({"defaults": {"rounds": 1e9}}, "spheres-settings", "s.json")
+    assert finding.hint == "write an integer from 1 to 40"
+
+
+def test_machine_config_findings_are_in_document_order() -> None:
+    """check_schema sorted its findings by JSON pointer: /cell_id before the /zz above it."""
+    document = {"zz": 1, "schema": "rosie.machine-config.v1", "cell_id": "a b", "robot": {}}
+    findings = check_schema(document, "machine-config", "m.json")
+    assert [(f.place, f.code) for f in findings] == [
+        ("/zz", "unexpected_field"),
+        ("/cell_id", "invalid_value"),
+        ("/robot", "missing_field"),
+    ]

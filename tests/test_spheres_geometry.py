@@ -329,6 +329,37 @@ def test_dae_unit_other_than_a_metre_is_mesh_unreadable(
     assert finding.place == str(text[: text.index("<unit ")].count("\n") + 1) != ""
 
 
+def test_dae_unit_hint_of_mesh_unreadable_can_be_followed(tmp_path: Path) -> None:
+    """mesh_unreadable (DAE unit): the hint offered a <mesh scale> instead of the unit, but a
+    scale gave the same finding again (Tesseract applies the scale alone, rviz scale times
+    unit). It names what works: the unit set to 1 and the factor given as the scale."""
+    abb = _dae_in_millimetres(tmp_path, "0.0254")
+    urdf = abb / "robot.urdf"
+    named = '<mesh filename="package://abb_irb2400/meshes/link_6_mm.dae"'
+    scaled = f'{named} scale="0.0254 0.0254 0.0254"'
+    urdf.write_text(urdf.read_text().replace(named, scaled, 1))
+    link = load_robot(abb, tmp_path).link("link_6")
+    assert link is not None
+    with pytest.raises(ContractError) as caught:
+        load_link_geometry(link, abb, "robots/abb_irb2400")
+    [finding] = caught.value.findings
+    assert finding.code == "mesh_unreadable"
+    assert "whatever the URDF's <mesh scale>" in finding.message
+    assert "or give its size" not in finding.hint
+    assert finding.hint.startswith('set <unit meter="1"/> in its <asset>')
+    assert '<mesh scale="0.0254 0.0254 0.0254">' in finding.hint
+    # followed: the unit set to 1, the scale kept; the mesh is read at the scale's size
+    dae = abb / "meshes" / "link_6_mm.dae"
+    dae.write_text(dae.read_text().replace('meter="0.0254"', 'meter="1"', 1))
+    link = load_robot(abb, tmp_path).link("link_6")
+    assert link is not None
+    bounds = load_link_geometry(link, abb, "robots/abb_irb2400").bounds()
+    plain = load_robot(REPO / "robots" / "abb_irb2400", REPO).link("link_6")
+    assert plain is not None
+    stl = load_link_geometry(plain, REPO / "robots" / "abb_irb2400", "robots/abb_irb2400")
+    assert np.allclose(bounds, stl.bounds() * 1000 * 0.0254, atol=1e-6)
+
+
 def test_box_only_link_also_starts_from_equal_cells(tmp_path: Path) -> None:
     # panda's finger box (22 x 15 x 20 mm) with 4 spheres: the k-means start alone ends at an
     # excess of 1.60; the box cut in 2 x 1 x 2 cells, one circumscribed sphere each, at 1.07

@@ -183,6 +183,10 @@ def test_mesh_lines_or_points_still_refused(name: str, data: bytes, place: str) 
         mesh_parts(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
     [finding] = caught.value.findings
     assert (finding.code, finding.place) == ("mesh_lines_or_points", place)
+    # the fix does not name what is refused (it said "with triangles and <lines> only")
+    assert not any(kind in finding.hint for kind in ("<lines>", "<linestrips>", "<poly", "point"))
+    if name.endswith(".dae"):
+        assert finding.hint == "export the collision mesh again with triangles only"
 
 
 @pytest.mark.parametrize(
@@ -277,3 +281,30 @@ def test_binary_ply_with_faces_of_several_lengths_is_mesh_unreadable() -> None:
         mesh_parts(data, Mesh("x.ply", "meshes/x.ply"), "robots/r/meshes/x.ply")
     [finding] = caught.value.findings
     assert (finding.code, finding.file) == ("mesh_unreadable", "robots/r/meshes/x.ply")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "codes"),
+    [
+        (
+            "x.dae",
+            _dae('<lines count="1">{head}<p>0 4</p></lines>').replace(b'meter="1"', b'meter="2"'),
+            ["mesh_unreadable", "mesh_lines_or_points"],
+        ),
+        (
+            "x.dae",
+            _dae('<polylist count="1">{head}<vcount>2</vcount><p>0 4</p></polylist>').replace(
+                b'meter="1"', b'meter="0"'
+            ),
+            ["mesh_unreadable", "mesh_lines_or_points"],
+        ),
+    ],
+    ids=["dae-unit-and-lines", "dae-unit-and-polylist-of-two"],
+)
+def test_each_refused_part_of_a_mesh_file_is_reported_at_once(
+    name: str, data: bytes, codes: list[str]
+) -> None:
+    """A DAE's <unit> finding hid its <lines> finding until the unit was fixed (two rounds)."""
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
+    assert [f.code for f in caught.value.findings] == codes

@@ -58,6 +58,10 @@ CASES = [
     ("invalid_joint_limit", [(J1_LIMIT, '<limit lower="1" upper="1" velocity="1"/>')]),
     ("invalid_joint_velocity", [(J1_LIMIT, '<limit lower="-1" upper="1" velocity="0"/>')]),
     ("invalid_joint_velocity", [(J1_LIMIT, '<limit lower="-1" upper="1"/>')]),
+    ("invalid_joint_velocity", [(J1_LIMIT, J1_LIMIT.replace('velocity="2.618"', 'velocity="-1"'))]),
+    # a negative effort was accepted (a new-user trial); 0, as CAD exports write, is not refused
+    ("invalid_joint_effort", [(J1_LIMIT, J1_LIMIT.replace('effort="0"', 'effort="-5"'))]),
+    ("invalid_joint_effort", [(FINGER[0], FINGER[1].replace('effort="0"', 'effort="-5"'))]),
     ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="inf" velocity="1"/>')]),
     ("invalid_number", [(J1_LIMIT, '<limit lower="-1" upper="nan" velocity="1"/>')]),
     ("unbounded_joint_type", [(J1, '<joint name="joint_1" type="continuous">')]),
@@ -143,7 +147,7 @@ CASES = [
     ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('velocity="0.1"', 'velocity="1e7"'))]),
     ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('upper="3.1416"', 'upper="1800"'))]),
     ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('velocity="2.618"', 'velocity="1e5"'))]),
-    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('effort="0"', 'effort="-1e300"'))]),
+    ("limit_out_of_range", [(J1_LIMIT, J1_LIMIT.replace('effort="0"', 'effort="1e300"'))]),
     ("missing_attribute", [('<link name="tool0"/>', "<link/>")]),
     (
         "invalid_geometry",
@@ -276,6 +280,15 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         ([(J1_LIMIT, J1_EFFORT.replace('lower="-1"', 'lower="1_0"'))], ["invalid_number"]),
         ([(J1_LIMIT, J1_EFFORT.replace('velocity="1"', 'velocity="1e309"'))], ["invalid_number"]),
         ([(J1_LIMIT, J1_EFFORT.replace('effort="0"', 'effort="nan"'))], ["invalid_number"]),
+        # a negative effort or velocity of absurd size: its sign's finding, not also its size's
+        (
+            [(J1_LIMIT, J1_EFFORT.replace('effort="0"', 'effort="-1e300"'))],
+            ["invalid_joint_effort"],
+        ),
+        (
+            [(J1_LIMIT, J1_EFFORT.replace('velocity="1"', 'velocity="-1e7"'))],
+            ["invalid_joint_velocity"],
+        ),
         # a cycle of two mimic joints is one cycle
         ([(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'), J2_MIMICS_J1], ["mimic_cycle"]),
         # a <mimic> on a fixed joint following a revolute one: that it is on a fixed joint
@@ -286,6 +299,8 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         "lower-python-syntax",
         "velocity-overflows",
         "effort-nan",
+        "effort-negative-and-huge",
+        "velocity-negative-and-huge",
         "mimic-cycle",
         "mimic-on-fixed",
     ],

@@ -41,10 +41,15 @@ def _corners(collision: Collision, corners: Mapping[Mesh, Array]) -> Array:
 
 def extent_findings(robot: Robot, corners: Mapping[Mesh, Array]) -> list[Finding]:
     """One finding per collision link too large, too far out or too small to fit spheres to
-    (`corners`: each mesh's triangle corners and line ends, as MeshParts.points gives them)."""
+    (`corners`: each mesh's triangle corners and line ends, as MeshParts.points gives them).
+
+    A link whose collision geometry is not all known (an element refused when read, a mesh
+    missing from `corners`: refused) is not judged: its extent would be another geometry's."""
     out = []
     for link in robot.links:
-        if not link.collisions:
+        if not link.collisions or link.collisions_refused:
+            continue
+        if any(isinstance(c.geometry, Mesh) and c.geometry not in corners for c in link.collisions):
             continue
         with np.errstate(all="ignore"):
             points = np.concatenate([_corners(c, corners) for c in link.collisions])

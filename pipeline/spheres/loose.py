@@ -108,7 +108,7 @@ def _dae_segments(data: bytes, display: str) -> Array:
             place,
             f"holds {kind}, which the COLLADA reader drops or reads otherwise than Tesseract, "
             "so the spheres could not be proven to cover it",
-            "export the collision mesh again with triangles and <lines> only",
+            "export the collision mesh again with triangles only",
         )
     return NONE
 

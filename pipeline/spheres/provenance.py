@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
-from pipeline.schemas import check_schema
+from pipeline.schemas import check_schema, one_per_value
 from pipeline.spheres.fit import FITTER_NAME, FITTER_VERSION, FitParams
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
 from pipeline.strict_json import dump_json, parse_json
@@ -133,7 +133,7 @@ def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dic
                     f"use one of: {', '.join(links)}",
                 )
             )
-    raise_if_errors(findings)
+    raise_if_errors(one_per_value(document, findings))
     params = {name: FitParams(**{**defaults, **per_link.get(name, {})}) for name in links}
     return sha256(data), params
 

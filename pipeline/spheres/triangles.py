@@ -63,40 +63,25 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
                 )
             ]
         ) from None
-    unit = _collada_unit(loaded, data, display) if suffix == "dae" else 1.0
+    # Each check of the file's parts runs and reports (a <unit> finding does not hide a
+    # <lines> one); a check stops only those of the same parts: a refused line or polygon list
+    # (pycollada drops a <linestrips> with its geometry) leaves no triangles to judge.
+    unit, findings = _collada_unit(loaded, data, display) if suffix == "dae" else (1.0, [])
     tri = tri * unit
+    segments, polygons, parts_read = np.zeros((0, 2, 3)), [], True
     with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
-        segments = loose_segments(data, suffix, loaded, display) * unit
-        polygons = mesh_polygons(data, suffix, loaded, display)
-    # trimesh gives 2-D corners when one OBJ vertex has two numbers (mesh_bytes refuses that
-    # file in the urdf step; `pipeline spheres verify` reads the sources without it)
-    if tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3:
-        raise ContractError(
-            [
-                Finding(
-                    "mesh_empty",
-                    display,
-                    "",
-                    "holds no triangles",
-                    "export the collision mesh again",
-                )
-            ]
-        )
-    # the urdf step refuses these by their bytes (mesh_bytes.py) with the same code and the line;
-    # `pipeline spheres verify` reads the sources without that step, and a PLY is not read there
-    if not (np.isfinite(tri).all() and np.isfinite(segments).all()):
-        what = "triangle" if not np.isfinite(tri).all() else "line or point"
-        raise ContractError(
-            [
-                Finding(
-                    "mesh_not_a_mesh",
-                    display,
-                    "",
-                    f"has a {what} whose corner is not a finite number (NaN, inf)",
-                    "export the mesh again: every vertex needs three finite coordinates",
-                )
-            ]
-        )
+        try:
+            segments = loose_segments(data, suffix, loaded, display) * unit
+        except ContractError as exc:
+            findings, parts_read = [*findings, *exc.findings], False
+        try:
+            polygons = mesh_polygons(data, suffix, loaded, display)
+        except ContractError as exc:
+            findings, parts_read = [*findings, *exc.findings], False
+    if parts_read:
+        findings += _triangle_findings(tri, segments, display)
+    if findings:
+        raise ContractError(findings)
     with np.errstate(all="ignore"):  # a huge corner is refused by its extent, not here
         tri = tri * np.array(mesh.scale, dtype=float)
         segments = segments * np.array(mesh.scale, dtype=float)
@@ -115,6 +100,36 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
         )
     factor = unit * np.array(mesh.scale, dtype=float)
     return MeshParts(tri, segments, polygon_triangles(polygons, factor, display))
+
+
+def _triangle_findings(tri: np.ndarray, segments: np.ndarray, display: str) -> list[Finding]:
+    """A mesh without triangles, or with a corner that is not a finite number."""
+    # trimesh gives 2-D corners when one OBJ vertex has two numbers (mesh_bytes refuses that
+    # file in the urdf step; `pipeline spheres verify` reads the sources without it)
+    if tri.ndim != 3 or len(tri) == 0 or tri.shape[2] != 3:
+        return [
+            Finding(
+                "mesh_empty",
+                display,
+                "",
+                "holds no triangles",
+                "export the collision mesh again",
+            )
+        ]
+    # the urdf step refuses these by their bytes (mesh_bytes.py) with the same code and the line;
+    # `pipeline spheres verify` reads the sources without that step, and a PLY is not read there
+    if not (np.isfinite(tri).all() and np.isfinite(segments).all()):
+        what = "triangle" if not np.isfinite(tri).all() else "line or point"
+        return [
+            Finding(
+                "mesh_not_a_mesh",
+                display,
+                "",
+                f"has a {what} whose corner is not a finite number (NaN, inf)",
+                "export the mesh again: every vertex needs three finite coordinates",
+            )
+        ]
+    return []
 
 
 # an OBJ face with a minus sign before its first comment: maybe a negative index
@@ -156,8 +171,9 @@ def _absolute(corner: bytes, seen: dict[bytes, int]) -> bytes:
 _UNIT = re.compile(rb"<(?:[\w.-]+:)?unit[\s/>]")
 
 
-def _collada_unit(loaded: object, data: bytes, display: str) -> float:
-    """Metres per length unit of a COLLADA file: 1, its only `<unit meter>` readers agree on.
+def _collada_unit(loaded: object, data: bytes, display: str) -> tuple[float, list[Finding]]:
+    """Metres per length unit of a COLLADA file: 1, its only `<unit meter>` readers agree on,
+    and the finding refusing another (the mesh then read as it is, for its other checks).
 
     trimesh records the unit but does not apply it; rviz and Gazebo scale the mesh by it;
     Tesseract's reader (assimp, its root transform reset) ignores it, as it ignores the
@@ -166,31 +182,32 @@ def _collada_unit(loaded: object, data: bytes, display: str) -> float:
     """
     units = str(getattr(loaded, "metadata", {}).get("units", "meters"))
     if units == "meters":
-        return 1.0
+        return 1.0, []
     head = units.removesuffix(" * meters")  # trimesh writes "<meter> * meters"
     try:
         value = float(head)
     except ValueError:
         value = math.nan
     if value == 1.0:
-        return value
-    why = (
-        "rviz scales the mesh by it, Tesseract's mesh reader does not, so the planner would "
-        "collide with a mesh of another size than the one drawn"
-        if math.isfinite(value) and value > 0
-        else "not a positive number of metres per unit"
-    )
+        return value, []
+    # A <mesh scale> cannot make up for the unit: Tesseract applies the scale alone, rviz the
+    # scale times the unit, so the two sizes differ whatever the scale. The unit must be 1.
+    if math.isfinite(value) and value > 0:
+        why = (
+            "rviz scales the mesh by it, Tesseract's mesh reader does not, so whatever the "
+            "URDF's <mesh scale> the planner would collide with a mesh of another size than "
+            "the one drawn"
+        )
+        fix = (
+            'set <unit meter="1"/> in its <asset>, keeping its coordinates, and give their '
+            f'size in the URDF instead: <mesh scale="{head} {head} {head}">; or export the '
+            "collision mesh in metres"
+        )
+    else:
+        why = "not a positive number of metres per unit"
+        fix = 'set <unit meter="1"/> in its <asset>, or export the collision mesh in metres'
     found = _UNIT.search(data)
     line = str(data.count(b"\n", 0, found.start()) + 1) if found else ""
-    raise ContractError(
-        [
-            Finding(
-                "mesh_unreadable",
-                display,
-                line,
-                f"its <unit meter> is {head}: {why}",
-                'export the collision mesh in metres (<unit meter="1"/> in its <asset>), '
-                "or give its size in the URDF's <mesh scale>",
-            )
-        ]
-    )
+    return 1.0, [
+        Finding("mesh_unreadable", display, line, f"its <unit meter> is {head}: {why}", fix)
+    ]

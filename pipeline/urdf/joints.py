@@ -110,6 +110,15 @@ def _limit_rules(joint: Joint, add: Add) -> None:
             f"joint {joint.name!r} has {given}, not a finite number > 0",
             f"set velocity in {unit}/s, greater than 0",
         )
+    if limit is not None and limit.effort is not None and limit.effort < 0:
+        force = "N m" if joint.type == "revolute" else "N"
+        add(
+            "invalid_joint_effort",
+            joint.line,
+            f"joint {joint.name!r} has effort {limit.effort:g}, a negative number: the largest "
+            "effort the joint may apply is a magnitude",
+            f"set effort in {force}, 0 or greater",
+        )
     if limit is not None:
         _limit_magnitudes(joint, limit, add)
 
@@ -117,11 +126,12 @@ def _limit_rules(joint: Joint, add: Add) -> None:
 def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
     """A finding naming each <limit> number beyond what any joint of its type reaches."""
     caps = _LIMIT_CAPS[joint.type]
+    # a velocity not > 0 and a negative effort are their own findings, not reported again here
     given = {
         "lower": limit.lower,
         "upper": limit.upper,
-        "velocity": limit.velocity,
-        "effort": limit.effort,
+        "velocity": limit.velocity if limit.velocity is not None and limit.velocity > 0 else None,
+        "effort": limit.effort if limit.effort is not None and limit.effort >= 0 else None,
     }
     over = [
         f"{attr}={value:g} (beyond {cap:.0e} {unit})"

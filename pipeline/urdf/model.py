@@ -91,6 +91,9 @@ class Link:
     visuals: tuple[Visual, ...]
     line: int
     inertial: Inertial | None = None
+    # a <collision> of it had a finding when read (dropped, or a number read as its default):
+    # its collision geometry is not all known, so it is not judged as a whole (its extent)
+    collisions_refused: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -247,11 +247,13 @@ class _Reader:
         return None
 
     def link(self, node: etree._Element) -> Link:
+        before = len(self.findings)
         collisions = []
         for element in node.findall("collision"):
             geometry = self.geometry(element)
             if geometry is not None:
                 collisions.append(Collision(self.origin(element), geometry, source_line(element)))
+        refused = len(self.findings) > before
         visuals = []
         for element in node.findall("visual"):
             geometry = self.geometry(element)
@@ -264,6 +266,7 @@ class _Reader:
             tuple(visuals),
             source_line(node),
             None if inertial is None else self.inertial(inertial),
+            refused,
         )
 
     def inertial(self, node: etree._Element) -> Inertial | None:

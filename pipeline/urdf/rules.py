@@ -117,11 +117,18 @@ COLLISION_MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply")
 
 def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
     """Each named mesh is a regular file inside `folder/meshes`, not a link out of it."""
+    return mesh_file_findings(robot, folder)[0]
+
+
+def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[str]]:
+    """check_meshes' findings, and the mesh paths not to read: each one they are about (every
+    one when meshes/ itself is refused)."""
     display = f"{PurePosixPath(robot.file).parent}/meshes"
     linked = linked_folder(folder / "meshes", display, "meshes")
     if linked:
-        return linked
+        return linked, set(robot.mesh_paths())
     out = []
+    refused: set[str] = set()
     # Not (folder / "meshes").resolve(): a link below meshes/ must not move the root either.
     meshes = folder.resolve() / "meshes"
     for link in robot.links:
@@ -133,6 +140,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
             suffix = PurePosixPath(geometry.path).suffix.lower()
             if isinstance(element, Collision) and suffix not in COLLISION_MESH_SUFFIXES:
                 kind = f"a {suffix} file" if suffix else "a file with no extension"
+                refused.add(geometry.path)
                 out.append(
                     Finding(
                         "mesh_format_unsupported",
@@ -161,6 +169,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                 code, message = "mesh_missing", "does not exist"
                 hint = _case_hint(path) or hint
             if code:
+                refused.add(geometry.path)
                 out.append(
                     Finding(
                         code,
@@ -170,7 +179,7 @@ def check_meshes(robot: Robot, folder: Path) -> list[Finding]:
                         hint,
                     )
                 )
-    return out
+    return out, refused
 
 
 def _case_hint(path: Path) -> str:
@@ -218,15 +227,24 @@ def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Find
 
 def load_robot(folder: Path, display_root: Path) -> Robot:
     """Read `folder/robot.urdf`, apply every URDF rule, and return the valid model."""
+    robot, findings, _ = robot_findings(folder, display_root)
+    raise_if_errors(findings)
+    return robot
+
+
+def robot_findings(folder: Path, display_root: Path) -> tuple[Robot, list[Finding], set[str]]:
+    """The model of `folder/robot.urdf` as read, every finding of the URDF rules and of its
+    mesh files' names, and the mesh paths not to read (see mesh_file_findings).
+
+    Raises when there is no model to go on with: a refused folder, or no URDF to read."""
     # alone: every other finding would name the file through the unprintable folder name
     raise_if_errors(model_id_findings(folder, display_root))
     path = folder / "robot.urdf"
     display = display_path(path, display_root)
     require_source(folder, "robot.urdf", display)
     robot, findings = parse_urdf(read_bytes(path, display, XML_LIMIT), display, folder.name)
-    findings += check_rules(robot) + check_meshes(robot, folder)
-    raise_if_errors(findings)
-    return robot
+    meshes, refused = mesh_file_findings(robot, folder)
+    return robot, findings + check_rules(robot) + meshes, refused
 
 
 def display_path(path: Path, root: Path) -> str:
