@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_from_bytes
-from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.findings import ContractError, Finding, raise_if_errors, render
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
@@ -22,6 +24,7 @@ from pipeline.strict_json import dump_json
 from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
+from pipeline.urdf.scales import scale_findings
 
 INDEX_PATH = "build/index.json"
 
@@ -36,15 +39,29 @@ def build_dir(model_id: str) -> str:
     return f"build/robots/{model_id}"
 
 
+@dataclass(frozen=True)
+class UrdfSources:
+    """A robot's valid URDF model, the bytes of it and its meshes by build path, its warnings."""
+
+    robot: Robot
+    copies: dict[str, bytes]
+    warnings: tuple[Finding, ...]
+
+
 def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
-    """Validate the URDF and the meshes it names, then copy them byte for byte."""
-    return read_urdf_sources(root, model_id)[1]
+    """Validate the URDF and the meshes it names, then copy them byte for byte; print the
+    warnings on stderr (as doit shows a step's stderr), which change no output."""
+    sources = read_urdf_sources(root, model_id)
+    if sources.warnings:
+        print(render(sources.warnings), file=sys.stderr)
+    return sources.copies
 
 
-def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes]]:
-    """The valid URDF model and the bytes of it and its meshes, by their build paths."""
+def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
+    """The valid URDF model, the bytes of it and its meshes, and the warnings about them."""
     src = root / source_dir(model_id)
     robot = load_robot(src, root)
+    warnings = scale_findings(robot)  # with every later error too, so that none hides them
     out = {
         f"{build_dir(model_id)}/robot.urdf": read_bytes(
             src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT
@@ -56,15 +73,16 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
         display = f"{source_dir(model_id)}/{mesh}"
         meshes[mesh] = read_bytes(src / mesh, display, MESH_LIMIT)
         findings += mesh_findings(meshes[mesh], display)
-    raise_if_errors(findings)
+    raise_if_errors(findings + warnings)
     # Material libraries and textures the meshes and the URDF name, so a visual keeps its look.
     urdf = out[f"{build_dir(model_id)}/robot.urdf"]
     meshes |= urdf_texture_files(src, urdf, model_id, source_dir(model_id))
     meshes |= companion_files(src, meshes, source_dir(model_id))
-    raise_if_errors(case_collision_findings(robot, meshes, model_id))
+    raise_if_errors(case_collision_findings(robot, meshes, model_id) + warnings)
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
-    raise_if_errors(collision_mesh_findings(robot, out, model_id))
-    return robot, out
+    found = warnings + collision_mesh_findings(robot, out, model_id)
+    raise_if_errors(found)
+    return UrdfSources(robot, out, tuple(found))  # warnings alone
 
 
 def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:

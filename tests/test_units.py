@@ -1,0 +1,142 @@
+"""Units mistakes warned of, not refused: collision_scale_mismatch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.cli import main
+from pipeline.description import make_urdf_copies, read_urdf_sources
+from pipeline.findings import Severity
+from tests.conftest import REPO
+
+ABB = "robots/abb_irb2400"
+L1_STL = "package://abb_irb2400/meshes/link_1.stl"
+MM = "package://abb_irb2400/meshes/link_1_mm.stl"
+
+
+def _mesh(uri: str, scale: str | None = None) -> str:
+    return f'<mesh filename="{uri}"' + ("" if scale is None else f' scale="{scale}"') + "/>"
+
+
+L1_VISUAL = _mesh("package://abb_irb2400/meshes/link_1.dae")
+L1_COLLISION = _mesh(L1_STL)
+
+
+def _millimetre_link_1(repo: Path) -> None:
+    """meshes/link_1_mm.stl: the shipped binary STL of link_1 exported in millimetres."""
+    data = bytearray((repo / ABB / "meshes" / "link_1.stl").read_bytes())
+    count = int.from_bytes(data[80:84], "little")
+    triangle = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
+    triangles = np.frombuffer(bytes(data), dtype=triangle, count=count, offset=84).copy()
+    triangles["corners"] *= 1000
+    (repo / ABB / "meshes" / "link_1_mm.stl").write_bytes(bytes(data[:84]) + triangles.tobytes())
+
+
+def _edit(repo: Path, edits: list[tuple[str, str]]) -> None:
+    path = repo / ABB / "robot.urdf"
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path.write_text(text)
+
+
+MM_VISUAL = (L1_VISUAL, _mesh(MM, "0.001 0.001 0.001"))
+MM_COLLISION = (L1_COLLISION, _mesh(MM))
+# (case id naming the rule, edits of the shipped abb_irb2400 URDF, the warnings expected)
+CASES = [
+    # the new user's AL5D: the visual scaled to metres, the collision naming the file not
+    (
+        "collision_scale_mismatch-millimetres",
+        [MM_VISUAL, MM_COLLISION],
+        ["collision_scale_mismatch"],
+    ),
+    # the other way round: a mesh in metres, the collision scaled to 1/1000 of it
+    (
+        "collision_scale_mismatch-shrunk",
+        [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, "0.001 1 1"))],
+        ["collision_scale_mismatch"],
+    ),
+    # a collision mesh padded by scaling it: meant, not a units mistake
+    ("none-padded", [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, "1.1 1.1 1.1"))], []),
+    # both in millimetres, both scaled
+    ("none-both-scaled", [MM_VISUAL, (L1_COLLISION, _mesh(MM, "0.001 0.001 0.001"))], []),
+]
+
+
+@pytest.mark.parametrize(("case", "edits", "codes"), CASES, ids=[c[0] for c in CASES])
+def test_units_mistake_is_a_warning(
+    repo: Path, case: str, edits: list[tuple[str, str]], codes: list[str]
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, edits)
+    sources = read_urdf_sources(repo, "abb_irb2400")
+    assert sorted(f.code for f in sources.warnings) == codes, sources.warnings
+    assert all(f.severity is Severity.WARNING for f in sources.warnings)
+    assert all(f.line().endswith("(warning)") for f in sources.warnings)
+
+
+def test_collision_scale_mismatch_names_the_collision_mesh_line_and_both_scales(
+    repo: Path,
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    warning = next(
+        f
+        for f in read_urdf_sources(repo, "abb_irb2400").warnings
+        if f.code == "collision_scale_mismatch"
+    )
+    line = (repo / ABB / "robot.urdf").read_text().splitlines()[int(warning.place) - 1]
+    assert "<mesh" in line and "link_1_mm.stl" in line and "scale" not in line
+    assert '"1 1 1"' in warning.message and '"0.001 0.001 0.001"' in warning.message
+    assert "1000 times" in warning.message
+    assert 'scale="0.001 0.001 0.001"' in warning.hint
+
+
+def test_shipped_robots_have_no_warning() -> None:
+    for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
+        assert read_urdf_sources(REPO, model_id).warnings == ()
+
+
+def test_validate_prints_the_warning_and_says_ok(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "validate: abb_irb2400 ok, 1 warning(s)\n"
+    lines = err.splitlines()
+    assert [line.split(": ")[1] for line in lines] == ["collision_scale_mismatch"]
+    assert all(line.startswith(f"{ABB}/robot.urdf:") for line in lines)
+    assert main(["--json", "validate", "abb_irb2400"]) == 0
+    assert '"severity": "warning"' in capsys.readouterr().err
+
+
+def test_validate_prints_warnings_with_the_errors(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    (repo / ABB / "config.json").write_text("{")
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "collision_scale_mismatch" in err and "invalid_json" in err
+
+
+def test_urdf_step_prints_the_warning_and_copies_the_same_bytes(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The step's stderr is what doit shows; its outputs are the sources' bytes as ever."""
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    urdf = (repo / ABB / "robot.urdf").read_bytes()
+    assert copies["build/robots/abb_irb2400/robot.urdf"] == urdf
+    assert "collision_scale_mismatch" in capsys.readouterr().err
