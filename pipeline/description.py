@@ -124,7 +124,7 @@ def collision_mesh_findings(
     robot: Robot, copies: Mapping[str, bytes], model_id: str
 ) -> list[Finding]:
     """Each collision mesh parsed from its copy as the spheres step parses it; each collision
-    link of a size the spheres step can fit."""
+    link of a size the spheres step can fit (errors), in proportion with the joints (warnings)."""
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
     from pipeline.spheres.extent import extent_findings

@@ -1,4 +1,4 @@
-"""Units mistakes warned of, not refused: collision_scale_mismatch."""
+"""Units mistakes warned of, not refused: collision_scale_mismatch, geometry_out_of_proportion."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 from pipeline.cli import main
 from pipeline.description import make_urdf_copies, read_urdf_sources
 from pipeline.findings import Severity
+from pipeline.spheres.extent import SPAN_CAP, SPAN_FLOOR, span_bound
+from pipeline.urdf import Joint, Link, Origin, Robot
 from tests.conftest import REPO
 
 ABB = "robots/abb_irb2400"
@@ -23,6 +25,11 @@ def _mesh(uri: str, scale: str | None = None) -> str:
 
 L1_VISUAL = _mesh("package://abb_irb2400/meshes/link_1.dae")
 L1_COLLISION = _mesh(L1_STL)
+BASE_COLLISION = _mesh("package://abb_irb2400/meshes/base_link.stl")
+
+
+def _box(length: float) -> str:
+    return f'<box size="{length} 0.2 0.2"/>'
 
 
 def _millimetre_link_1(repo: Path) -> None:
@@ -52,7 +59,7 @@ CASES = [
     (
         "collision_scale_mismatch-millimetres",
         [MM_VISUAL, MM_COLLISION],
-        ["collision_scale_mismatch"],
+        ["collision_scale_mismatch", "geometry_out_of_proportion"],
     ),
     # the other way round: a mesh in metres, the collision scaled to 1/1000 of it
     (
@@ -64,6 +71,16 @@ CASES = [
     ("none-padded", [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, "1.1 1.1 1.1"))], []),
     # both in millimetres, both scaled
     ("none-both-scaled", [MM_VISUAL, (L1_COLLISION, _mesh(MM, "0.001 0.001 0.001"))], []),
+    # a millimetre collision mesh beside a visual of another file: out of proportion only
+    ("geometry_out_of_proportion-millimetres", [MM_COLLISION], ["geometry_out_of_proportion"]),
+    # a 50 m track under the base: within 100 times joint_3's 0.705 m offset
+    ("none-long-track", [(BASE_COLLISION, _box(50))], []),
+    # an 80 m one: beyond it
+    (
+        "geometry_out_of_proportion-box",
+        [(BASE_COLLISION, _box(80))],
+        ["geometry_out_of_proportion"],
+    ),
 ]
 
 
@@ -109,9 +126,12 @@ def test_validate_prints_the_warning_and_says_ok(
     monkeypatch.chdir(repo)
     assert main(["validate", "abb_irb2400"]) == 0
     out, err = capsys.readouterr()
-    assert out == "validate: abb_irb2400 ok, 1 warning(s)\n"
+    assert out == "validate: abb_irb2400 ok, 2 warning(s)\n"
     lines = err.splitlines()
-    assert [line.split(": ")[1] for line in lines] == ["collision_scale_mismatch"]
+    assert [line.split(": ")[1] for line in lines] == [
+        "geometry_out_of_proportion",
+        "collision_scale_mismatch",
+    ]
     assert all(line.startswith(f"{ABB}/robot.urdf:") for line in lines)
     assert main(["--json", "validate", "abb_irb2400"]) == 0
     assert '"severity": "warning"' in capsys.readouterr().err
@@ -140,3 +160,25 @@ def test_urdf_step_prints_the_warning_and_copies_the_same_bytes(
     urdf = (repo / ABB / "robot.urdf").read_bytes()
     assert copies["build/robots/abb_irb2400/robot.urdf"] == urdf
     assert "collision_scale_mismatch" in capsys.readouterr().err
+
+
+def _robot(*offsets: float) -> Robot:
+    joints = tuple(
+        Joint(f"j{i}", "fixed", "a", "b", Origin((x, 0.0, 0.0)), (0, 0, 1), None, None, 1)
+        for i, x in enumerate(offsets)
+    )
+    return Robot("r", (Link("a", (), (), 1),), joints)
+
+
+@pytest.mark.parametrize(
+    ("offsets", "bound"),
+    [
+        ((), SPAN_FLOOR),  # no joint offset: the floor
+        ((0.0, 0.05), SPAN_FLOOR),  # a small robot: the floor
+        ((0.705, 0.3), 70.5),  # as the IRB 2400: 100 times its longest offset
+        ((615.0,), SPAN_CAP),  # a URDF in millimetres throughout: the cap
+    ],
+    ids=["no-joints", "floor", "proportion", "cap"],
+)
+def test_geometry_out_of_proportion_bound(offsets: tuple[float, ...], bound: float) -> None:
+    assert span_bound(_robot(*offsets)) == pytest.approx(bound)
