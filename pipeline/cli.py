@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from pipeline.failures import WorkerDied, system_finding
-from pipeline.findings import ContractError, Finding, render
+from pipeline.findings import ContractError, Finding, errors, render
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -207,10 +207,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         folder = root / robots / model_id
         try:
             # The URDF and the bytes of every mesh it names, checked as the build checks them.
-            robot = read_urdf_sources(root, model_id)[0]
+            sources = read_urdf_sources(root, model_id)
         except ContractError as exc:
             findings.extend(exc.findings)
             continue
+        robot = sources.robot
+        findings.extend(sources.warnings)
         problems: list[Finding] = []
         for load in (load_config, load_rtcore):
             try:
@@ -223,9 +225,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             problems.extend(exc.findings)
         findings.extend(problems)
         if not problems:
-            print(f"validate: {model_id} ok")
-    if findings:
+            count = len(sources.warnings)
+            print(f"validate: {model_id} ok" + (f", {count} warning(s)" if count else ""))
+    if errors(findings):
         raise ContractError(findings)
+    if findings:  # warnings alone: printed as errors are, but the robots are acceptable
+        print(render(findings, as_json=args.json), file=sys.stderr)
     return 0
 
 

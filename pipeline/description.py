@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_from_bytes
-from pipeline.findings import ContractError, Finding, errors, raise_if_errors
+from pipeline.findings import ContractError, Finding, errors, raise_if_errors, render
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
@@ -23,6 +25,7 @@ from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
 from pipeline.urdf.rules import robot_findings
+from pipeline.urdf.scales import scale_findings
 
 INDEX_PATH = "build/index.json"
 
@@ -37,13 +40,27 @@ def build_dir(model_id: str) -> str:
     return f"build/robots/{model_id}"
 
 
+@dataclass(frozen=True)
+class UrdfSources:
+    """A robot's valid URDF model, the bytes of it and its meshes by build path, its warnings."""
+
+    robot: Robot
+    copies: dict[str, bytes]
+    warnings: tuple[Finding, ...]
+
+
 def make_urdf_copies(root: Path, model_id: str) -> dict[str, bytes]:
-    """Validate the URDF and the meshes it names, then copy them byte for byte."""
-    return read_urdf_sources(root, model_id)[1]
+    """Validate the URDF and the meshes it names, then copy them byte for byte; print the
+    warnings on stderr (as doit shows a step's stderr), which change no output."""
+    sources = read_urdf_sources(root, model_id)
+    if sources.warnings:
+        print(render(sources.warnings), file=sys.stderr)
+    return sources.copies
 
 
-def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes]]:
-    """The valid URDF model and the bytes of it and its meshes, by their build paths.
+def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
+    """The valid URDF model, the bytes of it and its meshes by their build paths, and the
+    warnings about them.
 
     Every check runs before any finding stops it (DESIGN: errors are for people): a missing
     mesh does not hide another mesh's bytes, nor a refused number another link's extent. A
@@ -52,6 +69,7 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
     """
     src = root / source_dir(model_id)
     robot, findings, refused = robot_findings(src, root)
+    findings += scale_findings(robot)  # warnings, printed with any error so that none hides them
     out = {
         f"{build_dir(model_id)}/robot.urdf": read_bytes(
             src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT
@@ -85,7 +103,7 @@ def read_urdf_sources(root: Path, model_id: str) -> tuple[Robot, dict[str, bytes
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
     findings += collision_mesh_findings(robot, out, model_id)
     raise_if_errors(findings)
-    return robot, out
+    return UrdfSources(robot, out, tuple(findings))  # warnings alone
 
 
 def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
@@ -127,7 +145,7 @@ def collision_mesh_findings(
     robot: Robot, copies: Mapping[str, bytes], model_id: str
 ) -> list[Finding]:
     """Each collision mesh parsed from its copy as the spheres step parses it; each collision
-    link of a size the spheres step can fit."""
+    link of a size the spheres step can fit (errors), in proportion with the joints (warnings)."""
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
     from pipeline.spheres.extent import extent_findings

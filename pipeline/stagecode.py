@@ -22,6 +22,7 @@ URDF_CODE = (
     "pipeline/urdf/rules.py",
     "pipeline/urdf/mesh_bytes.py",
     "pipeline/urdf/companions.py",
+    "pipeline/urdf/scales.py",
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",

@@ -122,9 +122,9 @@ def test_case_collision_names_that_differ_only_in_unicode_normalisation_are_refu
 
 
 def test_read_urdf_sources_gives_the_model_with_the_copies() -> None:
-    robot, copies = read_urdf_sources(REPO, "lbr_iiwa_14_r820")
-    assert robot.name == "lbr_iiwa_14_r820"
-    assert copies == make_urdf_copies(REPO, "lbr_iiwa_14_r820")
+    sources = read_urdf_sources(REPO, "lbr_iiwa_14_r820")
+    assert sources.robot.name == "lbr_iiwa_14_r820"
+    assert sources.copies == make_urdf_copies(REPO, "lbr_iiwa_14_r820")
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,9 @@ The fitter rounds centres and radii to QUANTUM (1 µm) and grids each link's bou
 link far smaller than that, or placed so far out that float64 no longer resolves a quantum
 there (1e300 m, say), cannot be fitted: such geometry is refused with a finding, before
 anything is copied into build/, instead of failing inside the fitter.
+
+A link far larger than the robot's own kinematics is fitted, with a warning: its collision mesh
+is most likely in other units than its joints (millimetres: 1000 times too large).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pipeline.findings import Finding
+from pipeline.findings import Finding, Severity
 from pipeline.spheres.geometry import Array, Frame
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Robot
 
@@ -21,6 +24,13 @@ LENGTH_LIMIT = 1e6
 # metres: ten of the fitter's output quanta (pipeline.spheres.fit.QUANTUM, 1 µm) across; not
 # imported from there, so that the urdf step, which applies this, does not depend on the fitter
 MIN_EXTENT = 1e-5
+# metres: a link's collision geometry spanning more than PROPORTION times the robot's longest
+# joint offset is warned of, but not one under SPAN_FLOOR (a linear track or gantry beam may be
+# tens of joint offsets long) and always one over SPAN_CAP (no robot link is a kilometre long:
+# a URDF in millimetres throughout, its joint offsets 1000 times too)
+PROPORTION = 100.0
+SPAN_FLOOR = 10.0
+SPAN_CAP = 1e3
 
 
 def _corners(collision: Collision, corners: Mapping[Mesh, Array]) -> Array:
@@ -41,11 +51,13 @@ def _corners(collision: Collision, corners: Mapping[Mesh, Array]) -> Array:
 
 def extent_findings(robot: Robot, corners: Mapping[Mesh, Array]) -> list[Finding]:
     """One finding per collision link too large, too far out or too small to fit spheres to
-    (`corners`: each mesh's triangle corners and line ends, as MeshParts.points gives them).
+    (an error) or out of proportion with the robot's joints (a warning); `corners`: each mesh's
+    triangle corners and line ends, as MeshParts.points gives them.
 
     A link whose collision geometry is not all known (an element refused when read, a mesh
     missing from `corners`: refused) is not judged: its extent would be another geometry's."""
     out = []
+    bound = span_bound(robot)
     for link in robot.links:
         if not link.collisions or link.collisions_refused:
             continue
@@ -58,7 +70,29 @@ def extent_findings(robot: Robot, corners: Mapping[Mesh, Array]) -> list[Finding
         finding = _finding(link, reach, span)
         if finding is not None:
             out.append(Finding("geometry_out_of_range", robot.file, str(link.line), *finding))
+        elif span > bound:
+            out.append(_out_of_proportion(robot, link, span, bound))
     return out
+
+
+def span_bound(robot: Robot) -> float:
+    """The span (m) above which a link's collision geometry is out of proportion with the robot."""
+    longest = max((float(np.linalg.norm(j.origin.xyz)) for j in robot.joints), default=0.0)
+    return min(SPAN_CAP, max(SPAN_FLOOR, PROPORTION * longest))
+
+
+def _out_of_proportion(robot: Robot, link: Link, span: float, bound: float) -> Finding:
+    return Finding(
+        "geometry_out_of_proportion",
+        robot.file,
+        str(link.line),
+        f"link {link.name!r}: its collision geometry spans {span:.3g} m, beyond {bound:.3g} m "
+        f"({PROPORTION:g} times the robot's longest joint offset, within {SPAN_FLOOR:g} m to "
+        f"{SPAN_CAP:g} m): it is likely in other units than the joints",
+        "give mesh scale, sizes and origins in metres (a mesh in millimetres needs "
+        'scale="0.001 0.001 0.001"); a link that long as meant needs no change',
+        Severity.WARNING,
+    )
 
 
 def _finding(link: Link, reach: float, span: float) -> tuple[str, str] | None:

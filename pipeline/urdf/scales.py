@@ -1,0 +1,68 @@
+"""A units mistake the URDF shows by itself: a link's collision mesh scaled unlike its visual.
+
+A mesh exported in millimetres needs `scale="0.001 0.001 0.001"`; a URDF that gives it to the
+`<visual>` but not to the `<collision>` naming the same file draws the right robot and plans
+with one 1000 times too large. Scaling a collision mesh up a little to pad it is meant, so only
+scales apart by SCALE_RATIO or more on some axis are reported, as warnings: the build goes on.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pipeline.findings import Finding, Severity
+from pipeline.urdf.model import Mesh, Robot, Vec3
+
+# Other units than metres are 3.28 (feet) to 1000 (millimetres) times off; padding by scaling
+# is a few tens of percent at most.
+SCALE_RATIO = 2.0
+
+
+def scale_findings(robot: Robot) -> list[Finding]:
+    """A warning per `<collision>` mesh whose link's `<visual>` names its file at another scale."""
+    out = []
+    for link in robot.links:
+        visual: dict[str, list[Vec3]] = {}
+        for element in link.visuals:
+            if isinstance(element.geometry, Mesh):
+                visual.setdefault(element.geometry.path, []).append(element.geometry.scale)
+        for collision in link.collisions:
+            mesh = collision.geometry
+            if not isinstance(mesh, Mesh) or mesh.path not in visual:
+                continue
+            if not _usable(mesh.scale) or not all(_usable(scale) for scale in visual[mesh.path]):
+                continue  # a zero, negative or non-finite scale is refused on its own
+            ratios = [_ratio(mesh.scale, scale) for scale in visual[mesh.path]]
+            if min(abs(r) for r in ratios) < SCALE_RATIO:
+                continue
+            ratio, scale = ratios[0], visual[mesh.path][0]
+            size = f"{ratio:.4g} times" if ratio > 0 else f"1/{-ratio:.4g} of"
+            out.append(
+                Finding(
+                    "collision_scale_mismatch",
+                    robot.file,
+                    str(mesh.line),
+                    f"link {link.name!r}: its <collision> names {mesh.path!r} at scale "
+                    f'"{_shown(mesh.scale)}", its <visual> at scale "{_shown(scale)}": the '
+                    f"collision is {size} the size of the visual",
+                    f'give the <collision> the <visual>\'s scale="{_shown(scale)}" (a mesh '
+                    'in millimetres needs scale="0.001 0.001 0.001")',
+                    Severity.WARNING,
+                )
+            )
+    return out
+
+
+def _usable(scale: Vec3) -> bool:
+    return all(math.isfinite(s) and s > 0 for s in scale)
+
+
+def _ratio(collision: Vec3, visual: Vec3) -> float:
+    """The axis's collision/visual ratio furthest from 1: above 1 as is, below 1 negated inverse."""
+    ratios = [c / v for c, v in zip(collision, visual, strict=True)]
+    far = max(ratios, key=lambda r: max(r, 1 / r))
+    return far if far >= 1 else -1 / far
+
+
+def _shown(scale: Vec3) -> str:
+    return " ".join(f"{s:.6g}" for s in scale)

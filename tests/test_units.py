@@ -1,0 +1,197 @@
+"""Units mistakes warned of, not refused: collision_scale_mismatch, geometry_out_of_proportion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.cli import main
+from pipeline.description import make_urdf_copies, read_urdf_sources
+from pipeline.findings import Severity
+from pipeline.spheres.extent import SPAN_CAP, SPAN_FLOOR, span_bound
+from pipeline.urdf import Joint, Link, Origin, Robot
+from tests.conftest import REPO
+
+ABB = "robots/abb_irb2400"
+L1_STL = "package://abb_irb2400/meshes/link_1.stl"
+MM = "package://abb_irb2400/meshes/link_1_mm.stl"
+
+
+def _mesh(uri: str, scale: str | None = None) -> str:
+    return f'<mesh filename="{uri}"' + ("" if scale is None else f' scale="{scale}"') + "/>"
+
+
+L1_VISUAL = _mesh("package://abb_irb2400/meshes/link_1.dae")
+L1_COLLISION = _mesh(L1_STL)
+BASE_COLLISION = _mesh("package://abb_irb2400/meshes/base_link.stl")
+
+
+def _box(length: float) -> str:
+    return f'<box size="{length} 0.2 0.2"/>'
+
+
+def _millimetre_link_1(repo: Path) -> None:
+    """meshes/link_1_mm.stl: the shipped binary STL of link_1 exported in millimetres."""
+    data = bytearray((repo / ABB / "meshes" / "link_1.stl").read_bytes())
+    count = int.from_bytes(data[80:84], "little")
+    triangle = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
+    triangles = np.frombuffer(bytes(data), dtype=triangle, count=count, offset=84).copy()
+    triangles["corners"] *= 1000
+    (repo / ABB / "meshes" / "link_1_mm.stl").write_bytes(bytes(data[:84]) + triangles.tobytes())
+
+
+def _edit(repo: Path, edits: list[tuple[str, str]]) -> None:
+    path = repo / ABB / "robot.urdf"
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path.write_text(text)
+
+
+MM_VISUAL = (L1_VISUAL, _mesh(MM, "0.001 0.001 0.001"))
+MM_COLLISION = (L1_COLLISION, _mesh(MM))
+# (case id naming the rule, edits of the shipped abb_irb2400 URDF, the warnings expected)
+CASES = [
+    # the new user's AL5D: the visual scaled to metres, the collision naming the file not
+    (
+        "collision_scale_mismatch-millimetres",
+        [MM_VISUAL, MM_COLLISION],
+        ["collision_scale_mismatch", "geometry_out_of_proportion"],
+    ),
+    # the other way round: a mesh in metres, the collision scaled to 1/1000 of it
+    (
+        "collision_scale_mismatch-shrunk",
+        [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, "0.001 1 1"))],
+        ["collision_scale_mismatch"],
+    ),
+    # a collision mesh padded by scaling it: meant, not a units mistake
+    ("none-padded", [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, "1.1 1.1 1.1"))], []),
+    # both in millimetres, both scaled
+    ("none-both-scaled", [MM_VISUAL, (L1_COLLISION, _mesh(MM, "0.001 0.001 0.001"))], []),
+    # a millimetre collision mesh beside a visual of another file: out of proportion only
+    ("geometry_out_of_proportion-millimetres", [MM_COLLISION], ["geometry_out_of_proportion"]),
+    # a 50 m track under the base: within 100 times joint_3's 0.705 m offset
+    ("none-long-track", [(BASE_COLLISION, _box(50))], []),
+    # an 80 m one: beyond it
+    (
+        "geometry_out_of_proportion-box",
+        [(BASE_COLLISION, _box(80))],
+        ["geometry_out_of_proportion"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "edits", "codes"), CASES, ids=[c[0] for c in CASES])
+def test_units_mistake_is_a_warning(
+    repo: Path, case: str, edits: list[tuple[str, str]], codes: list[str]
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, edits)
+    sources = read_urdf_sources(repo, "abb_irb2400")
+    assert sorted(f.code for f in sources.warnings) == codes, sources.warnings
+    assert all(f.severity is Severity.WARNING for f in sources.warnings)
+    assert all(f.line().endswith("(warning)") for f in sources.warnings)
+
+
+def test_collision_scale_mismatch_names_the_collision_mesh_line_and_both_scales(
+    repo: Path,
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    warning = next(
+        f
+        for f in read_urdf_sources(repo, "abb_irb2400").warnings
+        if f.code == "collision_scale_mismatch"
+    )
+    line = (repo / ABB / "robot.urdf").read_text().splitlines()[int(warning.place) - 1]
+    assert "<mesh" in line and "link_1_mm.stl" in line and "scale" not in line
+    assert '"1 1 1"' in warning.message and '"0.001 0.001 0.001"' in warning.message
+    assert "1000 times" in warning.message
+    assert 'scale="0.001 0.001 0.001"' in warning.hint
+
+
+def test_shipped_robots_have_no_warning() -> None:
+    for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
+        assert read_urdf_sources(REPO, model_id).warnings == ()
+
+
+def test_validate_prints_the_warning_and_says_ok(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "validate: abb_irb2400 ok, 2 warning(s)\n"
+    lines = err.splitlines()
+    assert [line.split(": ")[1] for line in lines] == [
+        "geometry_out_of_proportion",
+        "collision_scale_mismatch",
+    ]
+    assert all(line.startswith(f"{ABB}/robot.urdf:") for line in lines)
+    assert main(["--json", "validate", "abb_irb2400"]) == 0
+    assert '"severity": "warning"' in capsys.readouterr().err
+
+
+def test_validate_prints_warnings_with_the_errors(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    (repo / ABB / "config.json").write_text("{")
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "collision_scale_mismatch" in err and "invalid_json" in err
+
+
+def test_urdf_step_prints_the_warning_and_copies_the_same_bytes(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The step's stderr is what doit shows; its outputs are the sources' bytes as ever."""
+    _millimetre_link_1(repo)
+    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    urdf = (repo / ABB / "robot.urdf").read_bytes()
+    assert copies["build/robots/abb_irb2400/robot.urdf"] == urdf
+    assert "collision_scale_mismatch" in capsys.readouterr().err
+
+
+def _robot(*offsets: float) -> Robot:
+    joints = tuple(
+        Joint(f"j{i}", "fixed", "a", "b", Origin((x, 0.0, 0.0)), (0, 0, 1), None, None, 1)
+        for i, x in enumerate(offsets)
+    )
+    return Robot("r", (Link("a", (), (), 1),), joints)
+
+
+@pytest.mark.parametrize(
+    ("offsets", "bound"),
+    [
+        ((), SPAN_FLOOR),  # no joint offset: the floor
+        ((0.0, 0.05), SPAN_FLOOR),  # a small robot: the floor
+        ((0.705, 0.3), 70.5),  # as the IRB 2400: 100 times its longest offset
+        ((615.0,), SPAN_CAP),  # a URDF in millimetres throughout: the cap
+    ],
+    ids=["no-joints", "floor", "proportion", "cap"],
+)
+def test_geometry_out_of_proportion_bound(offsets: tuple[float, ...], bound: float) -> None:
+    assert span_bound(_robot(*offsets)) == pytest.approx(bound)
+
+
+@pytest.mark.parametrize("scale", ["0 0 0", "-1 1 1", "nan 1 1"])
+def test_a_refused_scale_is_its_own_finding_not_a_mismatch(repo: Path, scale: str) -> None:
+    """A zero, mirroring or NaN collision scale beside its visual is refused by its own rule;
+    the mismatch warning neither divides by it nor adds a line."""
+    from pipeline.findings import ContractError
+
+    _edit(repo, [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, scale))])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    codes = [f.code for f in exc.value.findings]
+    assert codes and "collision_scale_mismatch" not in codes
