@@ -11,6 +11,7 @@ is most likely in other units than its joints (millimetres: 1000 times too large
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -77,7 +78,9 @@ def extent_findings(robot: Robot, corners: Mapping[Mesh, Array]) -> list[Finding
 
 def span_bound(robot: Robot) -> float:
     """The span (m) above which a link's collision geometry is out of proportion with the robot."""
-    longest = max((float(np.linalg.norm(j.origin.xyz)) for j in robot.joints), default=0.0)
+    # hypot, not a dot product: an origin of 1e308 (origin_out_of_range) must not overflow
+    offsets = (math.hypot(*j.origin.xyz) for j in robot.joints)
+    longest = max((o for o in offsets if math.isfinite(o)), default=0.0)
     return min(SPAN_CAP, max(SPAN_FLOOR, PROPORTION * longest))
 
 
