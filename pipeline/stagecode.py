@@ -80,6 +80,7 @@ SPHERES_CODE = (
             "loose",
             "polygons",
             "polish",
+            "pool",
             "portable",
             "prove",
             "provenance",
