@@ -81,6 +81,7 @@ SPHERES_CODE = (
             "loose",
             "polygons",
             "polish",
+            "pool",
             "portable",
             "prove",
             "provenance",

@@ -5,10 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +16,7 @@ from pipeline.cli import main
 from pipeline.findings import ContractError
 from pipeline.spheres import build_spheres, status, verify
 from pipeline.urdf import load_robot
-from tests.conftest import REPO, run_python
+from tests.conftest import REPO
 from tests.test_spheres_polygons import ngon_obj
 
 IIWA = "lbr_iiwa_14_r820"
@@ -652,123 +648,3 @@ def test_file_missing_a_spheres_file_named_by_file_that_does_not_exist_is_refuse
         f"out --file to use build/robots/{IIWA}/spheres.json"
     ]
     assert not (root / "out.png").exists()
-
-
-# A script that starts the fitting pool, gives both workers something to do (a link being
-# fitted: a sleep), prints their process ids, then does what its argument says.
-POOL_SCRIPT = """
-import os, signal, sys, time
-from pipeline.spheres.build import fitting_pool
-
-pool = fitting_pool(2)
-busy = [pool.submit(time.sleep, 600) for _ in range(2)]
-while len(pool._processes) < 2:
-    time.sleep(0.01)
-workers = sorted(pool._processes)
-print(*workers, flush=True)
-if sys.argv[1] == "die":  # doit -n's worker ended by SIGTERM: the pool's parent is gone
-    os.kill(os.getpid(), signal.SIGKILL)
-for pid in workers:  # Ctrl-C: the terminal signals the whole process group
-    os.kill(pid, signal.SIGINT)
-deadline = time.monotonic() + 60
-while time.monotonic() < deadline and any(pool._processes[p].is_alive() for p in workers):
-    time.sleep(0.01)
-left = [pid for pid in workers if pool._processes[pid].is_alive()]
-for pid in left:
-    os.kill(pid, signal.SIGKILL)
-print("left:", *left, flush=True)
-os._exit(0)
-"""
-
-
-def _gone(pid: int) -> bool:
-    """Whether the process has ended (a zombie no one reaped has ended too)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="Linux: a parent's death signal")
-def test_fitting_workers_die_with_the_process_that_started_them(tmp_path: Path) -> None:
-    """doit -n 2, stopped by Ctrl-C or SIGTERM, ended its workers but not their fitting
-    workers: they waited for the next link forever."""
-    out = tmp_path / "workers.txt"
-    with out.open("w") as handle:  # not a pipe: a worker left alive would hold it open
-        died = subprocess.run(
-            [sys.executable, "-c", POOL_SCRIPT, "die"],
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            stdout=handle,
-            timeout=600,
-            check=False,
-        )
-    workers = [int(pid) for pid in out.read_text().split()]
-    assert died.returncode == -signal.SIGKILL and len(workers) == 2
-    try:
-        deadline = time.monotonic() + 60
-        while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert all(_gone(pid) for pid in workers)
-    finally:
-        for pid in workers:
-            if not _gone(pid):
-                os.kill(pid, signal.SIGKILL)
-
-
-def test_ctrl_c_stops_fitting_workers_without_a_traceback() -> None:
-    """Ctrl-C during a fit printed `Process ForkProcess-1:` and a stack from each idle worker
-    beside the run's one line `doit: interrupted; ...`."""
-    result = run_python(REPO, "-c", POOL_SCRIPT, "interrupt")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[1:] == ["left:"]  # both stopped, the busy one too
-    assert result.stderr == ""
-
-
-START_RACE_SCRIPT = """
-import os, signal, time
-from pipeline.spheres.build import fitting_pool
-
-for _ in range(20):
-    pool = fitting_pool(2)
-    busy = [pool.submit(time.sleep, 600) for _ in range(2)]
-    workers = sorted(pool._processes)
-    for pid in workers:  # at once: the workers may not have reached their initializer yet
-        os.kill(pid, signal.SIGINT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and any(pool._processes[p].is_alive() for p in workers):
-        time.sleep(0.005)
-    for pid in workers:
-        if pool._processes[pid].is_alive():
-            os.kill(pid, signal.SIGKILL)
-            print("left:", pid, flush=True)
-os._exit(0)
-"""
-
-
-def test_ctrl_c_as_fitting_workers_start_is_silent_too() -> None:
-    """A Ctrl-C met by a worker before its initializer made it silent (the first milliseconds
-    of a pool) still printed a stack: 14 of 30 pools in a row did (review of this stop)."""
-    result = run_python(REPO, "-c", START_RACE_SCRIPT)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ""
-    assert result.stderr == ""
-
-
-def test_fitting_workers_start_where_the_parent_death_signal_cannot_be_set(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A Python whose ctypes cannot open the C library (a static build) or whose library has
-    no prctl: each worker's start raised, and every fit ended as `BrokenProcessPool`, said as
-    a worker killed for want of memory. Without the signal a worker still fits."""
-    import ctypes
-
-    from pipeline.spheres.build import fitting_pool
-
-    def refused(*args: object, **kwargs: object) -> object:
-        raise OSError("dlopen: no C library")
-
-    monkeypatch.setattr(ctypes, "CDLL", refused)  # the forked workers inherit it
-    with fitting_pool(2) as pool:
-        assert list(pool.map(abs, [-1, -2, -3])) == [1, 2, 3]

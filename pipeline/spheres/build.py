@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-import sys
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.failures import WorkerDied
 from pipeline.findings import ContractError, raise_if_errors
 from pipeline.spheres.checks import (
     EXCESS_SAMPLES,
@@ -30,6 +23,7 @@ from pipeline.spheres.document import (
 )
 from pipeline.spheres.fit import FitParams, fit_link
 from pipeline.spheres.geometry import collision_links, load_link_geometry
+from pipeline.spheres.pool import pool_map
 from pipeline.spheres.provenance import (
     CURRENT,
     REFIT,
@@ -40,8 +34,6 @@ from pipeline.spheres.provenance import (
     read_sources,
 )
 from pipeline.urdf import Collision, Robot
-
-_PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
 
 
 @dataclass(frozen=True)
@@ -120,65 +112,10 @@ def _fit(
         for group in alike.values()
     ]
     if workers > 1 and len(jobs) > 1:
-        try:
-            with fitting_pool(min(workers, len(jobs))) as pool:
-                first = dict(pool.map(_fit_one, jobs))
-        except BrokenProcessPool:  # a worker killed (out of memory): said, not a traceback
-            raise WorkerDied from None
+        first = dict(pool_map(_fit_one, jobs, min(workers, len(jobs))))
     else:
         first = dict(_fit_one(job) for job in jobs)
     return {name: first[group[0]] for group in alike.values() for name in group}
-
-
-class _FittingPool(ProcessPoolExecutor):
-    """A ProcessPoolExecutor whose workers are started with Ctrl-C held back.
-
-    A worker is started in submit(); a SIGINT met before its initializer made Ctrl-C silent
-    printed `Process ForkProcess-1:` and a stack. Held (blocked) across the start, it waits in
-    the worker until _worker_start unblocks it, and then ends the worker without a word.
-    """
-
-    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        """Submit as ProcessPoolExecutor does, with SIGINT blocked while it starts workers."""
-        if not hasattr(signal, "pthread_sigmask"):
-            return super().submit(fn, *args, **kwargs)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            return super().submit(fn, *args, **kwargs)
-        finally:  # a Ctrl-C met meanwhile is raised here, in the run, as it would have been
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def fitting_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of fitting worker processes that stop with the run that started them."""
-    # forked on Linux (what _worker_start's parent check counts on), as before Python 3.14
-    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    return _FittingPool(
-        max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
-    )
-
-
-def _worker_start(parent: int) -> None:
-    """In a new fitting worker: die of Ctrl-C without a word, and with the process that forked it.
-
-    Ctrl-C signals the whole process group: the run says `interrupted` once, and a worker left
-    waiting for its next link would print a stack. doit -n's own workers, stopped with the run,
-    are killed (SIGTERM) before they can shut their pools down: their fitting workers would wait
-    for the next link forever.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):  # held back by _FittingPool.submit until now
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if sys.platform != "linux":
-        return
-    try:  # a Python without ctypes, or that cannot open the C library: a worker without it
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (ImportError, OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died before the line above
-        os._exit(1)
 
 
 def _document(
