@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.findings import ContractError
+from pipeline.findings import ContractError, Finding
 from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.fit import FitParams, fit_link
 from pipeline.spheres.geometry import Frame, LinkGeometry, Patches, load_link_geometry, rpy_matrix
@@ -270,6 +270,17 @@ def test_curved_pieces_split_across_their_longer_side(tmp_path: Path) -> None:
     assert prove(geometry, centers, radii).proven
 
 
+def _refused_link_6(abb: Path, tmp_path: Path) -> Finding:
+    """The one finding that loading link_6's collision geometry gives: mesh_unreadable."""
+    link = load_robot(abb, tmp_path).link("link_6")
+    assert link is not None
+    with pytest.raises(ContractError) as caught:
+        load_link_geometry(link, abb, "robots/abb_irb2400")
+    [finding] = caught.value.findings
+    assert finding.code == "mesh_unreadable"
+    return finding
+
+
 def _dae_in_millimetres(tmp_path: Path, unit: str) -> Path:
     """The abb's link_6 as a DAE in millimetres with `<unit meter=unit>`, as its collision."""
     import trimesh
@@ -316,12 +327,7 @@ def test_dae_unit_other_than_a_metre_is_mesh_unreadable(
     """Tesseract collided with a DAE in millimetres (<unit meter="0.001">) 1000 times as large
     as the mesh the spheres covered: it ignores the unit, rviz applies it."""
     abb = _dae_in_millimetres(tmp_path, unit)
-    link = load_robot(abb, tmp_path).link("link_6")
-    assert link is not None
-    with pytest.raises(ContractError) as caught:
-        load_link_geometry(link, abb, "robots/abb_irb2400")
-    [finding] = caught.value.findings
-    assert finding.code == "mesh_unreadable"
+    finding = _refused_link_6(abb, tmp_path)
     assert finding.file == "robots/abb_irb2400/meshes/link_6_mm.dae"
     assert "<unit meter>" in finding.message and why in finding.message
     # the line of the <unit> element (a new-user trial found the finding named no place)
@@ -338,12 +344,7 @@ def test_dae_unit_hint_of_mesh_unreadable_can_be_followed(tmp_path: Path) -> Non
     named = '<mesh filename="package://abb_irb2400/meshes/link_6_mm.dae"'
     scaled = f'{named} scale="0.0254 0.0254 0.0254"'
     urdf.write_text(urdf.read_text().replace(named, scaled, 1))
-    link = load_robot(abb, tmp_path).link("link_6")
-    assert link is not None
-    with pytest.raises(ContractError) as caught:
-        load_link_geometry(link, abb, "robots/abb_irb2400")
-    [finding] = caught.value.findings
-    assert finding.code == "mesh_unreadable"
+    finding = _refused_link_6(abb, tmp_path)
     assert "whatever the URDF's <mesh scale>" in finding.message
     assert "or give its size" not in finding.hint
     assert finding.hint.startswith('set <unit meter="1"/> in its <asset>')

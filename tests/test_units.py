@@ -13,6 +13,7 @@ from pipeline.findings import Severity
 from pipeline.spheres.extent import SPAN_CAP, SPAN_FLOOR, span_bound
 from pipeline.urdf import Joint, Link, Origin, Robot
 from tests.conftest import REPO
+from tests.test_urdf import break_urdf
 
 ABB = "robots/abb_irb2400"
 L1_STL = "package://abb_irb2400/meshes/link_1.stl"
@@ -40,15 +41,6 @@ def _millimetre_link_1(repo: Path) -> None:
     triangles = np.frombuffer(bytes(data), dtype=triangle, count=count, offset=84).copy()
     triangles["corners"] *= 1000
     (repo / ABB / "meshes" / "link_1_mm.stl").write_bytes(bytes(data[:84]) + triangles.tobytes())
-
-
-def _edit(repo: Path, edits: list[tuple[str, str]]) -> None:
-    path = repo / ABB / "robot.urdf"
-    text = path.read_text()
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    path.write_text(text)
 
 
 MM_VISUAL = (L1_VISUAL, _mesh(MM, "0.001 0.001 0.001"))
@@ -89,7 +81,7 @@ def test_units_mistake_is_a_warning(
     repo: Path, case: str, edits: list[tuple[str, str]], codes: list[str]
 ) -> None:
     _millimetre_link_1(repo)
-    _edit(repo, edits)
+    break_urdf(repo, edits)
     sources = read_urdf_sources(repo, "abb_irb2400")
     assert sorted(f.code for f in sources.warnings) == codes, sources.warnings
     assert all(f.severity is Severity.WARNING for f in sources.warnings)
@@ -100,7 +92,7 @@ def test_collision_scale_mismatch_names_the_collision_mesh_line_and_both_scales(
     repo: Path,
 ) -> None:
     _millimetre_link_1(repo)
-    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    break_urdf(repo, [MM_VISUAL, MM_COLLISION])
     warning = next(
         f
         for f in read_urdf_sources(repo, "abb_irb2400").warnings
@@ -122,7 +114,7 @@ def test_validate_prints_the_warning_and_says_ok(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _millimetre_link_1(repo)
-    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    break_urdf(repo, [MM_VISUAL, MM_COLLISION])
     monkeypatch.chdir(repo)
     assert main(["validate", "abb_irb2400"]) == 0
     out, err = capsys.readouterr()
@@ -141,7 +133,7 @@ def test_validate_prints_warnings_with_the_errors(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _millimetre_link_1(repo)
-    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    break_urdf(repo, [MM_VISUAL, MM_COLLISION])
     (repo / ABB / "config.json").write_text("{")
     monkeypatch.chdir(repo)
     assert main(["validate", "abb_irb2400"]) == 2
@@ -155,7 +147,7 @@ def test_urdf_step_prints_the_warning_and_copies_the_same_bytes(
 ) -> None:
     """The step's stderr is what doit shows; its outputs are the sources' bytes as ever."""
     _millimetre_link_1(repo)
-    _edit(repo, [MM_VISUAL, MM_COLLISION])
+    break_urdf(repo, [MM_VISUAL, MM_COLLISION])
     copies = make_urdf_copies(repo, "abb_irb2400")
     urdf = (repo / ABB / "robot.urdf").read_bytes()
     assert copies["build/robots/abb_irb2400/robot.urdf"] == urdf
@@ -190,7 +182,7 @@ def test_a_refused_scale_is_its_own_finding_not_a_mismatch(repo: Path, scale: st
     the mismatch warning neither divides by it nor adds a line."""
     from pipeline.findings import ContractError
 
-    _edit(repo, [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, scale))])
+    break_urdf(repo, [(L1_VISUAL, L1_COLLISION), (L1_COLLISION, _mesh(L1_STL, scale))])
     with pytest.raises(ContractError) as exc:
         read_urdf_sources(repo, "abb_irb2400")
     codes = [f.code for f in exc.value.findings]
