@@ -26,6 +26,7 @@ URDF_CODE = (
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",
+    "pipeline/spheres/meshlib.py",
     "pipeline/spheres/triangles.py",
     "pipeline/spheres/loose.py",
     "pipeline/spheres/polygons.py",

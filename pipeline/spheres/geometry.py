@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import trimesh
 
+from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.triangles import load_mesh_parts
 from pipeline.spheres.winding import closing_fan, mesh_inside
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere

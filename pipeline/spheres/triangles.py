@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import numpy as np
-import trimesh
 
 from pipeline.findings import ContractError, Finding
 from pipeline.spheres.loose import loose_segments
+from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh

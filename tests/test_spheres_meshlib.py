@@ -1,0 +1,54 @@
+"""trimesh imported with Ctrl-C held: a Ctrl-C met during its import is not swallowed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+# a stand-in for trimesh: Ctrl-C arrives while one of its optional imports runs, which it guards
+# with `except BaseException`, as trimesh does
+_FAKE_TRIMESH = """
+import os, signal, time
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)
+except BaseException:
+    pass
+LOADED = True
+"""
+
+_IMPORT = """
+import sys
+try:
+    import pipeline.spheres.meshlib
+except KeyboardInterrupt:
+    print("interrupted", sys.modules["trimesh"].LOADED)
+else:
+    print("swallowed")
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
+def test_a_ctrl_c_met_while_trimesh_is_imported_is_raised_once_it_is_loaded(
+    tmp_path: Path,
+) -> None:
+    """The Ctrl-C reaches the importer (the spheres step), after trimesh has loaded."""
+    (tmp_path / "trimesh").mkdir()
+    (tmp_path / "trimesh" / "__init__.py").write_text(_FAKE_TRIMESH)
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.stdout, result.stderr) == ("interrupted True\n", "")
