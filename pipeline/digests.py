@@ -7,8 +7,8 @@ Most of build/ is copies (meshes in each description, each description in its ce
 file recorded with the same digest (an output, or an input by its stamp) is checked by comparing
 bytes instead of hashing it again. A checkout without a cache yet (a fresh clone) reads each
 distinct blob once, sources and build/ alike, taking from git's index which files are unchanged
-since checkout and which hold the same blob (pipeline/gitindex.py). A check with no cache at all
-has build/ digested by a forked child while it plans (pipeline/buildahead.py). The cache's files are
+since checkout and which hold the same blob (pipeline/gitindex.py). A check of a fresh clone
+has build/ stated by a forked child while it plans (pipeline/buildahead.py). The cache's files are
 pipeline/digestcache.py's.
 """
 
@@ -221,8 +221,8 @@ class Digests:
         last recorded) that no remembered digest or git index entry answers; settled use only
         (pipeline/readahead.py). `_read` and `unheld` then take what was found, once.
 
-        While a child digests build/ (buildahead.py), the sources are digested here first, then
-        what it left here, before what it found is taken."""
+        While a child states build/ against git's index (buildahead.py), the sources are
+        digested here first, before what it found is taken."""
         if self.memo is None:
             return
         if self.answering is not None:
@@ -251,20 +251,11 @@ class Digests:
         self.ahead.update(found)
 
     def _while_answered(self, wanted: Mapping[str, str]) -> None:
-        """Digest the sources of `wanted`, and what of build/ a child reading it without git's
-        index leaves here, while it works; then take what it found."""
+        """Digest the sources of `wanted` while a child states build/, then take what it
+        found."""
         for rel, expected in wanted.items():
             if not rel.startswith(OUTPUTS):
                 self.of(rel, None, expected)
-        if not self._checkout().entries:
-            from pipeline.buildahead import left_to_check
-            from pipeline.readahead import digest_files
-
-            mine = [item for item in wanted.items() if item[0].startswith(OUTPUTS)]
-            mine = [item for item in mine if left_to_check(item[0])]
-            self.ahead_at = self.ahead_at or time.time()
-            found = digest_files(self.prefix, mine, self.kept, self._keep, READ_WHOLE)
-            self.ahead.update(found)
         self._take_answers()
 
     def _held(self, rel: str, found: str | None, digest: str) -> bool:
@@ -364,8 +355,9 @@ class Digests:
         return self.checkout
 
     def answer_build_elsewhere(self) -> None:
-        """With no cache at all (settled), have a forked child digest build/ while this process
-        plans (pipeline/buildahead.py); what it found is taken when first needed."""
+        """On a fresh clone (settled, no cache at all), have a forked child state build/ against
+        git's index while this process plans (pipeline/buildahead.py); what it found is taken
+        when first needed."""
         if self.memo is None or not self.fresh_clone or self.checkout is not None:
             return
         from pipeline.buildahead import start

@@ -109,6 +109,12 @@ def read_checkout(root: Path, under: str, outside: str = "") -> Checkout | None:
     return None if entries is None else Checkout(entries, mtime_ns)
 
 
+def has_index(root: Path) -> bool:
+    """Whether the git work tree holding `root` has an index file (it may still not be read)."""
+    found = _git_dir(root)
+    return found is not None and os.path.isfile(found[0] / "index")
+
+
 def tracks_file_mode(root: Path) -> bool:
     """Whether git would record an execute bit set on a file below `root`: not when the
     repository's `core.fileMode` is false (git sets that on a file system without modes, such as

@@ -130,28 +130,16 @@ def clone(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cloned(project, tmp_path_factory.mktemp("ci") / "clone")
 
 
-@pytest.fixture(params=["git clone", "export"])
-def checkout(
-    request: pytest.FixtureRequest, project: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Path:
-    """The shipped checkout as CI clones it, and as an export without .git."""
-    if request.param == "export":
-        return project
-    return cloned(project, tmp_path_factory.mktemp("ci") / "clone")
-
-
 @pytest.mark.parametrize("child", ["answers", "fails"])
-def test_a_check_without_cache_finds_with_the_child_what_it_finds_alone(
-    checkout: Path,
+def test_a_fresh_clone_s_check_finds_with_the_child_what_it_finds_alone(
+    clone: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     child: str,
 ) -> None:
-    """CI's case and an export's, with build/ digested by a child: current, then every hand
-    edit named as one process alone names it; a child that fails leaves build/ to that
-    process."""
+    """CI's case, with build/ stated by a child: current, then every hand edit named as one
+    process alone names it; a child that fails leaves build/ to that process."""
     forkable()
-    clone = checkout
     monkeypatch.chdir(clone)
     monkeypatch.setattr(buildahead, "FOLDERS_MIN", 0)  # the shipped build/ is small
     if child == "fails":
@@ -221,59 +209,22 @@ def test_the_next_check_takes_build_s_digests_from_the_cache_the_child_wrote(
     assert asked == []
 
 
-def test_no_child_for_a_small_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A build/ of fewer robot and cell folders than FOLDERS_MIN is digested here."""
-    forked = spy_fork(monkeypatch)
-    for n in range(buildahead.FOLDERS_MIN - 1):
-        (tmp_path / "build" / "cells" / f"c{n}").mkdir(parents=True)
-    assert buildahead.start(tmp_path, "build/", None, "", 2.0, READ_WHOLE) is None
-    assert forked == []
-
-
-def test_without_git_the_child_reads_every_plain_file_and_hashes_each_content_once(
+def test_no_child_for_a_small_build_or_without_git(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An export (no .git): every regular, non-executable file (of the share asked for, here
-    all) gets its SHA-256, a copy by comparison with the bytes of the first; a link or
-    executable is left out."""
+    """A build/ of fewer robot and cell folders than FOLDERS_MIN is stated here; so is any
+    build/ without git's index (an export), which the check reads ahead once planned."""
+    forked = spy_fork(monkeypatch)
+    clone = committed(tmp_path, FILES)  # build/robots/r and build/cells/c
+    for n in range(buildahead.FOLDERS_MIN - 3):
+        (clone / "build" / "cells" / f"c{n}").mkdir(parents=True)
+    assert buildahead.start(clone, "build/", None, "", 2.0, READ_WHOLE) is None
     export = tmp_path / "export"
-    for rel, data in {**FILES, **EXTRA}.items():
-        (export / rel).parent.mkdir(parents=True, exist_ok=True)
-        (export / rel).write_bytes(data)
-    hand_edits(export)
-    monkeypatch.setattr(buildahead, "SHARES", 1)
-    hashed: list[int] = []
-    real = hashlib.sha256
-    monkeypatch.setattr(
-        buildahead.hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real(data)
-    )
-    found = buildahead.answer(export, "build/", None, "", 2.0, READ_WHOLE)
-    monkeypatch.undo()
-    fields = found.decode().split("\0")[:-1]
-    answered: dict[str, str] = {}
-    while fields:
-        digest, count, *fields = fields
-        answered.update(dict.fromkeys(fields[: int(count)], digest))
-        fields = fields[int(count) :]
-    plain = {rel: data for rel, data in {**FILES, **EXTRA}.items() if rel.startswith("build/")}
-    plain = {rel: sha(data) for rel, data in plain.items() if "tool" not in rel}
-    plain.pop("build/robots/r/linked.stl")
-    plain.pop("build/robots/r/removed.stl")
-    plain["build/robots/r/edited.stl"] = sha(MESH[:-1] + b"X")
-    assert answered == plain
-    assert sorted(hashed) == sorted([len(MESH), len(MESH), len(FILES["build/robots/r/robot.urdf"])])
-
-
-def test_without_git_the_child_leaves_a_share_to_the_check(tmp_path: Path) -> None:
-    """Reading all of build/ alone would make the child the longer side: it leaves the files
-    left_to_check says to the check, and only those."""
-    export = tmp_path / "export"
-    names = [f"build/cells/c{n}/description/meshes/a.stl" for n in range(40)]
-    for rel in names:
-        (export / rel).parent.mkdir(parents=True, exist_ok=True)
-        (export / rel).write_bytes(MESH)
-    fields = buildahead.answer(export, "build/", None, "", 2.0, READ_WHOLE).decode().split("\0")
-    assert fields[0] == sha(MESH) and fields[-1] == ""
-    left = {rel for rel in names if buildahead.left_to_check(rel)}
-    assert 0 < len(left) < len(names) / 2
-    assert set(fields[2:-1]) == set(names) - left
+    for n in range(buildahead.FOLDERS_MIN):
+        (export / "build" / "cells" / f"c{n}").mkdir(parents=True)
+    assert buildahead.start(export, "build/", None, "", 2.0, READ_WHOLE) is None
+    (clone / "build" / "cells" / "one_more").mkdir()
+    child = buildahead.start(clone, "build/", None, "", 2.0, READ_WHOLE)
+    if readahead.may_fork():
+        assert child is not None and buildahead.answers(child) is not None
+    assert forked == ([] if child is None else [child.pid])
