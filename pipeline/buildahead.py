@@ -8,8 +8,8 @@ digest cache itself and sends back each distinct digest once, with the paths hol
 cannot vouch for (untracked, its stat unlike the index's or within the index's own timestamp, not a
 plain file, executable, larger than the check reads whole, changed while read) is left out, for the
 check's usual path. Without git's index no child is forked: reading build/ by content in one while
-the check planned was slower than the check's own read-ahead on two cores once planned
-(pipeline/readahead.py).
+the check planned gained nothing over the check's own read-ahead on two cores once planned
+(pipeline/readahead.py; measured in docs/performance.md).
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ class Digests:
             self._load_built()
         tracked = (self.checkout or self._checkout()).entries
         fresh, entries = self.fresh, self.entries
-        answered, ahead = self.answered, self.ahead
+        answered = self.answered
         todo = [
             item
             for item in wanted.items()
@@ -239,14 +239,12 @@ class Digests:
             and item[0] not in entries
             and item[0] not in tracked
             and item[0] not in answered
-            and item[0] not in ahead
         ]
         if not todo:
             return
         from pipeline.readahead import digest_on_two_cores
 
-        # before any file is read (each is read at this time or later), unless some were already
-        self.ahead_at = self.ahead_at or time.time()
+        self.ahead_at = time.time()  # before any file is read: each is read at this time or later
         found = digest_on_two_cores(self.prefix, todo, self.kept, self._keep, READ_WHOLE)
         self.ahead.update(found)
 
