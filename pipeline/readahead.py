@@ -4,10 +4,12 @@ Without a digest cache or git's index (an export of the repository, a folder cop
 .git) `pipeline check` reads every output: about 400 MB in 12,000 files at 100 robots and 500
 cells, each cell holding a copy of its robot's description. Threads do not halve that (each file
 is a few short system calls, and the GIL passed between two threads at each one costs more than
-it saves), so a forked child reads the files of half the distinct contents and sends back what
-it found. Files holding one content go to one side, so each content is hashed once and its
-copies are compared with its bytes. Where no child can be forked safely (not Linux, one core,
-threads running), or the child fails, the files are read here, one after the other.
+it saves), so a forked child shares the files with this process and sends back what it found.
+The files are cut into batches, each holding whole runs of one recorded content where it can, so
+that a content is hashed once and its copies are compared with its bytes; both processes take
+the next batch from one pipe until none is left, so neither waits for the other when its files
+were the larger ones or its core the slower one. Where no child can be forked safely (not Linux,
+one core, threads running), or the child fails, the files are read here, one after the other.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ from pipeline.strict_io import EXECUTE_BITS
 Read = tuple[str, str, int]
 # Fewer files than this are not worth a child.
 FORK_MIN = 256
+# Files a batch holds at most: about a millisecond of reading, so that the two sides end within
+# one of each other; copies of one content beyond it go to further batches.
+BATCH = 48
+# Bytes of one batch number in the pipe both sides take batches from, and the most numbers it
+# is given: 4 KiB, the one page a pipe is left with once its user passes pipe-user-pages-soft.
+_NUMBER = 4
+_BATCHES = 1024
 # a symbolic link is left out (not opened): Digests reads it as one (digests.LINKED)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
@@ -84,22 +93,82 @@ def digest_on_two_cores(
     keep: Callable[[bytes, str], object],
     limit: int,
 ) -> dict[str, Read]:
-    """As digest_files, with the files of half the distinct recorded digests read by a forked
-    child where that is safe and worth it."""
+    """As digest_files, with the files shared with a forked child where that is safe and worth
+    it."""
     if len(todo) < FORK_MIN or not may_fork():
         return digest_files(prefix, todo, kept, keep, limit)
-    mine = [item for item in todo if not hash(item[1]) & 1]
-    theirs = [item for item in todo if hash(item[1]) & 1]
-    child = fork_work(lambda: _payload(digest_files(prefix, theirs, kept, keep, limit)))
-    if child is None:  # no pipe or no child (EMFILE, EAGAIN under `ulimit -u`): read here
+    batches = batched(todo, max(BATCH, -(-len(todo) // _BATCHES)))
+    queue = _queue(len(batches))
+    if queue is None:
         return digest_files(prefix, todo, kept, keep, limit)
+
+    def work() -> dict[str, Read]:
+        found: dict[str, Read] = {}
+        while number := os.read(queue, _NUMBER):
+            batch = batches[int.from_bytes(number, "little")]
+            found.update(digest_files(prefix, batch, kept, keep, limit))
+        return found
+
     try:
-        found = digest_files(prefix, mine, kept, keep, limit)
-    except BaseException:
-        stop(child)
-        raise
-    found.update(_decode(collect(child) or b""))
+        # no child (EMFILE, EAGAIN under `ulimit -u`): every batch is then read here
+        child = fork_work(lambda: _payload(work()))
+        try:
+            found = work()
+        except BaseException:
+            if child is not None:
+                stop(child)
+            raise
+    finally:
+        os.close(queue)
+    if child is not None:
+        found.update(_decode(collect(child) or b""))
     return found
+
+
+def batched(todo: Sequence[tuple[str, str]], size: int) -> list[list[tuple[str, str]]]:
+    """`todo` cut into batches of at most `size` files, the files of one recorded digest
+    together where they fit in one, in their first file's order."""
+    runs: dict[str, list[tuple[str, str]]] = {}
+    for item in todo:
+        runs.setdefault(item[1], []).append(item)
+    batches: list[list[tuple[str, str]]] = []
+    batch: list[tuple[str, str]] = []
+    for run in runs.values():
+        if batch and len(batch) + len(run) > size:
+            batches.append(batch)
+            batch = []
+        for start in range(0, len(run), size):
+            batch.extend(run[start : start + size])
+            if len(batch) == size:
+                batches.append(batch)
+                batch = []
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _queue(count: int) -> int | None:
+    """The reading end of a pipe holding the numbers 0 to `count - 1`, its writing end closed;
+    None when no pipe can be made or the numbers do not fit in it.
+
+    Each number is one read of _NUMBER bytes, written before anyone reads: two processes
+    reading the pipe at once each take whole numbers, and each number once."""
+    data = b"".join(i.to_bytes(_NUMBER, "little") for i in range(count))
+    try:
+        reader, writer = os.pipe()
+    except OSError:
+        return None
+    try:
+        os.set_blocking(writer, False)  # a pipe too small for the numbers refuses, never blocks
+        written = os.write(writer, data)
+    except OSError:
+        written = -1
+    finally:
+        os.close(writer)
+    if written != len(data):
+        os.close(reader)
+        return None
+    return reader
 
 
 class Forked(NamedTuple):

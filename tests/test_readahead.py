@@ -82,7 +82,7 @@ def test_copies_are_compared_with_kept_bytes_not_hashed(
 
 
 def test_two_cores_find_what_one_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a child forked for half the contents, every file is found as one reader finds it."""
+    """With a child forked to share the files, every file is found as one reader finds it."""
     if not readahead.may_fork():
         pytest.skip("no second core, or not Linux: nothing is forked")
     todo = copies(tmp_path, 12)
@@ -93,6 +93,75 @@ def test_two_cores_find_what_one_finds(tmp_path: Path, monkeypatch: pytest.Monke
     both = digest_on_two_cores(prefix, todo, {}, keeper({}), READ_WHOLE)
     assert len(forked) == 1
     assert both == alone and len(alone) == len(todo)
+
+
+@pytest.mark.parametrize(
+    ("runs", "size", "expected"),
+    [
+        ([1, 1, 1], 2, [[0, 1], [2]]),  # runs of one content fill a batch in order
+        ([2, 2, 1], 3, [[0, 0], [1, 1, 2]]),  # a run that does not fit starts the next batch
+        ([7], 3, [[0, 0, 0], [0, 0, 0], [0]]),  # a run longer than a batch is cut
+        ([1, 5, 1], 2, [[0], [1, 1], [1, 1], [1, 2]]),  # its rest is joined by the next run
+        ([], 4, []),
+    ],
+)
+def test_batches_keep_copies_of_one_content_together(
+    runs: list[int], size: int, expected: list[list[int]]
+) -> None:
+    """Each file is in one batch, in order, and the files of a recorded digest share one
+    where they fit, so that a content is hashed by one side only."""
+    todo = [(f"f{run}-{n}", f"digest{run}") for run, count in enumerate(runs) for n in range(count)]
+    batches = readahead.batched(todo, size)
+    assert [[int(digest[6:]) for _, digest in batch] for batch in batches] == expected
+    assert [item for batch in batches for item in batch] == todo
+
+
+def test_each_batch_is_read_once_by_one_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both processes take batches from one pipe: every batch is read, and none twice."""
+    if not readahead.may_fork():
+        pytest.skip("no second core, or not Linux: nothing is forked")
+    folder, log = tmp_path / "files", tmp_path / "batches.log"
+    todo = copies(folder, 12)
+    real = readahead.digest_files
+
+    def logged(prefix: str, batch: list[tuple[str, str]], *args: object) -> dict[str, Read]:
+        line = f"{os.getpid()} {batch[0][0]}\n".encode()
+        descriptor = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(descriptor, line)
+        finally:
+            os.close(descriptor)
+        return real(prefix, batch, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(readahead, "digest_files", logged)
+    both = digest_on_two_cores(str(folder) + "/", todo, {}, keeper({}), READ_WHOLE)
+    firsts = sorted(line.split(" ", 1)[1] for line in log.read_text().splitlines())
+    assert firsts == sorted(batch[0][0] for batch in readahead.batched(todo, readahead.BATCH))
+    assert real(str(folder) + "/", todo, {}, keeper({}), READ_WHOLE) == both
+
+
+def test_numbers_that_do_not_fit_in_a_pipe_leave_the_files_to_one_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queue larger than its pipe holds is not made (its write would block): one reader
+    alone then finds every file, and no child is forked."""
+    assert readahead._queue(1 << 20) is None
+    reader = readahead._queue(3)
+    assert reader is not None
+    try:
+        assert os.read(reader, 64) == b"".join(i.to_bytes(4, "little") for i in range(3))
+        assert os.read(reader, 64) == b""  # its writing end is closed
+    finally:
+        os.close(reader)
+    todo = copies(tmp_path, 12)
+    forked = spy_fork(monkeypatch)
+    monkeypatch.setattr(readahead, "_queue", lambda count: None)  # as for 1 << 20 numbers
+    found = digest_on_two_cores(str(tmp_path) + "/", todo, {}, keeper({}), READ_WHOLE)
+    assert forked == [] and found == digest_files(
+        str(tmp_path) + "/", todo, {}, keeper({}), READ_WHOLE
+    )
 
 
 def test_a_failed_child_leaves_its_half_to_the_usual_path(
