@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from pipeline import kinematics as k
-from pipeline.calibration import Correction, kinematics_review, manipulator_tip
+from pipeline.calibration import Correction
+from pipeline.review import kinematics_review, manipulator_tip
 from pipeline.srdf.groups import manipulator_links
 from pipeline.srdf.read import load_srdf, srdf_from_bytes
 from pipeline.urdf import load_robot
