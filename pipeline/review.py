@@ -1,4 +1,4 @@
-"""A cell's kinematics review: what its calibration's corrections do to the tip of the SRDF's
+"""A cell's kinematics review: what its calibration's corrections do to each tip of the SRDF's
 `manipulator` group, at the group's home state."""
 
 from __future__ import annotations
@@ -21,28 +21,34 @@ from pipeline.kinematics import (
     transform,
     translation_part,
 )
-from pipeline.urdf import Robot
+from pipeline.urdf import Joint, Robot
 
 # the review's `pose`: every chain joint at 0, or at the positions `joint_positions` lists
 POSE_AT_ZERO = "home: every joint at 0"
 POSE_LISTED = "home: every joint at joint_positions"
+CONVENTION = "T' = T_origin · Trans(xyz) · R(rpy), R = Rz(yaw)·Ry(pitch)·Rx(roll)"
 
 
-def manipulator_tip(robot: Robot, manipulator: frozenset[str] = frozenset()) -> str:
-    """The tip of the manipulator: the link of the SRDF's `manipulator` group farthest from the
-    root (most joints; ties: name order), the tip of its chain (`tool0` on the example robots).
+def manipulator_tips(robot: Robot, manipulator: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The tips of the manipulator: each link of the SRDF's `manipulator` group that is no other
+    link's ancestor in it (a chain's `tip_link`: `tool0` on the example robots; one per arm of a
+    two-arm group), those farthest from the root first (most joints; ties: name order).
 
     With no link of that group (every compiled SRDF has one: missing_manipulator_group), the
-    leaf link below the most movable joints from the root (ties: more joints in all, then name
-    order). That alone is not the arm's tip on a robot with a gripper: a prismatic finger is one
-    movable joint more than the flange (a Panda's `panda_leftfinger`).
+    one leaf link below the most movable joints from the root (_leaf_tip).
     """
     root = robot.root()
-    depths = {
-        link: len(path) for link in manipulator if (path := robot.chain(root, link)) is not None
-    }
-    if depths:
-        return min(depths, key=lambda link: (-depths[link], link))
+    paths = {link: path for link in manipulator if (path := robot.chain(root, link)) is not None}
+    above = {joint.parent for path in paths.values() for joint in path}
+    tips = sorted((link for link in paths if link not in above), key=lambda t: (-len(paths[t]), t))
+    return tuple(tips) if tips else (_leaf_tip(robot),)
+
+
+def _leaf_tip(robot: Robot) -> str:
+    """The leaf link below the most movable joints from the root (ties: more joints in all, then
+    name order). That alone is not the arm's tip on a robot with a gripper: a prismatic finger
+    is one movable joint more than the flange (a Panda's `panda_leftfinger`)."""
+    root = robot.root()
     children = {joint.parent for joint in robot.joints}
     best: tuple[int, int, str] | None = None
     for link in robot.links:
@@ -67,15 +73,31 @@ def _pose(t: Mat4) -> dict[str, list[float]]:
     }
 
 
+def _tip(nominal: Mat4, calibrated: Mat4) -> dict[str, Any]:
+    """One tip's review: its pose without and with the corrections, and how far they differ."""
+    nominal_xyz, calibrated_xyz = translation_part(nominal), translation_part(calibrated)
+    delta = [b - a for a, b in zip(nominal_xyz, calibrated_xyz, strict=True)]
+    return {
+        "nominal": _pose(nominal),
+        "calibrated": _pose(calibrated),
+        "difference": {
+            "xyz_m": [rounded(v) for v in delta],
+            "distance_m": rounded(math.sqrt(sum(v * v for v in delta))),
+            "angle_rad": rounded(rotation_angle(rotation_part(nominal), rotation_part(calibrated))),
+        },
+    }
+
+
 def kinematics_review(
     robot: Robot,
     corrections: dict[str, Correction],
     manipulator: frozenset[str] = frozenset(),
     home: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Nominal and corrected joint origins, and the tip's pose at home, for the tip of the SRDF's
-    manipulator group (its links: `manipulator`; home: its `home` state's values, homepose.py)."""
-    root, tip = robot.root(), manipulator_tip(robot, manipulator)
+    """Nominal and corrected joint origins, and each tip's pose at home, for every tip of the
+    SRDF's manipulator group (its links: `manipulator`; home: its `home` state's values,
+    homepose.py)."""
+    root, tips = robot.root(), manipulator_tips(robot, manipulator)
     origins: dict[str, Mat4] = {}
     corrected: dict[str, Mat4] = {}
     for joint in robot.joints:
@@ -86,40 +108,39 @@ def kinematics_review(
             if c is None
             else corrected_origin(origins[joint.name], c.xyz_m, c.rpy_rad)
         )
-    path = robot.chain(root, tip) or []
-    positions = home_positions(robot, path, home or {})
-    at = [(j, positions.get(j.name, 0.0)) for j in path]
-    nominal_tip = forward_kinematics([(origins[j.name], j.type, j.axis, q) for j, q in at])
-    calibrated_tip = forward_kinematics([(corrected[j.name], j.type, j.axis, q) for j, q in at])
-    nominal_xyz, calibrated_xyz = translation_part(nominal_tip), translation_part(calibrated_tip)
-    delta = [b - a for a, b in zip(nominal_xyz, calibrated_xyz, strict=True)]
+    paths = {tip: robot.chain(root, tip) or [] for tip in tips}
+    # each joint once, though two arms on a torso share its joints
+    reviewed: dict[str, Joint] = {j.name: j for path in paths.values() for j in path}
+    positions = home_positions(robot, list(reviewed.values()), home or {})
+
+    def tip_pose(frames: dict[str, Mat4], path: list[Joint]) -> Mat4:
+        return forward_kinematics(
+            [(frames[j.name], j.type, j.axis, positions.get(j.name, 0.0)) for j in path]
+        )
+
+    ends = {tip: _tip(tip_pose(origins, p), tip_pose(corrected, p)) for tip, p in paths.items()}
     at_zero = all(q == 0.0 for q in positions.values())
     # written only off zero, so that a review at 0 (every shipped cell's) keeps its bytes
     listed = {} if at_zero else {"joint_positions": positions}
+    # one tip keeps the one-arm fields; several have no `tip` a reader could take for all arms
+    reach: dict[str, Any] = (
+        {"tip_link": tips[0], "tip": ends[tips[0]]}
+        if len(tips) == 1
+        else {"tips": [{"tip_link": tip, **ends[tip]} for tip in tips]}
+    )
     return {
         **listed,
-        "convention": "T' = T_origin · Trans(xyz) · R(rpy), R = Rz(yaw)·Ry(pitch)·Rx(roll)",
+        "convention": CONVENTION,
         "pose": POSE_AT_ZERO if at_zero else POSE_LISTED,
         "base_link": root,
-        "tip_link": tip,
+        **reach,
         "joints": {
             name: {
                 "correction": {"xyz_m": list(c.xyz_m), "rpy_rad": list(c.rpy_rad)},
                 "nominal_origin": _pose(origins[name]),
                 "calibrated_origin": _pose(corrected[name]),
-                "in_tip_chain": any(j.name == name for j in path),
+                "in_tip_chain": name in reviewed,
             }
             for name, c in sorted(corrections.items())
-        },
-        "tip": {
-            "nominal": _pose(nominal_tip),
-            "calibrated": _pose(calibrated_tip),
-            "difference": {
-                "xyz_m": [rounded(v) for v in delta],
-                "distance_m": rounded(math.sqrt(sum(v * v for v in delta))),
-                "angle_rad": rounded(
-                    rotation_angle(rotation_part(nominal_tip), rotation_part(calibrated_tip))
-                ),
-            },
         },
     }
