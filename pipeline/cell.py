@@ -14,13 +14,13 @@ from pipeline.calibration import (
     calibration_identity,
     check_calibration,
     empty_document,
-    kinematics_review,
     parse_calibration,
 )
 from pipeline.config import load_config
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import MANIFEST_NAME, SRDF_NAME
+from pipeline.review import kinematics_review
 from pipeline.schemas import check_schema
 from pipeline.sourcenames import ignored, ignored_part
 from pipeline.srdf.groups import home_values, manipulator_links

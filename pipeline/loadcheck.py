@@ -18,7 +18,6 @@ from pipeline.calibration import (
     calibration_identity,
     check_calibration,
     empty_document,
-    kinematics_review,
     parse_calibration,
 )
 from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, MachineConfig, Pin, compiled_cell_json
@@ -26,6 +25,7 @@ from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.manifest import SRDF_NAME
+from pipeline.review import kinematics_review
 from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import load_srdf
 from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes, refusal

@@ -108,8 +108,9 @@ CELL_CODE = (
     "pipeline/kinematics.py",
     "pipeline/homepose.py",
     "pipeline/calibration.py",
+    "pipeline/review.py",
     "pipeline/cell.py",
-    # the review's tip is the SRDF manipulator group's, its pose the group's home state
+    # the review's tips are the SRDF manipulator group's, their pose the group's home state
     "pipeline/srdf/model.py",
     "pipeline/srdf/read.py",
     "pipeline/srdf/groups.py",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -98,3 +99,85 @@ def review_off_zero(root: Path) -> dict[str, float]:
         "joint_5": -0.25,
         "joint_6": 0.0,
     }
+
+
+PAIR = "abb_irb2400_pair"
+SIDES = ("left", "right")
+# each arm's base on a common `pedestal`, 0.8 m to either side; the right arm turned to face left
+MOUNTS = {"left": "0 0.8 0", "right": "0 -0.8 0"}
+MOUNT_RPY = {"left": "0 0 0", "right": "0 0 3.141592653589793"}
+PAIR_CHAINS = "".join(f'<chain base_link="pedestal" tip_link="{side}_tool0"/>' for side in SIDES)
+
+
+def two_arm_urdf(model_id: str = PAIR) -> str:
+    """The shipped abb_irb2400 twice, every link and joint named `left_...` and `right_...`,
+    each arm's base_link fixed to a common root link `pedestal`."""
+    text = (REPO / "robots/abb_irb2400/robot.urdf").read_text()
+    start, end = text.index("  <link "), text.rindex("</robot>")
+    named = re.compile(r'(<(?:link|joint) name="|<(?:parent|child) link=")([^"]+)"')
+    arms = "".join(named.sub(rf'\g<1>{side}_\g<2>"', text[start:end]) for side in SIDES)
+    mounts = "".join(
+        f'  <joint name="{side}_mount" type="fixed"><parent link="pedestal"/>'
+        f'<child link="{side}_base_link"/><origin xyz="{MOUNTS[side]}" rpy="{MOUNT_RPY[side]}"/>'
+        "</joint>\n"
+        for side in SIDES
+    )
+    head = text[:start].replace('name="abb_irb2400"', f'name="{model_id}"')
+    body = '  <link name="pedestal"/>\n' + mounts + arms
+    return head + body.replace("package://abb_irb2400/", f"package://{model_id}/") + "</robot>\n"
+
+
+# the pair's compiled SRDF: `manipulator` one chain per arm, its home off zero on both arms
+PAIR_HOME = {"left_joint_2": 0.3, "right_joint_3": -0.2}
+PAIR_SRDF_PY = f"""import xml.etree.ElementTree as ET
+
+
+def gen_srdf():
+    robot = ET.Element("robot", {{"name": "{PAIR}"}})
+    group = ET.SubElement(robot, "group", {{"name": "manipulator"}})
+    for side in ("left", "right"):
+        ET.SubElement(group, "chain", {{"base_link": "pedestal", "tip_link": side + "_tool0"}})
+    home = ET.SubElement(robot, "group_state", {{"name": "home", "group": "manipulator"}})
+    for joint, value in {PAIR_HOME!r}.items():
+        ET.SubElement(home, "joint", {{"name": joint, "value": repr(value)}})
+    return {{"xml": robot, "urdf": "robot.urdf"}}
+"""
+# the pair's cell: its calibration corrects two joints of the second (right) arm only
+PAIR_CELL = "pair_cell"
+PAIR_CORRECTIONS = {
+    "right_joint_2": {"xyz_m": [0.0004, 0, -0.0002], "rpy_rad": [0, 0.0008, 0]},
+    "right_joint_3": {"xyz_m": [0, 0, 0.0003], "rpy_rad": [0, -0.0005, 0]},
+}
+
+
+def add_two_arm_cell(root: Path) -> None:
+    """Add the pair (two_arm_urdf) as robots/abb_irb2400_pair and a cell `pair_cell` running it,
+    whose pinned calibration corrects joints of the right arm (PAIR_CORRECTIONS)."""
+    folder = root / "robots" / PAIR
+    shutil.copytree(REPO / "robots/abb_irb2400/meshes", folder / "meshes")
+    (folder / "robot.urdf").write_text(two_arm_urdf())
+    (folder / "srdf.py").write_text(PAIR_SRDF_PY)
+    joints = [f"{side}_joint_{i}" for side in SIDES for i in range(1, 7)]
+    cap = {"xyz_m": [0.002] * 3, "rpy_rad": [0.005] * 3}
+    config = {
+        "schema": "rosie.robot-config.v1",
+        "model_id": PAIR,
+        "planning": {"joints": joints},
+        "calibration_caps": dict.fromkeys(joints, cap),
+    }
+    write_doc(folder / "config.json", config)
+    cell = root / "cells" / PAIR_CELL
+    cell.mkdir()
+    calibration = {
+        "schema": "rosie.machine-planning-calibration.v1",
+        "model_id": PAIR,
+        "kinematics": PAIR_CORRECTIONS,
+    }
+    write_doc(cell / "machine_planning_calibration.json", calibration)
+    pin = {"path": "machine_planning_calibration.json", "sha256": "0" * 64, "source": "a test"}
+    machine = {"schema": "rosie.machine-config.v1", "cell_id": PAIR_CELL}
+    write_doc(
+        cell / "machine.json",
+        {**machine, "robot": {"model_id": PAIR, "machine_planning_calibration": pin}},
+    )
+    repin(root, PAIR_CELL)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.cellrepo import copy_repo, review_off_zero
+from tests.cellrepo import add_two_arm_cell, copy_repo, review_off_zero
 
 REPO = Path(__file__).resolve().parent.parent
 ROBOTS = ("abb_irb2400", "lbr_iiwa_14_r820")
@@ -63,6 +63,17 @@ def off_zero(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     result = run_doit(root)
     assert result.returncode == 0, result.stdout + result.stderr
     return root, positions
+
+
+@pytest.fixture(scope="session")
+def two_arms(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository copy, built by `doit`, with a two-arm robot and a cell whose calibration
+    corrects joints of its second arm (cellrepo.add_two_arm_cell)."""
+    root = copy_repo(tmp_path_factory.mktemp("two_arms"))
+    add_two_arm_cell(root)
+    result = run_doit(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root
 
 
 def run_doit(project: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,18 @@ from pipeline.cli import main
 from pipeline.findings import ContractError
 from pipeline.identity import description_identity
 from pipeline.lock import LOCK_NAME, MARK
-from tests.cellrepo import REPO, copy_repo, edit_calibration, read_doc, repin, snapshot, write_doc
+from tests.cellrepo import (
+    PAIR_CELL,
+    PAIR_CORRECTIONS,
+    PAIR_HOME,
+    REPO,
+    copy_repo,
+    edit_calibration,
+    read_doc,
+    repin,
+    snapshot,
+    write_doc,
+)
 from tests.conftest import refuse_under, run_doit, run_python, tree_bytes
 
 CAL = "machine_planning_calibration.json"
@@ -103,6 +114,23 @@ def test_review_pose_is_the_srdf_home_state_within_the_limits(
     # the other robot's cell is as committed, byte for byte
     cell = "build/cells/iiwa_bench/cell.json"
     assert (root / cell).read_bytes() == (REPO / cell).read_bytes()
+
+
+def test_review_of_a_two_arm_cell_covers_both_arms(two_arms: Path) -> None:
+    """A cell whose calibration corrected the second arm's joints was reviewed at the first
+    arm's tip only, where the corrections moved nothing."""
+    review = read_doc(two_arms / f"build/cells/{PAIR_CELL}/cell.json")["kinematics"]
+    assert [tip["tip_link"] for tip in review["tips"]] == ["left_tool0", "right_tool0"]
+    left, right = (tip["difference"] for tip in review["tips"])
+    assert left == {"xyz_m": [0.0, 0.0, 0.0], "distance_m": 0.0, "angle_rad": 0.0}
+    assert right["distance_m"] > 1e-3 and right["angle_rad"] == pytest.approx(0.0003, abs=1e-12)
+    assert sorted(review["joints"]) == sorted(PAIR_CORRECTIONS)
+    assert all(joint["in_tip_chain"] for joint in review["joints"].values())
+    assert {n: q for n, q in review["joint_positions"].items() if q} == PAIR_HOME
+    # the one-arm cells are as committed, byte for byte
+    for cell in ("weld_cell_a", "iiwa_bench"):
+        path = f"build/cells/{cell}/cell.json"
+        assert (two_arms / path).read_bytes() == (REPO / path).read_bytes()
 
 
 def test_a_reformatted_calibration_is_served_as_written(

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from pipeline.calibration import POSE_AT_ZERO, POSE_LISTED, Correction, kinematics_review
+from pipeline.calibration import Correction
 from pipeline.homepose import home_positions
+from pipeline.review import POSE_AT_ZERO, POSE_LISTED, kinematics_review
 from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import load_srdf, srdf_from_bytes
 from pipeline.urdf import Joint, Robot, check_rules, parse_urdf

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +12,8 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from pipeline import kinematics as k
-from pipeline.calibration import Correction, kinematics_review, manipulator_tip
-from pipeline.srdf.groups import manipulator_links
-from pipeline.srdf.read import load_srdf, srdf_from_bytes
+from pipeline.calibration import Correction
+from pipeline.review import kinematics_review
 from pipeline.urdf import load_robot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,56 +141,6 @@ def test_forward_kinematics_at_a_pose_matches_numpy(model: str) -> None:
     ]
     ours = np.array(k.forward_kinematics(steps))
     assert np.allclose(ours, _np_fk(model, positions, {}), atol=1e-12)
-
-
-IIWA = "lbr_iiwa_14_r820"
-FINGER = """
-  <link name="finger"/>
-  <joint name="finger_joint" type="prismatic">
-    <parent link="tool0"/>
-    <child link="finger"/>
-    <axis xyz="0 1 0"/>
-    <limit lower="0" upper="0.04" effort="20" velocity="0.2"/>
-  </joint>
-</robot>"""
-JOINTS_GROUP = "".join(f'<joint name="joint_a{i}"/>' for i in range(1, 8))
-
-
-@pytest.mark.parametrize(
-    ("model", "finger", "srdf", "tip"),
-    [
-        ("abb_irb2400", False, "built", "tool0"),
-        (IIWA, False, "built", "tool0"),
-        ("abb_irb2400", False, None, "tool0"),  # no SRDF group: the leaf below most joints
-        (IIWA, True, "built", "tool0"),  # the chain base_link -> tool0, not the finger
-        (IIWA, True, None, "finger"),  # what the leaf rule alone gives a gripper
-        (IIWA, True, f'<group name="manipulator">{JOINTS_GROUP}</group>', "link_7"),
-        (
-            IIWA,
-            True,
-            '<group name="arm"><chain base_link="base_link" tip_link="tool0"/></group>',
-            "finger",
-        ),
-    ],
-    ids=["abb", "iiwa", "abb_no_srdf", "gripper", "gripper_no_srdf", "joints_group", "other_name"],
-)
-def test_manipulator_tip_is_the_srdf_manipulator_groups_tip(
-    tmp_path: Path, model: str, finger: bool, srdf: str | None, tip: str
-) -> None:
-    """The calibration review of a Panda measured its left finger: the leaf below the most
-    movable joints, as a prismatic finger is one joint more than the flange."""
-    folder = tmp_path / "robots" / model
-    shutil.copytree(REPO / "robots" / model, folder)
-    if finger:
-        urdf = folder / "robot.urdf"
-        urdf.write_text(urdf.read_text().replace("</robot>", FINGER))
-    robot = load_robot(folder, tmp_path)
-    if srdf == "built":
-        group = load_srdf(REPO / "build/robots" / model / "robot.srdf", "robot.srdf")
-    else:
-        text = f'<robot name="{robot.name}">{srdf or ""}</robot>'
-        group = srdf_from_bytes(text.encode(), "robot.srdf")
-    assert manipulator_tip(robot, manipulator_links(group, robot)) == tip
 
 
 def test_review_gives_nominal_and_calibrated_tip_at_home() -> None:

@@ -15,7 +15,7 @@ import pytest
 from pipeline.archive import archive_bytes
 from pipeline.cli import main
 from pipeline.loadcheck import REASONS
-from tests.cellrepo import REPO, copy_repo, read_doc
+from tests.cellrepo import PAIR_CELL, REPO, copy_repo, read_doc
 
 CELL = REPO / "build/cells/weld_cell_a"
 
@@ -348,3 +348,25 @@ def test_cell_inconsistent_positions_added_to_a_review_at_zero(
         lambda doc: doc["kinematics"].__setitem__("joint_positions", positions),
     )
     assert line.startswith(f"{cell}/cell.json:/kinematics/joint_positions: cell_inconsistent: ")
+
+
+def test_a_two_arm_cell_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], two_arms: Path
+) -> None:
+    """load-check recomputes the review at every tip of the served SRDF's manipulator group."""
+    cell = two_arms / "build/cells" / PAIR_CELL
+    code, lines = run(tmp_path, capsys, header_of(cell), cell)
+    assert code == 0, lines
+
+
+def _nudge_second_tip(doc: dict[str, Any]) -> None:
+    doc["kinematics"]["tips"][1]["calibrated"]["xyz_m"][0] += 0.001
+
+
+def test_cell_inconsistent_the_second_arms_tip_edited_by_hand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], two_arms: Path
+) -> None:
+    cell = tmp_path / PAIR_CELL
+    shutil.copytree(two_arms / "build/cells" / PAIR_CELL, cell)
+    line = refused_after_editing(tmp_path, capsys, cell, _nudge_second_tip)
+    assert line.startswith(f"{cell}/cell.json:/kinematics/tips: cell_inconsistent: "), line
