@@ -73,6 +73,7 @@ SPHERES_CODE = (
         for name in (
             "__init__",
             "adam",
+            "ball",
             "primitives",
             "build",
             "checks",

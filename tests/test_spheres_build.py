@@ -176,7 +176,7 @@ def test_cli_verify_fails_with_the_link_named(
     root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _cli(root, fitted, "spheres", "verify", IIWA, "--samples", "2000") == 0
-    assert f"{IIWA} link_7: 4 spheres, proven" in capsys.readouterr().out
+    assert f"{IIWA} link_1: 4 spheres, proven" in capsys.readouterr().out
     assert _cli(root, _shrink(fitted, "link_6"), "spheres", "verify", IIWA) == 2
     err = capsys.readouterr().err
     assert f"build/robots/{IIWA}/spheres.json:/links/link_6: spheres_not_covering" in err
