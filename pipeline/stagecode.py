@@ -108,6 +108,7 @@ CELL_CODE = (
     "pipeline/kinematics.py",
     "pipeline/homepose.py",
     "pipeline/calibration.py",
+    "pipeline/machine.py",
     "pipeline/cell.py",
     # the review's tip is the SRDF manipulator group's, its pose the group's home state
     "pipeline/srdf/model.py",
