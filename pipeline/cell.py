@@ -16,13 +16,22 @@ from pipeline.calibration import (
     empty_document,
     parse_calibration,
 )
-from pipeline.config import load_config
+from pipeline.config import RobotConfig, load_config
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.identity import description_identity
+from pipeline.machine import (
+    MACHINE_NAME,
+    MACHINE_SCHEMA,
+    PIN,
+    MachineConfig,
+    MachineFields,
+    machine_fields,
+    pin_path_findings,
+)
 from pipeline.manifest import MANIFEST_NAME, SRDF_NAME
 from pipeline.review import kinematics_review
 from pipeline.schemas import check_schema
-from pipeline.sourcenames import ignored, ignored_part
+from pipeline.sourcenames import ignored
 from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import srdf_from_bytes
 from pipeline.stamps import STAMP_ROOT, read_stamp, sha256_bytes
@@ -31,7 +40,6 @@ from pipeline.strict_io import (
     MESH_LIMIT,
     case_collisions,
     folder_refused,
-    is_utf8,
     linked_folder,
     read_bytes,
     read_regular,
@@ -41,29 +49,9 @@ from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
 
 CELLS = "cells"
-MACHINE_NAME = "machine.json"
 CELL_NAME = "cell.json"
 DESCRIPTION = "description"
-MACHINE_SCHEMA = "machine-config"
 COMPILED_SCHEMA = "rosie.compiled-cell.v1"
-
-
-@dataclass(frozen=True)
-class Pin:
-    """`robot.machine_planning_calibration`: the pinned calibration file of a cell."""
-
-    path: str
-    sha256: str
-    source: str
-
-
-@dataclass(frozen=True)
-class MachineConfig:
-    """A parsed `cells/<cell_id>/machine.json`."""
-
-    cell_id: str
-    model_id: str
-    pin: Pin | None
 
 
 @dataclass(frozen=True)
@@ -86,169 +74,129 @@ def cell_build_dir(cell_id: str) -> str:
     return f"build/cells/{cell_id}"
 
 
-def parse_machine(data: bytes, display: str) -> MachineConfig:
-    """Strictly parse and schema-check a machine config into its model."""
-    doc = parse_json(data, display)
-    raise_if_errors(check_schema(doc, MACHINE_SCHEMA, display))
-    robot = doc["robot"]
-    pin = robot.get("machine_planning_calibration")
-    return MachineConfig(
-        cell_id=doc["cell_id"],
-        model_id=robot["model_id"],
-        pin=None if pin is None else Pin(pin["path"], pin["sha256"], pin["source"]),
-    )
-
-
-def _brief(text: str) -> str:
-    """A path for a message: quoted, and cut short when it is very long."""
-    return repr(text) if len(text) <= 120 else f"{text[:60]!r}... ({len(text)} characters)"
-
-
-def _pin_path_findings(root: Path, cell_id: str, pin: Pin, display: str) -> list[Finding]:
-    """The pin path stays inside the cell folder and passes through no symbolic link."""
-    place = "/robot/machine_planning_calibration/path"
-    parts = pin.path.split("/")
-    if "\x00" in pin.path or not is_utf8(pin.path):
-        return [
-            Finding(
-                "invalid_path_character",
-                display,
-                place,
-                f"pin path {pin.path!r} holds a NUL or a lone surrogate, which no file name can",
-                "pin the calibration file's real name",
-            )
-        ]
-    if pin.path.startswith("/") or "\\" in pin.path or (len(pin.path) > 1 and pin.path[1] == ":"):
-        problem = "is absolute or uses '\\'"
-    elif ".." in parts:
-        problem = "climbs out with '..'"
-    elif any(part in ("", ".") for part in parts):
-        problem = "has an empty or '.' segment"
-    elif ignored_part(pin.path) is not None:
-        return [
-            Finding(
-                "ignored_file_name",
-                display,
-                place,
-                f"pin path {_brief(pin.path)} names {ignored_part(pin.path)!r}, which the build "
-                "never reads as a source (a hidden file, an editor's backup or lock, OS metadata)",
-                "rename the calibration file to a plain name and pin that",
-            )
-        ]
-    else:
-        folder = root / cell_dir(cell_id)
-        target = folder.joinpath(*parts)
-        try:
-            for depth in range(1, len(parts) + 1):
-                link = folder.joinpath(*parts[:depth])
-                if link.is_symlink():
-                    return [
-                        Finding(
-                            "symlink_refused",
-                            display,
-                            place,
-                            f"{'/'.join(parts[:depth])!r} is a symbolic link",
-                            "pin the regular file itself, inside the cell folder",
-                        )
-                    ]
-            inside = target.resolve().is_relative_to(folder.resolve())
-        except OSError as exc:  # a name or path too long for the system, say
-            return [
-                Finding(
-                    "file_missing",
-                    display,
-                    place,
-                    f"pin path {_brief(pin.path)} cannot name a file ({exc.strerror})",
-                    "pin the calibration file's real path",
-                )
-            ]
-        if not inside:
-            problem = "resolves outside the cell folder"
-        elif target.resolve() == (folder / MACHINE_NAME).resolve():
-            problem = f"names {MACHINE_NAME} itself, which cannot hold its own digest"
-        else:
-            return []
-    return [
-        Finding(
-            "pin_path_outside_cell",
-            display,
-            place,
-            f"pin path {_brief(pin.path)} {problem}",
-            "write a '/'-separated path relative to the cell folder, inside it",
-        )
-    ]
-
-
 def load_cell(root: Path, cell_id: str) -> Cell:
-    """Validate a cell's machine config, pin and calibration; collect every finding."""
+    """Validate a cell's machine config, pin and calibration; collect every finding.
+
+    machine.json and the calibration it pins are checked in the same run: a finding of one
+    hides none of the other, and one about a field stops only what needs that field (without a
+    valid pin no calibration to read; without the model's valid URDF and config.json, no check
+    of the calibration against them).
+    """
     folder = cell_dir(cell_id)
     display = f"{folder}/{MACHINE_NAME}"
     linked = linked_folder(root / folder, folder, "cell")
     raise_if_errors(linked or case_collisions(root / folder, folder))
     # a cell folder holds other JSON (its calibration): only a *machine*.json is a misnamed one
     require_source(root / folder, MACHINE_NAME, display, like="*machine*.json")
-    machine = parse_machine(read_bytes(root / display, display, JSON_LIMIT), display)
-    findings: list[Finding] = []
-    if machine.cell_id != cell_id:
+    # not JSON: no field of it can be trusted, not even the pin that names the calibration
+    doc = parse_json(read_bytes(root / display, display, JSON_LIMIT), display)
+    findings = check_schema(doc, MACHINE_SCHEMA, display)
+    fields = machine_fields(doc, findings)
+    if fields.cell_id is not None and fields.cell_id != cell_id:
         findings.append(
             Finding(
                 "cell_id_mismatch",
                 display,
                 "/cell_id",
-                f"cell_id {machine.cell_id!r} differs from the folder name {cell_id!r}",
+                f"cell_id {fields.cell_id!r} differs from the folder name {cell_id!r}",
                 "make cell_id equal to the name of the cell's folder",
             )
         )
+    model_folder, problems = _model_folder(root, fields.model_id, display)
+    findings += problems
+    served, calibration = empty_document(fields.model_id or ""), None
+    if fields.pin_path is not None:
+        served, calibration, problems = _pinned(root, cell_id, fields, display)
+        findings += problems
+    elif fields.unpinned:
+        findings += _unpinned_calibrations(root / folder, folder)
+    # the model's own sources: `pipeline cell --check` names what is wrong with them too
+    robot, config, problems = _model(root, model_folder)
+    findings += problems
+    if calibration is not None and robot is not None and not problems:
+        cal_display = f"{folder}/{fields.pin_path}"
+        findings += check_calibration(calibration, robot.name, robot, config, cal_display)
+    raise_if_errors(findings)
+    # no finding: every field passed the schema, and the model loaded
+    assert fields.cell_id is not None and fields.model_id is not None and robot is not None
+    machine = MachineConfig(fields.cell_id, fields.model_id, fields.pin)
+    return Cell(machine, robot, served, calibration)
+
+
+def _model_folder(
+    root: Path, model_id: str | None, display: str
+) -> tuple[Path | None, list[Finding]]:
+    """robots/<model_id> when it holds a robot.urdf, else None and the finding why not."""
+    if model_id is None:
+        return None, []  # the schema's finding says what is wrong with it
     robots = root / "robots"
-    model_folder = robots / machine.model_id
+    model_folder = robots / model_id
     try:
         known = {p.name for p in robots.iterdir()} if robots.is_dir() else set()
-        present = machine.model_id in known and (model_folder / "robot.urdf").is_file()
+        present = model_id in known and (model_folder / "robot.urdf").is_file()
     except PermissionError as exc:  # robots/ or the model's folder: no "unknown model" then
-        where = "robots" if exc.filename == str(robots) else f"robots/{machine.model_id}"
-        raise ContractError(findings + list(folder_refused(where, exc).findings)) from None
-    if not present:
-        findings.append(
-            Finding(
-                "unknown_model",
-                display,
-                "/robot/model_id",
-                f"there is no robot model {machine.model_id!r} under robots/",
-                "name a folder of robots/ that holds a robot.urdf",
-            )
+        where = "robots" if exc.filename == str(robots) else f"robots/{model_id}"
+        return None, list(folder_refused(where, exc).findings)
+    if present:
+        return model_folder, []
+    return None, [
+        Finding(
+            "unknown_model",
+            display,
+            "/robot/model_id",
+            f"there is no robot model {model_id!r} under robots/",
+            "name a folder of robots/ that holds a robot.urdf",
         )
-        raise ContractError(findings)
-    robot = load_robot(model_folder, root)
-    if machine.pin is None:
-        raise_if_errors(findings + _unpinned_calibrations(root / folder, folder))
-        return Cell(machine, robot, empty_document(machine.model_id), None)
-    pin = machine.pin
-    path_problems = _pin_path_findings(root, cell_id, pin, display)
+    ]
+
+
+def _pinned(
+    root: Path, cell_id: str, fields: MachineFields, display: str
+) -> tuple[bytes, Calibration | None, list[Finding]]:
+    """The bytes of the pinned calibration, its model when it passes its schema, and the
+    findings of the pin and of the calibration on its own (a digest the schema refused is not
+    compared: only the path is needed to read the file)."""
+    pinned = str(fields.pin_path)
+    path_problems = pin_path_findings(root / cell_dir(cell_id), pinned, display)
     if path_problems:
-        raise ContractError(findings + path_problems)
-    cal_display = f"{folder}/{pin.path}"
+        return b"", None, path_problems
+    cal_display = f"{cell_dir(cell_id)}/{pinned}"
     try:
         served = read_bytes(root / cal_display, cal_display, JSON_LIMIT)
     except ContractError as exc:
-        raise ContractError(findings + list(exc.findings)) from None
-    if sha256_bytes(served) != pin.sha256:
+        return b"", None, list(exc.findings)
+    findings = []
+    pin = fields.pin_sha256
+    if pin is not None and sha256_bytes(served) != pin:
         findings.append(
             Finding(
                 "pin_mismatch",
                 display,
-                "/robot/machine_planning_calibration/sha256",
-                f"the pin is {pin.sha256} but {cal_display} hashes to {sha256_bytes(served)}",
+                f"{PIN}/sha256",
+                f"the pin is {pin} but {cal_display} hashes to {sha256_bytes(served)}",
                 "review the calibration file, then pin the SHA-256 of its exact bytes",
             )
         )
     try:
-        calibration = parse_calibration(served, cal_display)
-        config = load_config(model_folder, robot, root)
+        return served, parse_calibration(served, cal_display), findings
     except ContractError as exc:
-        raise ContractError(findings + list(exc.findings)) from None
-    findings += check_calibration(calibration, machine.model_id, robot, config, cal_display)
-    raise_if_errors(findings)
-    return Cell(machine, robot, served, calibration)
+        return served, None, findings + list(exc.findings)
+
+
+def _model(
+    root: Path, model_folder: Path | None
+) -> tuple[Robot | None, RobotConfig | None, list[Finding]]:
+    """The model's valid URDF and config.json (None when it has none), or their findings."""
+    if model_folder is None:
+        return None, None, []
+    try:
+        robot = load_robot(model_folder, root)
+    except ContractError as exc:
+        return None, None, list(exc.findings)
+    try:
+        return robot, load_config(model_folder, robot, root), []
+    except ContractError as exc:
+        return robot, None, list(exc.findings)
 
 
 def _unpinned_calibrations(folder: Path, display: str) -> list[Finding]:

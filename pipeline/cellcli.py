@@ -37,8 +37,9 @@ def _cell_id(folder: Path) -> str:
 
 def cmd_cell(args: argparse.Namespace) -> int:
     """Validate one cell; unless --check, compile it (and what it needs) into build/cells/."""
-    from pipeline.cell import MACHINE_NAME, cell_build_dir, cell_dir, load_cell
+    from pipeline.cell import cell_build_dir, cell_dir, load_cell
     from pipeline.digests import Digests
+    from pipeline.machine import MACHINE_NAME
     from pipeline.plan import needed, plan
     from pipeline.session import open_session
     from pipeline.stamps import run_step

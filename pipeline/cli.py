@@ -190,43 +190,25 @@ def check_model_ids(model_ids: Sequence[str]) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check each robot's sources (URDF, meshes, the JSON config files); ok lines."""
-    from pipeline.config import load_config
-    from pipeline.description import read_urdf_sources
+    from pipeline.description import check_robot_sources
     from pipeline.plan import model_ids
-    from pipeline.rtcore import load_rtcore
-    from pipeline.spheres.provenance import check_settings
 
     root = repository_root()
-    robots = Path("robots")
     check_model_ids(args.models)
     # the robots the build compiles: a robot.urdf that is a folder, a FIFO or a dangling link
     # is refused here as there, not skipped
     models = args.models or model_ids(root)
     findings: list[Finding] = []
     for model_id in models:
-        folder = root / robots / model_id
         try:
-            # The URDF and the bytes of every mesh it names, checked as the build checks them.
-            sources = read_urdf_sources(root, model_id)
+            # every source, each checked as the build checks it, all in this one run
+            sources = check_robot_sources(root, model_id)
         except ContractError as exc:
             findings.extend(exc.findings)
             continue
-        robot = sources.robot
         findings.extend(sources.warnings)
-        problems: list[Finding] = []
-        for load in (load_config, load_rtcore):
-            try:
-                load(folder, robot, root)
-            except ContractError as exc:
-                problems.extend(exc.findings)
-        try:
-            check_settings(robot, folder)
-        except ContractError as exc:
-            problems.extend(exc.findings)
-        findings.extend(problems)
-        if not problems:
-            count = len(sources.warnings)
-            print(f"validate: {model_id} ok" + (f", {count} warning(s)" if count else ""))
+        count = len(sources.warnings)
+        print(f"validate: {model_id} ok" + (f", {count} warning(s)" if count else ""))
     if errors(findings):
         raise ContractError(findings)
     if findings:  # warnings alone: printed as errors are, but the robots are acceptable

@@ -104,15 +104,34 @@ def load_config(robot_folder: Path, robot: Robot, repo_root: Path) -> RobotConfi
 def config_from_bytes(data: bytes, robot: Robot, display: str) -> RobotConfig:
     """Parse and check config.json bytes; raise ContractError with every finding."""
     document = parse_json(data, display)
-    raise_if_errors(check_config(document, robot, display))
+    raise_if_errors(check_config(document, robot.name, robot, display))
     return parse_config(document)
 
 
-def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
-    """Every config.json rule: the schema, then the rules that need the URDF."""
+def config_findings(data: bytes, model_id: str, robot: Robot | None, display: str) -> list[Finding]:
+    """The findings of config.json bytes; without `robot`, only the rules that need no URDF."""
+    return check_config(parse_json(data, display), model_id, robot, display)
+
+
+def check_config(
+    data: Mapping[str, Any], model_id: str, robot: Robot | None, display: str
+) -> list[Finding]:
+    """Every config.json rule: the schema and the file's own, then (given the URDF's model,
+    `robot`) the rules that name its joints."""
     findings = [restated_urdf(f) for f in check_schema(data, CONFIG_SCHEMA, display)]
     findings += lone_surrogates(data, display)
-    findings += check_model_id(data, robot, display)
+    findings += check_model_id(data, model_id, display)
+    findings += check_unique(
+        data, display, "axes", "controller_axis", "duplicate_axis", "controller axis"
+    )
+    if robot is not None:
+        findings += _joint_rules(data, robot, display)
+    return one_per_value(data, findings)
+
+
+def _joint_rules(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+    """The rules that name the URDF's joints: each exists, is revolute, its reset in limits."""
+    findings: list[Finding] = []
     planning = data.get("planning")
     planned = planning.get("joints") if isinstance(planning, dict) else None
     refs: list[JointRef] = []
@@ -125,11 +144,7 @@ def check_config(data: Mapping[str, Any], robot: Robot, display: str) -> list[Fi
     for name in _entries(data, "calibration_caps"):
         if robot.joint(name) is None:
             findings.append(_unknown_joint(name, display, ["calibration_caps", name]))
-    findings += _reset_pose_rules(_entries(data, "reset_pose"), robot, display)
-    findings += check_unique(
-        data, display, "axes", "controller_axis", "duplicate_axis", "controller axis"
-    )
-    return one_per_value(data, findings)
+    return findings + _reset_pose_rules(_entries(data, "reset_pose"), robot, display)
 
 
 def restated_urdf(finding: Finding) -> Finding:
@@ -151,18 +166,18 @@ def restated_urdf(finding: Finding) -> Finding:
     )
 
 
-def check_model_id(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+def check_model_id(data: Mapping[str, Any], model_id: str, display: str) -> list[Finding]:
     """`model_id`, when it is a text, names the robot the folder holds."""
-    model_id = data.get("model_id")
-    if not isinstance(model_id, str) or model_id == robot.name:
+    written = data.get("model_id")
+    if not isinstance(written, str) or written == model_id:
         return []
     return [
         Finding(
             "model_id_mismatch",
             display,
             "/model_id",
-            f"model_id {model_id!r} differs from the model id {robot.name!r}",
-            f'write "model_id": "{robot.name}"',
+            f"model_id {written!r} differs from the model id {model_id!r}",
+            f'write "model_id": "{model_id}"',
         )
     ]
 

@@ -17,6 +17,7 @@ from pipeline.manifest import (
     is_registered,
     manifest_bytes,
 )
+from pipeline.robotinputs import json_source_findings
 from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
@@ -24,7 +25,7 @@ from pipeline.strict_json import dump_json
 from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
-from pipeline.urdf.rules import robot_findings
+from pipeline.urdf.rules import model_id_findings, robot_findings
 from pipeline.urdf.scales import scale_findings
 
 INDEX_PATH = "build/index.json"
@@ -65,10 +66,21 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
     Every check runs before any finding stops it (DESIGN: errors are for people): a missing
     mesh does not hide another mesh's bytes, nor a refused number another link's extent. A
     finding stops only the checks of what it is about: a mesh file refused by name or bytes is
-    not parsed, and a link with a refused element or mesh is not judged by its extent.
+    not parsed, and a link with a refused element or mesh is not judged by its extent. Nor does
+    a refused URDF or mesh hide the robot's JSON sources: their findings are raised with these
+    (robotinputs.json_source_findings), so that the config and spheres steps, which the build
+    runs only after this one passed, hide nothing either.
     """
     src = root / source_dir(model_id)
-    robot, findings, refused = robot_findings(src, root)
+    # alone: every other finding would name the file through the unprintable folder name, and
+    # nothing is read in a folder that is a link
+    raise_if_errors(model_id_findings(src, root))
+    try:
+        found = robot_findings(src, root)
+    except ContractError as exc:  # no model at all (no URDF, not XML)
+        raise ContractError([*exc.findings, *json_source_findings(root, model_id, None)]) from None
+    robot, refused = found.robot, found.refused
+    findings = [*found.own, *found.meshes]
     findings += scale_findings(robot)  # warnings, printed with any error so that none hides them
     out = {
         f"{build_dir(model_id)}/robot.urdf": read_bytes(
@@ -102,8 +114,20 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
     findings += case_collision_findings(robot, meshes, model_id)
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
     findings += collision_mesh_findings(robot, out, model_id)
-    raise_if_errors(findings)
+    if errors(findings):
+        # the JSON sources' joints and links are checked against the model when the URDF's own
+        # rules passed (a mesh they do not name is what failed), else skipped
+        model = None if errors(found.own) else robot
+        raise ContractError([*findings, *json_source_findings(root, model_id, model)])
     return UrdfSources(robot, out, tuple(findings))  # warnings alone
+
+
+def check_robot_sources(root: Path, model_id: str) -> UrdfSources:
+    """Every source of the robot `pipeline validate` checks (the URDF, its meshes, the JSON
+    sources), all in one run; raise ContractError with every error, return the URDF's sources."""
+    sources = read_urdf_sources(root, model_id)  # raises the JSON sources' findings with its own
+    raise_if_errors([*sources.warnings, *json_source_findings(root, model_id, sources.robot)])
+    return sources
 
 
 def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:

@@ -20,10 +20,11 @@ from pipeline.calibration import (
     empty_document,
     parse_calibration,
 )
-from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, MachineConfig, Pin, compiled_cell_json
+from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, compiled_cell_json
 from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
+from pipeline.machine import MachineConfig, Pin
 from pipeline.manifest import SRDF_NAME
 from pipeline.review import kinematics_review
 from pipeline.srdf.groups import home_values, manipulator_links

@@ -77,22 +77,39 @@ def load_rtcore(robot_folder: Path, robot: Robot, repo_root: Path) -> RtcoreDefi
 def definition_from_bytes(data: bytes, robot: Robot, display: str) -> RtcoreDefinition:
     """Parse and check rtcore_definition.json bytes; raise ContractError with every finding."""
     document = parse_json(data, display)
-    raise_if_errors(check_definition(document, robot, display))
+    raise_if_errors(check_definition(document, robot.name, robot, display))
     return parse_definition(document)
 
 
-def check_definition(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
-    """Every rtcore_definition.json rule: schema, provenance, joints, drive addresses; one
-    finding per value, in the file's order."""
-    return one_per_value(data, _definition_findings(data, robot, display))
+def definition_findings(
+    data: bytes, model_id: str, robot: Robot | None, display: str
+) -> list[Finding]:
+    """The findings of rtcore_definition.json bytes; without `robot`, only the rules that need
+    no URDF."""
+    return check_definition(parse_json(data, display), model_id, robot, display)
 
 
-def _definition_findings(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+def check_definition(
+    data: Mapping[str, Any], model_id: str, robot: Robot | None, display: str
+) -> list[Finding]:
+    """Every rtcore_definition.json rule: schema, provenance, drive addresses and (given the
+    URDF's model, `robot`) its joints; one finding per value, in the file's order."""
     findings = check_schema(data, DEFINITION_SCHEMA, display)
     findings += lone_surrogates(data, display)
     unexpected = {f.place for f in findings if f.code == "unexpected_field"}
-    findings += check_model_id(data, robot, display)
+    findings += check_model_id(data, model_id, display)
     findings += check_provenance(data, display, unexpected)
+    findings += check_unique(
+        data, display, "joints", "drive_address", "duplicate_drive_address", "drive address"
+    )
+    if robot is not None:
+        findings += _joint_rules(data, robot, display)
+    return one_per_value(data, findings)
+
+
+def _joint_rules(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:
+    """Each mapped joint is a revolute joint of the URDF; each revolute joint is mapped."""
+    findings: list[Finding] = []
     joints = data.get("joints")
     if not isinstance(joints, dict):
         return findings
@@ -109,9 +126,6 @@ def _definition_findings(data: Mapping[str, Any], robot: Robot, display: str) ->
                     f"add an entry for {joint.name!r} under joints",
                 )
             )
-    findings += check_unique(
-        data, display, "joints", "drive_address", "duplicate_drive_address", "drive address"
-    )
     return findings
 
 

@@ -110,6 +110,7 @@ CELL_CODE = (
     "pipeline/homepose.py",
     "pipeline/calibration.py",
     "pipeline/review.py",
+    "pipeline/machine.py",
     "pipeline/cell.py",
     # the review's tips are the SRDF manipulator group's, their pose the group's home state
     "pipeline/srdf/model.py",

@@ -585,3 +585,101 @@ def test_output_unwritable_doit_cell_in_a_read_only_checkout_names_its_root(
     assert "dist/iiwa_bench.tar.gz: output_unwritable: " in result.stdout
     assert "make the checkout root writable" in result.stdout
     assert not (project / "dist").exists()
+
+
+def _note(doc: dict[str, Any]) -> None:
+    doc["note"] = "tracker run 7"  # not a field of the calibration schema
+
+
+def _break_urdf(root: Path) -> None:
+    urdf = root / "robots/abb_irb2400/robot.urdf"
+    limit = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
+    urdf.write_text(urdf.read_text().replace(limit, "", 1))
+
+
+MACHINE = "cells/weld_cell_a/machine.json"
+CALIBRATION = f"cells/weld_cell_a/{CAL}"
+URDF = "robots/abb_irb2400/robot.urdf"
+# (case, calibration edit (re-pinned), machine.json edit, every (file, code) in order)
+BOTH: list[tuple[str, Callable[[Path], None], Callable[[Path], None], list[tuple[str, str]]]] = [
+    (
+        "unexpected_field-machine+limit_widens",
+        _cal(_widen),
+        _machine(lambda d: d["robot"].__setitem__("tool", "torch")),
+        [(MACHINE, "unexpected_field"), (CALIBRATION, "limit_widens")],
+    ),
+    (
+        "invalid_value-cell_id+unexpected_field-calibration",
+        _cal(_note),
+        _machine(lambda d: d.__setitem__("cell_id", "weld_cell_a\n")),
+        [(MACHINE, "invalid_value"), (CALIBRATION, "unexpected_field")],
+    ),
+    (
+        "unknown_model+unexpected_field-calibration",
+        _cal(_note),
+        _machine(lambda d: d["robot"].__setitem__("model_id", "irb9")),
+        [(MACHINE, "unknown_model"), (CALIBRATION, "unexpected_field")],
+    ),
+    # checking the calibration against the model needs one: limit_widens waits for it
+    (
+        "unknown_model+limit_widens",
+        _cal(_widen),
+        _machine(lambda d: d["robot"].__setitem__("model_id", "irb9")),
+        [(MACHINE, "unknown_model")],
+    ),
+    # a digest the schema refuses is not compared, but the path still names the file
+    (
+        "invalid_value-pin_sha256+unexpected_field-calibration",
+        _cal(_note),
+        _pin("sha256", "SHA256:" + "0" * 57),
+        [(MACHINE, "invalid_value"), (CALIBRATION, "unexpected_field")],
+    ),
+    (
+        "missing_field-pin_source+limit_widens",
+        _cal(_widen),
+        _machine(lambda d: d["robot"]["machine_planning_calibration"].pop("source")),
+        [(MACHINE, "missing_field"), (CALIBRATION, "limit_widens")],
+    ),
+    (
+        "cell_id_mismatch+unexpected_field-calibration+missing_joint_limit",
+        _cal(_note),
+        lambda root: (
+            _machine(lambda d: d.__setitem__("cell_id", "weld_cell_b"))(root),
+            _break_urdf(root),
+        ),
+        [
+            (MACHINE, "cell_id_mismatch"),
+            (CALIBRATION, "unexpected_field"),
+            (URDF, "missing_joint_limit"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("cal", "machine", "expected"), [c[1:] for c in BOTH], ids=[c[0] for c in BOTH]
+)
+@pytest.mark.parametrize("args", [["--check"], []], ids=["check", "compile"])
+def test_a_broken_machine_json_hides_no_finding_of_its_calibration(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    cal: Callable[[Path], None],
+    machine: Callable[[Path], None],
+    expected: list[tuple[str, str]],
+    args: list[str],
+) -> None:
+    """A machine.json refused by its schema, or naming no model, stopped before the calibration
+    it pins was read; a refused URDF lost the cell's own findings."""
+    if args == [] and any(file == URDF for file, _ in expected):
+        pytest.skip("compiling runs the robot's urdf step first, which reports the URDF")
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    before = snapshot(root / "build")
+    cal(root)
+    machine(root)
+    capsys.readouterr()
+    assert main(["cell", "cells/weld_cell_a", *args]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert [(line.split(":")[0], line.split(": ")[1]) for line in lines] == expected
+    assert snapshot(root / "build") == before

@@ -402,3 +402,50 @@ def test_symlink_refused_linked_robot_cell_meshes_or_helper_folder_is_one_findin
         assert {p.removeprefix("build/"): b for p, b in after.items() if p not in REBUILT} == before
     else:
         assert tree_bytes(project / "build") == before
+
+
+# (the JSON source broken, its bytes, the place and code of its finding)
+VALIDATE_BREAKS = [
+    ("config.json", b'{"a": 1, "a": 2}', "/a", "duplicate_key"),
+    ("rtcore_definition.json", b"[]", "/", "root_not_object"),
+    ("spheres.settings.json", b'{"defaults": {"seed": 1.0}}', "/defaults/seed", "wrong_type"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "place", "code"), VALIDATE_BREAKS, ids=[b[0] for b in VALIDATE_BREAKS]
+)
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_validate_reports_a_broken_urdf_and_a_broken_json_source_in_one_run(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    data: bytes,
+    place: str,
+    code: str,
+    as_json: bool,
+) -> None:
+    """The JSON sources were read only once the URDF and its meshes passed."""
+    folder = project / "robots/abb_irb2400"
+    urdf = folder / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace("</robot>", "", 1))  # not XML: no model at all
+    (folder / name).write_bytes(data)
+    before = tree_bytes(project / "build")
+    monkeypatch.chdir(project)
+    assert main([*(["--json"] if as_json else []), "validate"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "validate: lbr_iiwa_14_r820 ok\n"  # the other robot is still judged
+    expected = [
+        ("robots/abb_irb2400/robot.urdf", "invalid_xml"),
+        (f"robots/abb_irb2400/{name}", code),
+    ]
+    if as_json:
+        findings = json.loads(err)
+        assert [(f["file"], f["code"]) for f in findings] == expected
+        assert findings[1]["place"] == place
+    else:
+        lines = err.splitlines()
+        assert [(x.split(":")[0], x.split(": ")[1]) for x in lines] == expected
+        assert lines[1].startswith(f"robots/abb_irb2400/{name}:{place}: {code}: ")
+    assert tree_bytes(project / "build") == before

@@ -16,6 +16,7 @@ from pipeline.config import (
     CorrectionCap,
     RobotConfig,
     caps_for,
+    config_findings,
     load_config,
 )
 from pipeline.findings import ContractError
@@ -244,6 +245,55 @@ def test_bad_config_gives_one_finding_and_exit_2(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
 ) -> None:
     expect_one_finding(repo, monkeypatch, capsys, edit, f"robots/{ABB}/{CFG}:{expected}")
+
+
+# joint_1's limit removed: a URDF that parses but fails its own rules (missing_joint_limit)
+URDF_BREAK = ('<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>', "")
+URDF_FINDING = f"robots/{ABB}/robot.urdf:155: missing_joint_limit: "
+# the config.json rules that name the URDF's joints: skipped while the URDF fails its own rules
+NEEDS_URDF = {"unknown_joint", "joint_not_revolute", "reset_pose_outside_limits"}
+
+
+def expect_with_broken_urdf(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+    edit: Edit,
+    prefix: str,
+    needs_urdf: set[str] = NEEDS_URDF,
+) -> None:
+    """Apply `edit` and break the URDF: validation prints the URDF's finding, then the edit's
+    unless its rule names the URDF's joints (`needs_urdf`); exit 2, nothing written."""
+    folder = repo / "robots" / ABB
+    edit(folder)
+    edit_text("robot.urdf", *URDF_BREAK)(folder)
+    status, lines = validate(repo, monkeypatch, capsys)
+    assert status == 2
+    assert lines[0].startswith(URDF_FINDING), lines
+    code = prefix.rsplit(": ", 1)[1]
+    if code in needs_urdf:
+        assert lines[1:] == []
+    else:
+        assert len(lines) == 2 and lines[1].startswith(prefix + ": "), lines
+    assert not (repo / "build").exists()
+
+
+@pytest.mark.parametrize(("edit", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_config_is_reported_with_the_findings_of_a_broken_urdf(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
+) -> None:
+    """A refused URDF hid every config.json finding until it passed."""
+    expect_with_broken_urdf(repo, monkeypatch, capsys, edit, f"robots/{ABB}/{CFG}:{expected}")
+
+
+@pytest.mark.parametrize("model", [None, "robot"])
+def test_config_findings_without_the_urdf_skip_only_its_joint_rules(model: str | None) -> None:
+    data = (REPO / "robots" / ABB / CFG).read_bytes().replace(b'"joint_6"', b'"joint_9"', 1)
+    data = data.replace(b'"model_id": "abb_irb2400"', b'"model_id": "irb"', 1)
+    robot = load_robot(REPO / "robots" / ABB, REPO) if model else None
+    found = config_findings(data, ABB, robot, "config.json")
+    expected = {"model_id_mismatch"} | ({"unknown_joint"} if model else set())
+    assert {f.code for f in found} == expected and len(found) == len(expected)
 
 
 def test_restates_urdf_says_the_number_belongs_in_the_urdf(

@@ -11,6 +11,7 @@ import pytest
 from pipeline.description import (
     INDEX_PATH,
     build_dir,
+    check_robot_sources,
     make_config_copies,
     make_index,
     make_manifest,
@@ -19,7 +20,7 @@ from pipeline.description import (
     source_dir,
 )
 from pipeline.findings import ContractError
-from tests.conftest import REPO, ROBOTS
+from tests.conftest import REPO, ROBOTS, run_doit, tree_bytes
 
 FLAT_STL = b"""solid flat
 facet normal 0 0 0
@@ -119,6 +120,106 @@ def test_case_collision_names_that_differ_only_in_unicode_normalisation_are_refu
     with pytest.raises(ContractError) as exc:
         make_urdf_copies(repo, "abb_irb2400")
     assert [f.code for f in exc.value.findings] == ["case_collision"]
+
+
+ABB = "abb_irb2400"
+J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
+# (case, URDF text replaced, by what, the URDF's finding, whether its own rules pass)
+URDF_BREAKS = [
+    ("missing_joint_limit", J1_LIMIT, "", ("missing_joint_limit", "robot.urdf"), False),
+    ("invalid_xml", "</robot>", "", ("invalid_xml", "robot.urdf"), False),
+    ("mesh_missing", "meshes/link_1.stl", "meshes/gone.stl", ("mesh_missing", "robot.urdf"), True),
+]
+SHIPPED_DEFINITION = (REPO / source_dir(ABB) / "rtcore_definition.json").read_bytes()
+# (file, bytes, its findings without a model, those that need the URDF's model)
+JSON_BREAKS: list[tuple[str, bytes, tuple[str, ...], tuple[str, ...]]] = [
+    ("config.json", b'{"a": 1, "a": 2}', ("duplicate_key",), ()),
+    (
+        "rtcore_definition.json",
+        SHIPPED_DEFINITION.replace(b'"model_id": "abb_irb2400"', b'"model_id": "irb"', 1).replace(
+            b'"joint_6"', b'"joint_9"', 1
+        ),
+        ("model_id_mismatch",),
+        ("unknown_joint", "joint_not_mapped"),
+    ),
+    (
+        "spheres.settings.json",
+        b'{"defaults": {"seed": 1.0}, "links": {"ghost": {}}}',
+        ("wrong_type",),
+        ("unknown_link",),
+    ),
+]
+
+
+def _break(root: Path, old: str, new: str, name: str, data: bytes) -> None:
+    urdf = root / source_dir(ABB) / "robot.urdf"
+    text = urdf.read_text()
+    assert old in text
+    urdf.write_text(text.replace(old, new, 1))
+    (root / source_dir(ABB) / name).write_bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "alone", "joined"), JSON_BREAKS, ids=[b[0] for b in JSON_BREAKS]
+)
+@pytest.mark.parametrize(
+    ("old", "new", "urdf", "model"), [b[1:] for b in URDF_BREAKS], ids=[b[0] for b in URDF_BREAKS]
+)
+def test_a_refused_urdf_hides_no_json_source_finding(
+    repo: Path,
+    old: str,
+    new: str,
+    urdf: tuple[str, str],
+    model: bool,
+    name: str,
+    data: bytes,
+    alone: tuple[str, ...],
+    joined: tuple[str, ...],
+) -> None:
+    """The urdf step (the build runs config and spheres after it) and `validate` report the
+    broken URDF and the broken JSON source at once; the JSON source's rules that name the
+    URDF's joints and links run only when the URDF's own rules passed."""
+    _break(repo, old, new, name, data)
+    codes = alone + joined if model else alone
+    expected = [(urdf[0], f"{source_dir(ABB)}/{urdf[1]}")]
+    expected += [(code, f"{source_dir(ABB)}/{name}") for code in codes]
+    for make in (make_urdf_copies, check_robot_sources):
+        with pytest.raises(ContractError) as exc:
+            make(repo, ABB)
+        found = [(f.code, f.file) for f in exc.value.findings]
+        assert sorted(found) == sorted(expected), make
+
+
+def test_check_robot_sources_with_a_valid_urdf_reports_every_json_source(repo: Path) -> None:
+    for name, data, _, _ in JSON_BREAKS:
+        (repo / source_dir(ABB) / name).write_bytes(data)
+    assert make_urdf_copies(repo, ABB)  # the urdf step leaves them to the config, spheres steps
+    with pytest.raises(ContractError) as exc:
+        check_robot_sources(repo, ABB)
+    found = [(f.code, f.file.rsplit("/", 1)[1]) for f in exc.value.findings]
+    assert found == [
+        ("duplicate_key", "config.json"),
+        ("joint_not_mapped", "rtcore_definition.json"),  # in the file's order
+        ("unknown_joint", "rtcore_definition.json"),
+        ("model_id_mismatch", "rtcore_definition.json"),
+        ("wrong_type", "spheres.settings.json"),
+        ("unknown_link", "spheres.settings.json"),
+    ]
+
+
+def test_doit_reports_a_broken_urdf_and_every_broken_json_source_at_once(project: Path) -> None:
+    before = tree_bytes(project / "build")
+    _break(project, J1_LIMIT, "", *JSON_BREAKS[0][:2])
+    for name, data, _, _ in JSON_BREAKS[1:]:
+        (project / source_dir(ABB) / name).write_bytes(data)
+    result = run_doit(project)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    codes = [
+        line.split(": ")[1] for line in result.stdout.splitlines() if line.startswith("robots/")
+    ]
+    assert codes == ["missing_joint_limit", "duplicate_key", "model_id_mismatch", "wrong_type"]
+    assert tree_bytes(project / "build") == before
 
 
 def test_read_urdf_sources_gives_the_model_with_the_copies() -> None:

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.calibration import check_calibration, parse_calibration
-from pipeline.cell import parse_machine
 from pipeline.config import config_from_bytes, load_config
 from pipeline.findings import ContractError, Finding
 from pipeline.identity import identity_of
+from pipeline.machine import parse_machine
 from pipeline.manifest import MANIFEST_NAME, path_findings, read_manifest
 from pipeline.rtcore import definition_from_bytes
 from pipeline.srdf.read import parse_srdf

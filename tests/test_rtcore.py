@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.rtcore import load_rtcore
+from pipeline.rtcore import definition_findings, load_rtcore
 from pipeline.urdf import load_robot
 from tests.conftest import REPO
 from tests.test_config import (
@@ -22,6 +22,7 @@ from tests.test_config import (
     edit_json,
     edit_text,
     expect_one_finding,
+    expect_with_broken_urdf,
 )
 from tests.test_config import validate as run_validate
 
@@ -145,6 +146,31 @@ def test_bad_definition_gives_one_finding_and_exit_2(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
 ) -> None:
     expect_one_finding(repo, monkeypatch, capsys, edit, f"robots/{ABB}/{DEF}:{expected}")
+
+
+# the rtcore_definition.json rules that name the URDF's joints, skipped while the URDF fails
+NEEDS_URDF = {"unknown_joint", "joint_not_revolute", "joint_not_mapped"}
+
+
+@pytest.mark.parametrize(("edit", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_definition_is_reported_with_the_findings_of_a_broken_urdf(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, edit: Edit, expected: str
+) -> None:
+    """A refused URDF hid every rtcore_definition.json finding until it passed."""
+    prefix = f"robots/{ABB}/{DEF}:{expected}"
+    expect_with_broken_urdf(repo, monkeypatch, capsys, edit, prefix, NEEDS_URDF)
+
+
+@pytest.mark.parametrize("model", [None, "robot"])
+def test_definition_findings_without_the_urdf_skip_only_its_joint_rules(
+    model: str | None,
+) -> None:
+    data = (REPO / "robots" / ABB / DEF).read_bytes().replace(b'"joint_6"', b'"joint_9"', 1)
+    data = data.replace(b'"model_id": "abb_irb2400"', b'"model_id": "irb"', 1)
+    robot = load_robot(REPO / "robots" / ABB, REPO) if model else None
+    found = definition_findings(data, ABB, robot, DEF)
+    joints = {"unknown_joint", "joint_not_mapped"} if model else set()
+    assert sorted(f.code for f in found) == sorted({"model_id_mismatch"} | joints)
 
 
 def test_source_replacing_unverified_is_accepted(

@@ -103,9 +103,34 @@ def geometry_digest(collisions: tuple[Collision, ...], meshes: dict[str, str]) -
     return sha256(dump_json({"collisions": canonical}))
 
 
-def check_settings(robot: Robot, robot_folder: Path) -> None:
-    """Raise the findings of the robot's spheres.settings.json, as the spheres step would."""
-    _settings(robot, robot_folder, folder_display(robot))
+def settings_findings(data: bytes, robot: Robot | None, display: str) -> list[Finding]:
+    """The findings of spheres.settings.json bytes; without `robot`, only the rules that need
+    no URDF."""
+    return check_settings(parse_json(data, display), robot, display)
+
+
+def check_settings(document: dict[str, Any], robot: Robot | None, display: str) -> list[Finding]:
+    """Every spheres.settings.json rule: the schema, whole counts and (given the URDF's model,
+    `robot`) links that have collision geometry; one finding per value, in the file's order."""
+    findings = check_schema(document, SETTINGS_SCHEMA, display)
+    per_link = document.get("links", {})
+    if not isinstance(per_link, dict):
+        per_link = {}  # the schema's finding says so
+    findings += _fractional_counts(document.get("defaults", {}), per_link, display)
+    if robot is not None:
+        links = [link.name for link in robot.links if link.collisions]
+        findings += [
+            Finding(
+                "unknown_link",
+                display,
+                json_pointer(["links", name]),
+                f"link {name!r} has no collision geometry in the URDF",
+                f"use one of: {', '.join(links)}",
+            )
+            for name in sorted(per_link)
+            if name not in links
+        ]
+    return one_per_value(document, findings)
 
 
 def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dict[str, FitParams]]:
@@ -116,24 +141,8 @@ def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dic
     shown = f"{display}/{SETTINGS_FILE}"
     data = read_bytes(path, shown, JSON_LIMIT)
     document = parse_json(data, shown)
-    findings = check_schema(document, SETTINGS_SCHEMA, shown)
-    defaults = document.get("defaults", {})
-    per_link = document.get("links", {})
-    if not isinstance(per_link, dict):
-        per_link = {}  # the schema's finding says so
-    findings += _fractional_counts(defaults, per_link, shown)
-    for name in sorted(per_link):
-        if name not in links:
-            findings.append(
-                Finding(
-                    "unknown_link",
-                    shown,
-                    json_pointer(["links", name]),
-                    f"link {name!r} has no collision geometry in the URDF",
-                    f"use one of: {', '.join(links)}",
-                )
-            )
-    raise_if_errors(one_per_value(document, findings))
+    raise_if_errors(check_settings(document, robot, shown))
+    defaults, per_link = document.get("defaults", {}), document.get("links", {})
     params = {name: FitParams(**{**defaults, **per_link.get(name, {})}) for name in links}
     return sha256(data), params
 

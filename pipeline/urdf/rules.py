@@ -6,6 +6,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, raise_if_errors
@@ -227,24 +228,35 @@ def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Find
 
 def load_robot(folder: Path, display_root: Path) -> Robot:
     """Read `folder/robot.urdf`, apply every URDF rule, and return the valid model."""
-    robot, findings, _ = robot_findings(folder, display_root)
-    raise_if_errors(findings)
-    return robot
-
-
-def robot_findings(folder: Path, display_root: Path) -> tuple[Robot, list[Finding], set[str]]:
-    """The model of `folder/robot.urdf` as read, every finding of the URDF rules and of its
-    mesh files' names, and the mesh paths not to read (see mesh_file_findings).
-
-    Raises when there is no model to go on with: a refused folder, or no URDF to read."""
     # alone: every other finding would name the file through the unprintable folder name
     raise_if_errors(model_id_findings(folder, display_root))
+    found = robot_findings(folder, display_root)
+    raise_if_errors([*found.own, *found.meshes])
+    return found.robot
+
+
+@dataclass(frozen=True)
+class UrdfFindings:
+    """`robot.urdf` as read: its model, the findings of the URDF's own rules and of its mesh
+    files' names, and the mesh paths not to read (see mesh_file_findings)."""
+
+    robot: Robot
+    own: tuple[Finding, ...]
+    meshes: tuple[Finding, ...]
+    refused: frozenset[str]
+
+
+def robot_findings(folder: Path, display_root: Path) -> UrdfFindings:
+    """The model of `folder/robot.urdf` as read and every finding of the URDF rules and of its
+    mesh files' names (the folder passed model_id_findings).
+
+    Raises when there is no model to go on with: no URDF to read, or one that is not one."""
     path = folder / "robot.urdf"
     display = display_path(path, display_root)
     require_source(folder, "robot.urdf", display)
     robot, findings = parse_urdf(read_bytes(path, display, XML_LIMIT), display, folder.name)
     meshes, refused = mesh_file_findings(robot, folder)
-    return robot, findings + check_rules(robot) + meshes, refused
+    return UrdfFindings(robot, (*findings, *check_rules(robot)), tuple(meshes), frozenset(refused))
 
 
 def display_path(path: Path, root: Path) -> str:

@@ -1,0 +1,164 @@
+"""cells/<cell_id>/machine.json (rosie.machine-config.v1): its model, the fields of a refused
+one that can still be trusted, and the rules of its calibration pin's path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.findings import Finding, raise_if_errors
+from pipeline.schemas import check_schema
+from pipeline.sourcenames import ignored_part
+from pipeline.strict_io import is_utf8
+from pipeline.strict_json import parse_json
+
+MACHINE_NAME = "machine.json"
+MACHINE_SCHEMA = "machine-config"
+PIN = "/robot/machine_planning_calibration"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """`robot.machine_planning_calibration`: the pinned calibration file of a cell."""
+
+    path: str
+    sha256: str
+    source: str
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    """A parsed `cells/<cell_id>/machine.json`."""
+
+    cell_id: str
+    model_id: str
+    pin: Pin | None
+
+
+@dataclass(frozen=True)
+class MachineFields:
+    """What a machine.json says that its schema findings leave trustworthy (None: not that)."""
+
+    cell_id: str | None
+    model_id: str | None
+    pin: Pin | None  # the whole pin
+    pin_path: str | None  # enough to read the calibration and check it on its own
+    pin_sha256: str | None
+    unpinned: bool  # robot is an object without a pin: the cell serves the empty document
+
+
+def machine_fields(doc: dict[str, Any], findings: list[Finding]) -> MachineFields:
+    """The fields of a machine config whose values (and all they hold) no finding is about."""
+
+    def clean(pointer: str) -> bool:
+        return not any(f.place == pointer or f.place.startswith(pointer + "/") for f in findings)
+
+    def text(holder: object, key: str, pointer: str) -> str | None:
+        value = holder.get(key) if isinstance(holder, dict) else None
+        return value if isinstance(value, str) and clean(pointer) else None
+
+    robot = doc.get("robot")
+    pin = robot.get("machine_planning_calibration") if isinstance(robot, dict) else None
+    path, sha256 = text(pin, "path", f"{PIN}/path"), text(pin, "sha256", f"{PIN}/sha256")
+    whole = isinstance(pin, dict) and clean(PIN)
+    return MachineFields(
+        cell_id=text(doc, "cell_id", "/cell_id"),
+        model_id=text(robot, "model_id", "/robot/model_id"),
+        pin=Pin(pin["path"], pin["sha256"], pin["source"]) if whole and pin else None,
+        pin_path=path,
+        pin_sha256=sha256,
+        unpinned=isinstance(robot, dict) and "machine_planning_calibration" not in robot,
+    )
+
+
+def parse_machine(data: bytes, display: str) -> MachineConfig:
+    """Strictly parse and schema-check a machine config into its model."""
+    doc = parse_json(data, display)
+    raise_if_errors(check_schema(doc, MACHINE_SCHEMA, display))
+    robot = doc["robot"]
+    pin = robot.get("machine_planning_calibration")
+    return MachineConfig(
+        cell_id=doc["cell_id"],
+        model_id=robot["model_id"],
+        pin=None if pin is None else Pin(pin["path"], pin["sha256"], pin["source"]),
+    )
+
+
+def _brief(text: str) -> str:
+    """A path for a message: quoted, and cut short when it is very long."""
+    return repr(text) if len(text) <= 120 else f"{text[:60]!r}... ({len(text)} characters)"
+
+
+def pin_path_findings(folder: Path, pinned: str, display: str) -> list[Finding]:
+    """The pin path stays inside the cell folder `folder` and passes through no symbolic link."""
+    place = "/robot/machine_planning_calibration/path"
+    parts = pinned.split("/")
+    if "\x00" in pinned or not is_utf8(pinned):
+        return [
+            Finding(
+                "invalid_path_character",
+                display,
+                place,
+                f"pin path {pinned!r} holds a NUL or a lone surrogate, which no file name can",
+                "pin the calibration file's real name",
+            )
+        ]
+    if pinned.startswith("/") or "\\" in pinned or (len(pinned) > 1 and pinned[1] == ":"):
+        problem = "is absolute or uses '\\'"
+    elif ".." in parts:
+        problem = "climbs out with '..'"
+    elif any(part in ("", ".") for part in parts):
+        problem = "has an empty or '.' segment"
+    elif ignored_part(pinned) is not None:
+        return [
+            Finding(
+                "ignored_file_name",
+                display,
+                place,
+                f"pin path {_brief(pinned)} names {ignored_part(pinned)!r}, which the build "
+                "never reads as a source (a hidden file, an editor's backup or lock, OS metadata)",
+                "rename the calibration file to a plain name and pin that",
+            )
+        ]
+    else:
+        target = folder.joinpath(*parts)
+        try:
+            for depth in range(1, len(parts) + 1):
+                link = folder.joinpath(*parts[:depth])
+                if link.is_symlink():
+                    return [
+                        Finding(
+                            "symlink_refused",
+                            display,
+                            place,
+                            f"{'/'.join(parts[:depth])!r} is a symbolic link",
+                            "pin the regular file itself, inside the cell folder",
+                        )
+                    ]
+            inside = target.resolve().is_relative_to(folder.resolve())
+        except OSError as exc:  # a name or path too long for the system, say
+            return [
+                Finding(
+                    "file_missing",
+                    display,
+                    place,
+                    f"pin path {_brief(pinned)} cannot name a file ({exc.strerror})",
+                    "pin the calibration file's real path",
+                )
+            ]
+        if not inside:
+            problem = "resolves outside the cell folder"
+        elif target.resolve() == (folder / MACHINE_NAME).resolve():
+            problem = f"names {MACHINE_NAME} itself, which cannot hold its own digest"
+        else:
+            return []
+    return [
+        Finding(
+            "pin_path_outside_cell",
+            display,
+            place,
+            f"pin path {_brief(pinned)} {problem}",
+            "write a '/'-separated path relative to the cell folder, inside it",
+        )
+    ]
