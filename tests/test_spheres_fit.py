@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import tracemalloc
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -67,8 +69,29 @@ def test_radius_rounding_is_upward_so_coverage_survives() -> None:
     assert np.all(rounded > radii)
     assert np.all(rounded - radii <= 2 * QUANTUM * (1 + 1e-9) + np.spacing(radii) * 4)
     assert np.allclose(rounded / QUANTUM, np.round(rounded / QUANTUM), rtol=0, atol=1e-6)
-    centers = np.array([[0.1 + 0.2, -0.49999949, 1e-7]])
-    assert np.array_equal(on_grid(centers), np.round(centers / QUANTUM) * QUANTUM)
+    centers = np.array([[0.1 + 0.2, -0.49999949, 1e-7, -0.039910999999999995, 0.0399114]])
+    assert on_grid(centers).tolist() == [[0.3, -0.499999, 0.0, -0.039911, 0.039911]]
+
+
+def _decimals(value: float) -> int:
+    """How many decimals the shortest repr of `value` needs."""
+    exponent = Decimal(repr(value)).as_tuple().exponent
+    assert isinstance(exponent, int)
+    return max(0, -exponent)
+
+
+def test_written_numbers_are_the_doubles_nearest_whole_micrometres() -> None:
+    """A centre or radius is written as k micrometres, 0.039911, never as 0.039910999999999995
+    (k times 1e-6, rounded twice): read back, the file shows the quantum it was rounded to."""
+    radii = np.array([1e-9, 0.001, 0.1 + 0.2, 2.5e-6, 123.456789123, 0.0399104])
+    assert max(_decimals(float(v)) for v in rounded_up(radii)) <= 6
+    written = sorted((REPO / "build" / "robots").glob("*/spheres.json"))
+    assert written
+    for path in written:
+        for link in json.loads(path.read_text(encoding="utf-8"))["links"].values():
+            for sphere in link["spheres"]:
+                numbers = [*sphere["center"], sphere["radius"]]
+                assert max(_decimals(v) for v in numbers) <= 6, (path, numbers)
 
 
 def _written_ball(geometry: LinkGeometry, params: FitParams) -> float:

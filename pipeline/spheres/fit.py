@@ -16,9 +16,12 @@ from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "10"
+FITTER_VERSION = "11"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
+# quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where
+# k * QUANTUM, rounded twice, gives 0.039910999999999995)
+PER_METRE = 1_000_000
 # More surface samples than this come from a mesh finer than the fit needs (the optimisation's
 # cost grows with them): they are thinned to one per cube of diagonal / (3 sample_divisions).
 SURFACE_CAP = 12_000
@@ -188,12 +191,12 @@ def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
 
 def on_grid(centers: Array) -> Array:
     """Centres rounded to QUANTUM, before the radii grow around them until proven."""
-    return np.round(centers / QUANTUM) * QUANTUM
+    return np.round(centers * PER_METRE) / PER_METRE
 
 
 def rounded_up(radii: Array) -> Array:
     """Proven radii rounded upward to QUANTUM, a quantum clear, so that coverage survives."""
-    return np.ceil(radii / QUANTUM + 1) * QUANTUM
+    return np.ceil(radii * PER_METRE + 1) / PER_METRE
 
 
 def exact_spheres(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array] | None:
