@@ -173,6 +173,10 @@ URDF_DISAGREEMENTS = [
     ("invalid_number", ORANGE, '<color rgba="1\r1 1 1"/>'),
     ("invalid_material", ORANGE, '<color rgba="1&#9;1 1 1"/>'),
     ("invalid_number", VISUAL_DAE, VISUAL_DAE.replace("/>", ' scale="1&#x9;1 1"/>')),
+    # tinyxml2 takes every <?...?> for a declaration, allowed only at the top, before anything
+    ("misplaced_processing_instruction", "<!-- link list -->", "<?editor fold?>"),
+    ("misplaced_processing_instruction", "</robot>", "</robot>\n<?editor end?>"),
+    ("misplaced_processing_instruction", "<robot ", '<?xml-stylesheet href="a.xsl"?>\n<robot '),
 ]
 
 
@@ -214,6 +218,13 @@ def test_invalid_number_separators_only_where_tesseract_reads_them(
     tmp_path: Path, case: str, old: str, new: str
 ) -> None:
     folder, text = _crafted(tmp_path, old, new)
+    load_robot(folder, tmp_path)
+    tesseract_urdf(folder, text, "abb_irb2400")
+
+
+def test_processing_instruction_at_the_top_is_read_by_both(tmp_path: Path) -> None:
+    decl = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    folder, text = _crafted(tmp_path, decl, decl + '<?xml-stylesheet href="a.xsl"?>\n')
     load_robot(folder, tmp_path)
     tesseract_urdf(folder, text, "abb_irb2400")
 

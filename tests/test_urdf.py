@@ -198,6 +198,10 @@ CASES = [
     ("missing_attribute", [(J1_LIMIT, J1_LIMIT + '<safety_controller k_position="1"/>')]),
     ("invalid_number", [(J1_LIMIT, J1_LIMIT + '<safety_controller k_velocity="x"/>')]),
     ("unsupported_urdf_version", [('name="abb_irb2400"', 'name="abb_irb2400" version="2"')]),
+    # pybullet_data's URDFs were the first trial to meet one: Tesseract's tinyxml2 refuses a
+    # <?...?> below the top of the file, and with it the whole URDF
+    ("misplaced_processing_instruction", [("<!-- link list -->", "<?editor fold?>")]),
+    ("misplaced_processing_instruction", [("</robot>", "</robot>\n<?editor end?>")]),
     ("missing_attribute", [('<material name="">', "<material>")]),
     ("invalid_material", [(ORANGE, '<color rgba="0.7 0.3 0.1"/>')]),
     ("invalid_material", [(ORANGE, "<texture/>")]),
