@@ -235,7 +235,12 @@ VISUAL_OBJ = b"v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nvt 0 0\nf 1/1 2/1 3/1\n
 
 @pytest.mark.parametrize(
     ("case", "face"),
-    [("texture-index-0", b"f 1/0 3/0 4/0\n"), ("index-not-a-number", b"f 1/x 3/1 4/1\n")],
+    [
+        ("texture-index-0", b"f 1/0 3/0 4/0\n"),
+        ("index-not-a-number", b"f 1/x 3/1 4/1\n"),
+        ("line-past-the-end", b"l 1 9\n"),
+        ("point-past-the-end", b"p 9\n"),
+    ],
 )
 def test_visual_obj_index_refused_by_both(tmp_path: Path, case: str, face: bytes) -> None:
     """Tesseract loads visual meshes too: a corner index its reader refuses loses the URDF."""

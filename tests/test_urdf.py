@@ -859,6 +859,10 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         (OBJ_HEAD + b"f 1 2 3\nl 1 4.0\n", 7, "l corner '4.0'"),
         # it steps over an index by its digits: 01 or +1 is read as two corners
         (OBJ_HEAD + b"f 1 2 3\nf 1 2 04\n", 7, "index '04' "),
+        # as a visual mesh these passed, and Tesseract refused the URDF ("vertex index out of
+        # range"); as a collision mesh the spheres step refused them
+        (OBJ_HEAD + b"f 1 2 3\nl 1 5\n", 7, "a line (l) naming vertex 5,"),
+        (OBJ_HEAD + b"f 1 2 3\np -5\n", 7, "a point (p) naming vertex -5,"),
     ],
     ids=[
         "vertex-not-finite",
@@ -877,6 +881,8 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         "normal-index-not-a-number",
         "line-index-not-whole",
         "face-index-leading-zero",
+        "line-index-past-the-end",
+        "point-index-before-the-first",
     ],
 )
 def test_obj_mesh_not_a_mesh_at_its_line(

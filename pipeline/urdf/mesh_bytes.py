@@ -78,7 +78,6 @@ _OBJ_BOM_STATEMENT = re.compile(rb"\xef\xbb\xbf[ \t\r]*[^#\s]")
 _OBJ_VERTEX = re.compile(rb"(?m)^[ \t]*v[ \t]")
 # a vertex line of exactly three words: what nearly every exporter writes (the fast path)
 _OBJ_XYZ = re.compile(rb"(?m)^[ \t]*v[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]*\r?$")
-_OBJ_FACE = re.compile(rb"(?m)^[ \t]*f[ \t]([^\n#]*)")
 _OBJ_INDEX = re.compile(rb"(?:^|\s)([+-]?\d+)")  # a corner's vertex index, before any '/'
 # a face, line or point statement's corners
 _OBJ_CORNERS = re.compile(rb"(?m)^[ \t]*[flp][ \t]([^\n#]*)")
@@ -121,36 +120,40 @@ def _obj_bad_vertex(data: bytes) -> tuple[str, str]:
     return "", ""
 
 
-def _obj_bad_face(data: bytes) -> tuple[str, str]:
-    """The line and index of an OBJ's first face corner naming no vertex (("", "") when none).
+def _obj_bad_face(data: bytes) -> tuple[str, str, str]:
+    """The line, index and statement of an OBJ's first face, line or point corner naming no
+    vertex ("" for each when none).
 
     OBJ counts vertices from 1, and a negative index counts back from the last vertex read;
     trimesh silently takes index 0 as the last vertex and fails on one past the end.
     """
     import numpy as np
 
-    faces = _OBJ_FACE.findall(data)
+    faces = _OBJ_CORNERS.findall(data)  # lines and points too: Tesseract loads visuals
     if not faces:
-        return "", ""
+        return "", "", ""
     count = len(_OBJ_VERTEX.findall(data))
     words = _OBJ_INDEX.findall(b" ".join(faces))
     # 19 digits or more overflow int64: the slow path reads them as Python ints
     if count and max(map(len, words), default=0) <= 18:
         index = np.array(words).astype(np.int64)
         if ((index > 0) & (index <= count)).all():  # counting back needs the slow path
-            return "", ""
+            return "", "", ""
     seen = 0  # vertices read so far: what a negative index counts back from
     for number, line in enumerate(data.split(b"\n"), start=1):
         words = line.split(b"#")[0].split()
         if words[:1] == [b"v"]:
             seen += 1
-        elif words[:1] == [b"f"]:
+        elif words[:1] in ([b"f"], [b"l"], [b"p"]):
             for word in words[1:]:
                 text = word.split(b"/")[0]
                 value = int(text) if text.lstrip(b"+-").isdigit() else 1
                 if value == 0 or value > count or -value > seen:
-                    return str(number), text.decode("ascii")
-    return "", ""
+                    return str(number), text.decode("ascii"), _STATEMENTS[words[0]]
+    return "", "", ""
+
+
+_STATEMENTS = {b"f": "a face", b"l": "a line (l)", b"p": "a point (p)"}
 
 
 def _obj_odd_index(data: bytes) -> tuple[str, str, str, str]:
@@ -195,8 +198,8 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
             message = f"is an OBJ with {what}"
             hint = "export the mesh again: each vertex `v x y z` (or `v x y z r g b`)"
             return [Finding("mesh_not_a_mesh", display, line, message, hint)]
-        line, index = _obj_bad_face(data)
-        message = f"is an OBJ with a face naming vertex {index}, which it does not have"
+        line, index, kind = _obj_bad_face(data)
+        message = f"is an OBJ with {kind} naming vertex {index}, which it does not have"
         hint = "export the mesh again: OBJ numbers vertices from 1 (negative: back from the last)"
         if line:
             return [Finding("mesh_not_a_mesh", display, line, message, hint)]
