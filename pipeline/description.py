@@ -177,11 +177,13 @@ def collision_mesh_findings(
 
     findings: list[Finding] = []
     corners = {}
+    parsed: set[Mesh] = set()  # a file two links name (at one scale) is read, and refused, once
     for link in robot.links:
         for collision in link.collisions:
             mesh = collision.geometry
-            if not isinstance(mesh, Mesh) or mesh in corners:
+            if not isinstance(mesh, Mesh) or mesh in parsed:
                 continue
+            parsed.add(mesh)
             data = copies.get(f"{build_dir(model_id)}/{mesh.path}")
             if data is None:
                 continue  # refused by its name or bytes: not parsed (extent_findings skips it)
@@ -189,7 +191,8 @@ def collision_mesh_findings(
                 display = f"{source_dir(model_id)}/{mesh.path}"
                 corners[mesh] = mesh_parts(data, mesh, display).points()
             except ContractError as exc:
-                findings += exc.findings
+                # at another scale the same file's refusal about its bytes reads the same
+                findings += [f for f in exc.findings if f not in findings]
     return findings + extent_findings(robot, corners)
 
 

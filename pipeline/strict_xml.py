@@ -39,6 +39,16 @@ def _xml_parser(huge_text: bool) -> etree.XMLParser:
     )
 
 
+# libxml2's messages whose fix is one edit; pybullet_data's URDFs meet both
+_XML_HINTS = (
+    ("Unsupported version", 'write <?xml version="1.0"?>: XML has no version 0.0'),
+    (
+        "XML declaration allowed only at the start",
+        "remove what stands before <?xml ...?> (blank lines too): it must open the file",
+    ),
+)
+
+
 def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._Element:
     """Parse XML resolving no entities, loading no DTD, reading no network.
 
@@ -65,7 +75,8 @@ def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._E
     except etree.XMLSyntaxError as exc:
         line = exc.lineno or 1
         message = str(exc.msg).split(", line ")[0]
-        raise refusal("invalid_xml", display, f"{line}", message, "fix the XML syntax") from None
+        hint = next((h for m, h in _XML_HINTS if message.startswith(m)), "fix the XML syntax")
+        raise refusal("invalid_xml", display, f"{line}", message, hint) from None
     if root is None:
         raise refusal("invalid_xml", display, "1", "the document is empty", "write an XML document")
     docinfo = root.getroottree().docinfo

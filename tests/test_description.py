@@ -251,6 +251,20 @@ def test_a_bad_collision_mesh_is_refused_before_anything_is_copied(
     assert [(f.code, f.file) for f in exc.value.findings] == [found]
 
 
+def test_a_bad_collision_mesh_two_links_name_is_one_finding_mesh_empty(repo: Path) -> None:
+    """pybullet's Panda names one finger mesh for both fingers: a flat one was printed twice."""
+    (repo / "robots/abb_irb2400/meshes/link_3.stl").write_bytes(FLAT_STL)
+    urdf = repo / "robots/abb_irb2400/robot.urdf"
+    link_4 = 'filename="package://abb_irb2400/meshes/link_4.stl"'
+    text = urdf.read_text()
+    urdf.write_text(text.replace(link_4, link_4.replace("link_4", "link_3")))
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in exc.value.findings] == [
+        ("mesh_empty", "robots/abb_irb2400/meshes/link_3.stl")
+    ]
+
+
 @pytest.mark.parametrize("model_id", ROBOTS)
 def test_config_copies_are_both_json_files_byte_for_byte(model_id: str) -> None:
     names = ["config.json", "rtcore_definition.json"]

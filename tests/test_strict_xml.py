@@ -32,6 +32,24 @@ def test_xml_refusals(data: bytes, code: str) -> None:
     assert [f.code for f in exc.value.findings] == [code]
 
 
+@pytest.mark.parametrize(
+    ("data", "line", "hint"),
+    [
+        # how pybullet_data's minitaur, laikago and many more URDFs open
+        (b'<?xml version="0.0" ?>\n<robot name="x"/>\n', "1", 'write <?xml version="1.0"?>'),
+        (b'\n\n<?xml version="1.0"?>\n<robot name="x"/>\n', "3", "blank lines too"),
+        (b'<robot name="x">\n<link name="a">\n</robot>', "3", "fix the XML syntax"),
+    ],
+    ids=["invalid_xml-version-0.0", "invalid_xml-declaration-not-first", "invalid_xml-other"],
+)
+def test_xml_declaration_refusals_name_their_fix(data: bytes, line: str, hint: str) -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_xml(data, "robot.urdf")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.place) == ("invalid_xml", line)
+    assert hint in finding.hint
+
+
 def test_xml_reports_line() -> None:
     with pytest.raises(ContractError) as exc:
         parse_xml(b'<robot name="x">\n<link name="a">\n</robot>', "r.urdf")

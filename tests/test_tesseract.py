@@ -18,6 +18,7 @@ pytest.importorskip("tesseract_robotics")
 from tesseract_robotics.tesseract_common import GeneralResourceLocator
 from tesseract_robotics.tesseract_srdf import SRDFModel
 
+from pipeline.description import read_urdf_sources
 from pipeline.findings import ContractError
 from pipeline.srdf import load_srdf
 from pipeline.srdf.groups import expand
@@ -173,6 +174,10 @@ URDF_DISAGREEMENTS = [
     ("invalid_number", ORANGE, '<color rgba="1\r1 1 1"/>'),
     ("invalid_material", ORANGE, '<color rgba="1&#9;1 1 1"/>'),
     ("invalid_number", VISUAL_DAE, VISUAL_DAE.replace("/>", ' scale="1&#x9;1 1"/>')),
+    # tinyxml2 takes every <?...?> for a declaration, allowed only at the top, before anything
+    ("misplaced_processing_instruction", "<!-- link list -->", "<?editor fold?>"),
+    ("misplaced_processing_instruction", "</robot>", "</robot>\n<?editor end?>"),
+    ("misplaced_processing_instruction", "<robot ", '<?xml-stylesheet href="a.xsl"?>\n<robot '),
 ]
 
 
@@ -215,6 +220,39 @@ def test_invalid_number_separators_only_where_tesseract_reads_them(
 ) -> None:
     folder, text = _crafted(tmp_path, old, new)
     load_robot(folder, tmp_path)
+    tesseract_urdf(folder, text, "abb_irb2400")
+
+
+def test_processing_instruction_at_the_top_is_read_by_both(tmp_path: Path) -> None:
+    decl = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    folder, text = _crafted(tmp_path, decl, decl + '<?xml-stylesheet href="a.xsl"?>\n')
+    load_robot(folder, tmp_path)
+    tesseract_urdf(folder, text, "abb_irb2400")
+
+
+VISUAL_OBJ = b"v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nvt 0 0\nf 1/1 2/1 3/1\nf 1/1 2/1 4/1\n"
+
+
+@pytest.mark.parametrize(
+    ("case", "face"),
+    [
+        ("texture-index-0", b"f 1/0 3/0 4/0\n"),
+        ("index-not-a-number", b"f 1/x 3/1 4/1\n"),
+        ("line-past-the-end", b"l 1 9\n"),
+        ("point-past-the-end", b"p 9\n"),
+    ],
+)
+def test_visual_obj_index_refused_by_both(tmp_path: Path, case: str, face: bytes) -> None:
+    """Tesseract loads visual meshes too: a corner index its reader refuses loses the URDF."""
+    folder, text = _crafted(tmp_path, VISUAL_DAE, VISUAL_DAE.replace("base_link.dae", "odd.obj"))
+    (folder / "meshes" / "odd.obj").write_bytes(VISUAL_OBJ + face)
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(tmp_path, "abb_irb2400")
+    assert [f.code for f in exc.value.findings] == ["mesh_not_a_mesh"]
+    with pytest.raises(RuntimeError):
+        tesseract_urdf(folder, text, "abb_irb2400")
+    (folder / "meshes" / "odd.obj").write_bytes(VISUAL_OBJ + b"f 1/1 3/1 4/1\n")
+    read_urdf_sources(tmp_path, "abb_irb2400")
     tesseract_urdf(folder, text, "abb_irb2400")
 
 

@@ -198,6 +198,10 @@ CASES = [
     ("missing_attribute", [(J1_LIMIT, J1_LIMIT + '<safety_controller k_position="1"/>')]),
     ("invalid_number", [(J1_LIMIT, J1_LIMIT + '<safety_controller k_velocity="x"/>')]),
     ("unsupported_urdf_version", [('name="abb_irb2400"', 'name="abb_irb2400" version="2"')]),
+    # pybullet_data's URDFs were the first trial to meet one: Tesseract's tinyxml2 refuses a
+    # <?...?> below the top of the file, and with it the whole URDF
+    ("misplaced_processing_instruction", [("<!-- link list -->", "<?editor fold?>")]),
+    ("misplaced_processing_instruction", [("</robot>", "</robot>\n<?editor end?>")]),
     ("missing_attribute", [('<material name="">', "<material>")]),
     ("invalid_material", [(ORANGE, '<color rgba="0.7 0.3 0.1"/>')]),
     ("invalid_material", [(ORANGE, "<texture/>")]),
@@ -846,6 +850,19 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         (BOM + OBJ_HEAD.removeprefix(b"# exported\n") + b"f 1 2 4\n", 1, "byte order mark"),
         # and any other statement: a material library lost is a visual's colour lost
         (BOM + b"mtllib part.mtl\n" + OBJ_HEAD + b"f 1 2 4\n", 1, "byte order mark"),
+        # an index of 20 digits overflowed the int64 fast path: a traceback from doit
+        (OBJ_HEAD + b"f 1 2 3\nf 1 2 " + b"9" * 23 + b"\n", 7, "vertex " + "9" * 23 + ","),
+        # Tesseract's reader (assimp) refuses an index it reads as 0 in any of a corner's
+        # places ("OBJ: Invalid face indice"); the spheres read the vertex index alone
+        (OBJ_HEAD + b"vt 0 0\nf 1/1 2/1 3/1\nf 1/0 2/0 4/0\n", 8, "index '0' "),
+        (OBJ_HEAD + b"vn 0 0 1\nf 1//1 2//1 3//1\nf 1//x 2//1 4//1\n", 8, "index 'x' "),
+        (OBJ_HEAD + b"f 1 2 3\nl 1 4.0\n", 7, "l corner '4.0'"),
+        # it steps over an index by its digits: 01 or +1 is read as two corners
+        (OBJ_HEAD + b"f 1 2 3\nf 1 2 04\n", 7, "index '04' "),
+        # as a visual mesh these passed, and Tesseract refused the URDF ("vertex index out of
+        # range"); as a collision mesh the spheres step refused them
+        (OBJ_HEAD + b"f 1 2 3\nl 1 5\n", 7, "a line (l) naming vertex 5,"),
+        (OBJ_HEAD + b"f 1 2 3\np -5\n", 7, "a point (p) naming vertex -5,"),
     ],
     ids=[
         "vertex-not-finite",
@@ -859,6 +876,13 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         "byte-order-mark-before-a-vertex",
         "byte-order-mark-before-the-last-vertex",
         "byte-order-mark-before-mtllib",
+        "face-index-of-23-digits",
+        "texture-index-0",
+        "normal-index-not-a-number",
+        "line-index-not-whole",
+        "face-index-leading-zero",
+        "line-index-past-the-end",
+        "point-index-before-the-first",
     ],
 )
 def test_obj_mesh_not_a_mesh_at_its_line(

@@ -4,7 +4,8 @@ Tesseract (tesseract_urdf) throws on the whole URDF when one of these is malform
 description that passed the model's rules would still not load: the `<robot version>`, a
 joint's `<limit effort acceleration jerk>`, `<calibration>`, `<dynamics>`,
 `<safety_controller>` and `<axis>`, the materials of visuals and of the robot, the
-separators of its lists of numbers as they stand in the file, and its encoding (UTF-8).
+separators of its lists of numbers as they stand in the file, its encoding (UTF-8), and
+where its processing instructions stand.
 """
 
 from __future__ import annotations
@@ -57,7 +58,36 @@ def extra_findings(root: etree._Element, display: str, data: bytes) -> list[Find
         _joint(joint, add)
     _materials(root, add)
     _separators(root, data, add)
+    _instructions(data, add)
     return out
+
+
+def _instructions(data: bytes, add: _Add) -> None:
+    """Each `<?...?>` tinyxml2 (Tesseract's parser) refuses: it takes every one for an XML
+    declaration, which may stand only at the top, before every comment and element."""
+    # the document passed parse_xml's refusals; this parser keeps what that one drops
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    root = etree.fromstring(data, parser)
+    top = list(root.itersiblings(preceding=True))[::-1]
+    first_other = next((i for i, n in enumerate(top) if not _is_instruction(n)), len(top))
+    misplaced = [n for n in top[first_other:] if _is_instruction(n)]
+    misplaced += [n for n in root.iter() if _is_instruction(n)]
+    misplaced += [n for n in root.itersiblings() if _is_instruction(n)]
+    for node in misplaced:
+        # lxml reads the target as str; its stubs allow bytes
+        target = node.target if isinstance(node, etree._ProcessingInstruction) else ""
+        target = target.decode() if isinstance(target, bytes) else target
+        add(
+            "misplaced_processing_instruction",
+            node,
+            f"<?{target} ...?> stands below a comment or an element: Tesseract's parser "
+            "allows <?...?> only at the top of the file and refuses the whole URDF",
+            "remove it, or move it above every comment and the <robot> element",
+        )
+
+
+def _is_instruction(node: etree._Element) -> bool:
+    return isinstance(node, etree._ProcessingInstruction)
 
 
 # Tesseract splits these on " " alone. An XML parser turns a tab or line break written in an

@@ -4,7 +4,8 @@ Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least
 finite corners); ASCII STL starts with `solid` and holds facets, no vertex at NaN or infinity;
 COLLADA (.dae) is XML, read as strictly as every other XML input (no DOCTYPE, no entities), with a
 <COLLADA> root and finite vertex positions and at least one <mesh>; an OBJ has a vertex, none at
-NaN or infinity, and no face corner naming a vertex it does not have; a PLY declares a vertex.
+NaN or infinity, no face corner naming a vertex it does not have, and each corner index a
+whole number as Tesseract's reader reads it; a PLY declares a vertex.
 Other formats are copied as they are.
 """
 
@@ -77,8 +78,13 @@ _OBJ_BOM_STATEMENT = re.compile(rb"\xef\xbb\xbf[ \t\r]*[^#\s]")
 _OBJ_VERTEX = re.compile(rb"(?m)^[ \t]*v[ \t]")
 # a vertex line of exactly three words: what nearly every exporter writes (the fast path)
 _OBJ_XYZ = re.compile(rb"(?m)^[ \t]*v[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]+[^\s#]+[ \t]*\r?$")
-_OBJ_FACE = re.compile(rb"(?m)^[ \t]*f[ \t]([^\n#]*)")
 _OBJ_INDEX = re.compile(rb"(?:^|\s)([+-]?\d+)")  # a corner's vertex index, before any '/'
+# a face, line or point statement's corners
+_OBJ_CORNERS = re.compile(rb"(?m)^[ \t]*[flp][ \t]([^\n#]*)")
+# the start of a corner's index (vertex, texture or normal, between '/') that is not a whole
+# number written as assimp, Tesseract's reader, reads it: it refuses one that atoi() reads as 0
+# ("x", "0", "1.5" at its ".5") and steps over the rest by its digits ("01", "+1": two corners)
+_OBJ_ODD_INDEX = re.compile(rb"(?<![^\s/])(?!-?[1-9][0-9]*(?![^\s/]))[^\s/]")
 
 
 def _obj_bad_vertex(data: bytes) -> tuple[str, str]:
@@ -114,33 +120,58 @@ def _obj_bad_vertex(data: bytes) -> tuple[str, str]:
     return "", ""
 
 
-def _obj_bad_face(data: bytes) -> tuple[str, str]:
-    """The line and index of an OBJ's first face corner naming no vertex (("", "") when none).
+def _obj_bad_face(data: bytes) -> tuple[str, str, str]:
+    """The line, index and statement of an OBJ's first face, line or point corner naming no
+    vertex ("" for each when none).
 
     OBJ counts vertices from 1, and a negative index counts back from the last vertex read;
     trimesh silently takes index 0 as the last vertex and fails on one past the end.
     """
     import numpy as np
 
-    faces = _OBJ_FACE.findall(data)
+    faces = _OBJ_CORNERS.findall(data)  # lines and points too: Tesseract loads visuals
     if not faces:
-        return "", ""
+        return "", "", ""
     count = len(_OBJ_VERTEX.findall(data))
-    index = np.array(_OBJ_INDEX.findall(b" ".join(faces))).astype(np.int64)
-    if count and ((index > 0) & (index <= count)).all():  # counting back needs the slow path
-        return "", ""
+    words = _OBJ_INDEX.findall(b" ".join(faces))
+    # 19 digits or more overflow int64: the slow path reads them as Python ints
+    if count and max(map(len, words), default=0) <= 18:
+        index = np.array(words).astype(np.int64)
+        if ((index > 0) & (index <= count)).all():  # counting back needs the slow path
+            return "", "", ""
     seen = 0  # vertices read so far: what a negative index counts back from
     for number, line in enumerate(data.split(b"\n"), start=1):
         words = line.split(b"#")[0].split()
         if words[:1] == [b"v"]:
             seen += 1
-        elif words[:1] == [b"f"]:
+        elif words[:1] in ([b"f"], [b"l"], [b"p"]):
             for word in words[1:]:
                 text = word.split(b"/")[0]
                 value = int(text) if text.lstrip(b"+-").isdigit() else 1
                 if value == 0 or value > count or -value > seen:
-                    return str(number), text.decode("ascii")
-    return "", ""
+                    return str(number), text.decode("ascii"), _STATEMENTS[words[0]]
+    return "", "", ""
+
+
+_STATEMENTS = {b"f": "a face", b"l": "a line (l)", b"p": "a point (p)"}
+
+
+def _obj_odd_index(data: bytes) -> tuple[str, str, str, str]:
+    """The line, statement, corner and index of an OBJ's first corner index that Tesseract's
+    reader refuses or reads otherwise ("" for each when none)."""
+    if not _OBJ_ODD_INDEX.search(b"\n".join(_OBJ_CORNERS.findall(data))):
+        return "", "", "", ""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        words = line.split(b"#")[0].split()
+        for word in words[1:] if words[:1] in ([b"f"], [b"l"], [b"p"]) else ():
+            if _OBJ_ODD_INDEX.search(word):
+                part = next(p for p in word.split(b"/") if _OBJ_ODD_INDEX.match(p))
+                return str(number), words[0].decode(), _text(word), _text(part)
+    return "", "", "", ""
+
+
+def _text(word: bytes) -> str:
+    return word[:40].decode("ascii", "replace")
 
 
 def mesh_findings(data: bytes, display: str) -> list[Finding]:
@@ -167,10 +198,21 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
             message = f"is an OBJ with {what}"
             hint = "export the mesh again: each vertex `v x y z` (or `v x y z r g b`)"
             return [Finding("mesh_not_a_mesh", display, line, message, hint)]
-        line, index = _obj_bad_face(data)
-        message = f"is an OBJ with a face naming vertex {index}, which it does not have"
+        line, index, kind = _obj_bad_face(data)
+        message = f"is an OBJ with {kind} naming vertex {index}, which it does not have"
         hint = "export the mesh again: OBJ numbers vertices from 1 (negative: back from the last)"
         if line:
+            return [Finding("mesh_not_a_mesh", display, line, message, hint)]
+        line, kind, word, part = _obj_odd_index(data)
+        if line:
+            message = (
+                f"is an OBJ with an {kind} corner '{word}' whose index '{part}' is not a whole "
+                "number from 1 or -1: Tesseract's mesh reader refuses it or reads other corners"
+            )
+            hint = (
+                "export the mesh again: OBJ numbers vertices, texture coordinates and normals "
+                "from 1 (negative: back from the last)"
+            )
             return [Finding("mesh_not_a_mesh", display, line, message, hint)]
         return [] if _OBJ_VERTEX.search(data) else [_no_vertex(display, "an OBJ without a vertex")]
     if suffix == ".ply":
