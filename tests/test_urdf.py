@@ -856,7 +856,7 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         # places ("OBJ: Invalid face indice"); the spheres read the vertex index alone
         (OBJ_HEAD + b"vt 0 0\nf 1/1 2/1 3/1\nf 1/0 2/0 4/0\n", 8, "index '0' "),
         (OBJ_HEAD + b"vn 0 0 1\nf 1//1 2//1 3//1\nf 1//x 2//1 4//1\n", 8, "index 'x' "),
-        (OBJ_HEAD + b"f 1 2 3\nl 1 4.0\n", 7, "l corner '4.0'"),
+        (OBJ_HEAD + b"f 1 2 3\nl 1 4.0\n", 7, "corner '4.0' of an `l` statement"),
         # it steps over an index by its digits: 01 or +1 is read as two corners
         (OBJ_HEAD + b"f 1 2 3\nf 1 2 04\n", 7, "index '04' "),
         # as a visual mesh these passed, and Tesseract refused the URDF ("vertex index out of

@@ -206,8 +206,9 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         line, kind, word, part = _obj_odd_index(data)
         if line:
             message = (
-                f"is an OBJ with an {kind} corner '{word}' whose index '{part}' is not a whole "
-                "number from 1 or -1: Tesseract's mesh reader refuses it or reads other corners"
+                f"is an OBJ with a corner '{word}' of an `{kind}` statement whose index '{part}' "
+                "is not a whole number from 1 or -1: Tesseract's mesh reader refuses it or reads "
+                "other corners"
             )
             hint = (
                 "export the mesh again: OBJ numbers vertices, texture coordinates and normals "
