@@ -17,7 +17,7 @@ from pipeline.calibration import (
     parse_calibration,
 )
 from pipeline.config import RobotConfig, load_config
-from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.findings import ContractError, Finding, escaped, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.machine import (
     MACHINE_NAME,
@@ -98,7 +98,9 @@ def load_cell(root: Path, cell_id: str) -> Cell:
                 "cell_id_mismatch",
                 display,
                 "/cell_id",
-                f"cell_id {fields.cell_id!r} differs from the folder name {cell_id!r}",
+                # escaped as a robot folder's name is: 'c\xe9' and 'ce\u0301' both look like cé
+                f"cell_id '{escaped(fields.cell_id)}' differs from the folder name "
+                f"'{escaped(cell_id)}'",
                 "make cell_id equal to the name of the cell's folder",
             )
         )

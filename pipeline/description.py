@@ -27,6 +27,7 @@ from pipeline.urdf.companions import companion_files, urdf_texture_files
 from pipeline.urdf.mesh_bytes import mesh_findings
 from pipeline.urdf.rules import model_id_findings, robot_findings
 from pipeline.urdf.scales import scale_findings
+from pipeline.urdf.uncollided import uncollided_findings
 
 INDEX_PATH = "build/index.json"
 
@@ -81,7 +82,8 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
         raise ContractError([*exc.findings, *json_source_findings(root, model_id, None)]) from None
     robot, refused = found.robot, found.refused
     findings = [*found.own, *found.meshes]
-    findings += scale_findings(robot)  # warnings, printed with any error so that none hides them
+    # warnings, printed with any error so that none hides them
+    findings += scale_findings(robot) + uncollided_findings(robot)
     out = {
         f"{build_dir(model_id)}/robot.urdf": read_bytes(
             src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT

@@ -55,6 +55,13 @@ class ContractError(Exception):
         super().__init__("\n".join(f.line() for f in self.findings))
 
 
+def escaped(name: str) -> str:
+    """A name as a finding shows one refused for its characters (a folder that is no model or
+    cell id): every non-ASCII or unprintable character escaped, `r2d2\\xe9`, so a look-alike,
+    an invisible one or another encoding of an accent shows which character it is."""
+    return name.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
 def errors(findings: Iterable[Finding]) -> list[Finding]:
     """The findings that stop a build."""
     return [f for f in findings if f.severity is Severity.ERROR]

@@ -23,6 +23,7 @@ URDF_CODE = (
     "pipeline/urdf/mesh_bytes.py",
     "pipeline/urdf/companions.py",
     "pipeline/urdf/scales.py",
+    "pipeline/urdf/uncollided.py",
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.cell import make_cell
+from pipeline.cell import load_cell, make_cell
 from pipeline.cli import main
 from pipeline.findings import ContractError
 from pipeline.identity import description_identity
@@ -30,6 +30,7 @@ from tests.cellrepo import (
     write_doc,
 )
 from tests.conftest import refuse_under, run_doit, run_python, tree_bytes
+from tests.test_urdf import LOOKALIKE_FOLDERS
 
 CAL = "machine_planning_calibration.json"
 PINNED = read_doc(REPO / "cells/weld_cell_a/machine.json")["robot"]["machine_planning_calibration"][
@@ -333,6 +334,17 @@ def test_case_collision_two_cell_folders_differing_only_in_case_are_refused(
         [line] = capsys.readouterr().err.splitlines()
         assert line.startswith(f"cells/{cell}: case_collision: cells/{cell} and cells/{twin} ")
     assert snapshot(root / "build") == before
+
+
+@pytest.mark.parametrize(("name", "shown"), LOOKALIKE_FOLDERS, ids=["latin1", "nfd", "cyrillic"])
+def test_cell_id_mismatch_names_the_folder_escaped(repo: Path, name: str, shown: str) -> None:
+    """The trial's cells/c\u00e9 was named as typed, a robot folder escaped: now both escaped,
+    so 'c\\xe9' and 'ce\\u0301' (which both look like c\u00e9) tell apart."""
+    shutil.copytree(repo / "cells/weld_cell_a", repo / "cells" / name)
+    with pytest.raises(ContractError) as exc:
+        load_cell(repo, name)
+    [finding] = [f for f in exc.value.findings if f.code == "cell_id_mismatch"]
+    assert finding.message == f"cell_id 'weld_cell_a' differs from the folder name '{shown}'"
 
 
 def test_check_writes_nothing(

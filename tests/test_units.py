@@ -1,4 +1,5 @@
-"""Units mistakes warned of, not refused: collision_scale_mismatch, geometry_out_of_proportion."""
+"""Likely mistakes warned of, not refused: collision_scale_mismatch, geometry_out_of_proportion,
+visual_without_collision."""
 
 from __future__ import annotations
 
@@ -43,6 +44,18 @@ def _millimetre_link_1(repo: Path) -> None:
     (repo / ABB / "meshes" / "link_1_mm.stl").write_bytes(bytes(data[:84]) + triangles.tobytes())
 
 
+def _element(tag: str, inner: str) -> str:
+    """The shipped URDF's whole `<tag>` element holding `inner`, with its indent and line end."""
+    text = (REPO / ABB / "robot.urdf").read_text()
+    at = text.index(inner)
+    start = text.rindex("\n", 0, text.rindex(f"<{tag}>", 0, at)) + 1
+    end = text.index(f"</{tag}>\n", at) + len(f"</{tag}>\n")
+    return text[start:end]
+
+
+L1_COLLISION_ELEMENT = _element("collision", L1_COLLISION)
+L1_VISUAL_ELEMENT = _element("visual", L1_VISUAL)
+NO_L1_COLLISION = (L1_COLLISION_ELEMENT, "")
 MM_VISUAL = (L1_VISUAL, _mesh(MM, "0.001 0.001 0.001"))
 MM_COLLISION = (L1_COLLISION, _mesh(MM))
 # (case id naming the rule, edits of the shipped abb_irb2400 URDF, the warnings expected)
@@ -73,6 +86,22 @@ CASES = [
         [(BASE_COLLISION, _box(80))],
         ["geometry_out_of_proportion"],
     ),
+    # minitaur's motor_front_leftR_link: drawn, never collided with
+    ("visual_without_collision-mesh", [NO_L1_COLLISION], ["visual_without_collision"]),
+    # a visual box and no collision: the same
+    (
+        "visual_without_collision-box",
+        [NO_L1_COLLISION, (L1_VISUAL, _box(0.3))],
+        ["visual_without_collision"],
+    ),
+    # neither visual nor collision (as tool0): a frame, not a forgotten collision
+    (
+        "none-no-visual",
+        [NO_L1_COLLISION, (L1_VISUAL_ELEMENT, "")],
+        [],
+    ),
+    # a collision and no visual: collided with, just not drawn
+    ("none-collision-only", [(L1_VISUAL, L1_COLLISION)], []),
 ]
 
 
@@ -187,3 +216,44 @@ def test_a_refused_scale_is_its_own_finding_not_a_mismatch(repo: Path, scale: st
         read_urdf_sources(repo, "abb_irb2400")
     codes = [f.code for f in exc.value.findings]
     assert codes and "collision_scale_mismatch" not in codes
+
+
+def test_visual_without_collision_names_the_link_line_and_its_visual_mesh(repo: Path) -> None:
+    break_urdf(repo, [NO_L1_COLLISION])
+    (warning,) = read_urdf_sources(repo, "abb_irb2400").warnings
+    line = (repo / ABB / "robot.urdf").read_text().splitlines()[int(warning.place) - 1]
+    assert line.strip() == '<link name="link_1">'
+    assert warning.file == f"{ABB}/robot.urdf"
+    assert "'link_1'" in warning.message and "no <collision>" in warning.message
+    assert "package://abb_irb2400/meshes/link_1.dae" in warning.hint
+    assert "remove its <visual>" in warning.hint
+
+
+def test_a_refused_collision_is_its_own_finding_not_visual_without_collision(
+    repo: Path,
+) -> None:
+    """link_1's only <collision> dropped for a bad size: the error says so, and no warning
+    adds that the link has none."""
+    from pipeline.findings import ContractError
+
+    break_urdf(repo, [(L1_COLLISION, '<box size="0 1 1"/>')])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    codes = [f.code for f in exc.value.findings]
+    assert "invalid_geometry" in codes and "visual_without_collision" not in codes
+
+
+def test_validate_and_the_urdf_step_print_visual_without_collision(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_urdf(repo, [NO_L1_COLLISION])
+    urdf = (repo / ABB / "robot.urdf").read_bytes()
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "validate: abb_irb2400 ok, 1 warning(s)\n"
+    assert err.startswith(f"{ABB}/robot.urdf:") and ": visual_without_collision: " in err
+    assert err.rstrip("\n").endswith("(warning)")
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert copies["build/robots/abb_irb2400/robot.urdf"] == urdf
+    assert "visual_without_collision" in capsys.readouterr().err

@@ -407,6 +407,26 @@ def test_invalid_model_id_folder_is_refused_alone(repo: Path, name: str) -> None
     assert finding.file.startswith("robots/")
 
 
+# folder names that look alike or like cé: a finding shows which characters they hold, for a
+# robot folder here as for a cell folder (test_cell.py)
+LOOKALIKE_FOLDERS = [
+    ("r2d2\u00e9", "r2d2\\xe9"),  # the trial's
+    ("ce\u0301", "ce\\u0301"),  # an accent as macOS writes it: looks like c\u00e9
+    ("\u0430bb", "\\u0430bb"),  # a Cyrillic a: looks like abb
+]
+
+
+@pytest.mark.parametrize(("name", "shown"), LOOKALIKE_FOLDERS, ids=["latin1", "nfd", "cyrillic"])
+def test_invalid_model_id_folder_is_named_escaped(repo: Path, name: str, shown: str) -> None:
+    """The trial's robots/r2d2\u00e9: named `robots/r2d2\\xe9`, as a cell folder is."""
+    shutil.copytree(repo / ABB, repo / "robots" / name)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / "robots" / name, repo)
+    [finding] = exc.value.findings
+    assert finding.file == f"robots/{shown}"
+    assert finding.message.startswith(f"'{shown}' is not a model id: ")
+
+
 def test_case_collision_two_robot_folders_differing_only_in_case_are_refused(repo: Path) -> None:
     """macOS and Windows check such folders out as one: each is refused, naming the other."""
     robots = repo / "robots"

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import Finding, raise_if_errors
+from pipeline.findings import Finding, escaped, raise_if_errors
 from pipeline.strict_io import (
     XML_LIMIT,
     case_collisions,
@@ -211,7 +211,7 @@ def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Find
     for name in names:
         if MODEL_ID.fullmatch(name):
             continue
-        shown = name.encode("unicode_escape", "backslashreplace").decode("ascii")
+        shown = escaped(name)
         out.append(
             Finding(
                 "invalid_model_id",

@@ -1,0 +1,41 @@
+"""A link drawn but never collided with: `<visual>` geometry and no `<collision>`.
+
+Such a link gets no collision spheres and the planner never checks it (pybullet_data's
+minitaur has one); a link that truly cannot collide is meant, so this is a warning.
+"""
+
+from __future__ import annotations
+
+from pipeline.findings import Finding, Severity
+from pipeline.urdf.model import Link, Mesh, Robot
+
+
+def uncollided_findings(robot: Robot) -> list[Finding]:
+    """A warning per link with a `<visual>` and no `<collision>`, at its `<link>` line."""
+    return [
+        Finding(
+            "visual_without_collision",
+            robot.file,
+            str(link.line),
+            f"link {link.name!r} has {_visuals(link)} and no <collision>: it gets no collision "
+            "spheres and the planner never checks it for collisions",
+            f"add a <collision> to the link ({_example(link)}), or remove its <visual> if "
+            "the link truly cannot collide",
+            Severity.WARNING,
+        )
+        for link in robot.links
+        # a refused <collision> is an error of its own: the link is not judged without it
+        if link.visuals and not link.collisions and not link.collisions_refused
+    ]
+
+
+def _visuals(link: Link) -> str:
+    count = len(link.visuals)
+    return "a <visual>" if count == 1 else f"{count} <visual> elements"
+
+
+def _example(link: Link) -> str:
+    meshes = [v.geometry for v in link.visuals if isinstance(v.geometry, Mesh)]
+    if meshes:
+        return f"e.g. the visual's mesh {meshes[0].filename!r}"
+    return "e.g. the visual's geometry"
