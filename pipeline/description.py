@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_from_bytes
-from pipeline.findings import ContractError, Finding, errors, raise_if_errors, render
+from pipeline.findings import ContractError, Finding, Severity, errors, raise_if_errors, render
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
@@ -114,6 +114,7 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
     except ContractError as exc:
         findings += exc.findings
     findings += case_collision_findings(robot, meshes, model_id)
+    findings += unportable_name_findings(robot, meshes, model_id)
     out |= {f"{build_dir(model_id)}/{path}": data for path, data in sorted(meshes.items())}
     findings += collision_mesh_findings(robot, out, model_id)
     if errors(findings):
@@ -132,32 +133,39 @@ def check_robot_sources(root: Path, model_id: str) -> UrdfSources:
     return sources
 
 
-def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
-    """A copied file whose path an earlier one repeats in another case or Unicode normal form
-    (one file on macOS and Windows: a checkout of build/ or an unpacked bundle holds one)."""
-    named: dict[str, int] = {}  # each mesh path by the line of the first <mesh> naming it
+def _copy_order(robot: Robot, copies: Iterable[str]) -> tuple[list[str], dict[str, int]]:
+    """The copied paths in URDF order, then the companions (material libraries, textures) by
+    name; and each mesh path by the line of the first <mesh> naming it."""
+    named: dict[str, int] = {}
     for link in robot.links:
         elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
         for element in elements:
             if isinstance(element.geometry, Mesh):
                 named.setdefault(element.geometry.path, element.geometry.line)
-    # URDF order first, then the companions (material libraries, textures) by name
-    order = sorted(named, key=lambda path: named[path]) + sorted(set(copies) - set(named))
+    return sorted(named, key=lambda path: named[path]) + sorted(set(copies) - set(named)), named
+
+
+def _where(robot: Robot, named: Mapping[str, int], path: str, model_id: str) -> tuple[str, str]:
+    """The <mesh> naming a copied file, or the file itself for a companion no line names."""
+    return (
+        (robot.file, str(named[path])) if path in named else (f"{source_dir(model_id)}/{path}", "")
+    )
+
+
+def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
+    """A copied file whose path an earlier one repeats in another case or Unicode normal form
+    (one file on macOS and Windows: a checkout of build/ or an unpacked bundle holds one)."""
+    order, named = _copy_order(robot, copies)
     seen: dict[str, str] = {}
     findings = []
     for path in order:
         twin = seen.setdefault(unicodedata.normalize("NFC", path).casefold(), path)
         if twin == path:
             continue
-        where = (
-            (robot.file, str(named[path]))
-            if path in named
-            else (f"{source_dir(model_id)}/{path}", "")
-        )
         findings.append(
             Finding(
                 "case_collision",
-                *where,
+                *_where(robot, named, path, model_id),
                 f"{twin!a} and {path!a} differ only in case (or in how an accent is encoded): "
                 "a file system that ignores that (macOS, Windows) checks them out as one file",
                 "rename one of them (and the name that refers to it) so that no two files the "
@@ -165,6 +173,44 @@ def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) 
             )
         )
     return findings
+
+
+# what Windows file names cannot hold or be; git for Windows refuses to check out such a path
+_WINDOWS_CHARACTERS = frozenset('<>:"|?*') | {chr(c) for c in range(32)}
+_WINDOWS_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL", *(f"{kind}{n}" for kind in ("COM", "LPT") for n in range(10))]
+)
+
+
+def _unportable_part(path: str) -> str | None:
+    """Why a '/'-separated path cannot be a Windows path, or None."""
+    for part in path.split("/"):
+        odd = sorted({c for c in part if c in _WINDOWS_CHARACTERS})
+        if odd:
+            return f"{part!a} holds {', '.join(repr(c) for c in odd)}"
+        if part.endswith((".", " ")):
+            return f"{part!a} ends in a dot or a space"
+        if part.split(".")[0].rstrip(" ").upper() in _WINDOWS_DEVICES:
+            return f"{part!a} is the name of a Windows device"
+    return None
+
+
+def unportable_name_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
+    """A warning per copied file whose path Windows cannot hold: build/ and every bundle hold
+    the copy, so a clone or an unpacked bundle there fails at that file."""
+    order, named = _copy_order(robot, copies)
+    return [
+        Finding(
+            "unportable_file_name",
+            *_where(robot, named, path, model_id),
+            f"{path!a}: {why}, so Windows cannot hold the copy (git for Windows refuses to "
+            "check out build/ at it, and a bundle does not unpack there)",
+            "rename the file (and the name that refers to it) to letters, digits, '-', '_' and '.'",
+            Severity.WARNING,
+        )
+        for path in order
+        if (why := _unportable_part(path)) is not None
+    ]
 
 
 def collision_mesh_findings(

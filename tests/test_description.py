@@ -19,7 +19,7 @@ from pipeline.description import (
     read_urdf_sources,
     source_dir,
 )
-from pipeline.findings import ContractError
+from pipeline.findings import ContractError, Severity
 from tests.conftest import REPO, ROBOTS, run_doit, tree_bytes
 
 FLAT_STL = b"""solid flat
@@ -120,6 +120,51 @@ def test_case_collision_names_that_differ_only_in_unicode_normalisation_are_refu
     with pytest.raises(ContractError) as exc:
         make_urdf_copies(repo, "abb_irb2400")
     assert [f.code for f in exc.value.findings] == ["case_collision"]
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("meshes/link:1.stl", "holds ':'"),
+        ("meshes/link_1?.stl", "holds '?'"),
+        ("meshes/link_1.", "ends in a dot or a space"),
+        ("meshes/nul.stl", "the name of a Windows device"),
+        ("meshes/Lpt3.v2.stl", "the name of a Windows device"),
+        ("meshes/link_1.stl", None),  # a plain name
+        ("meshes/console.stl", None),  # a device's name only as a whole stem
+    ],
+    ids=[
+        "colon",
+        "question-mark",
+        "trailing-dot",
+        "device-nul",
+        "device-with-two-suffixes",
+        "plain",
+        "con-prefix",
+    ],
+)
+def test_unportable_file_name_is_a_warning_at_its_mesh(
+    repo: Path, name: str, why: str | None
+) -> None:
+    """A copy Windows cannot hold (pybullet_data ships such names) makes a clone of build/ fail
+    there: warned of at the <mesh> naming it, and the copy is still made, byte for byte."""
+    src = repo / "robots/abb_irb2400"
+    (src / name).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src / "meshes/link_2_whole.stl", src / name)
+    urdf = src / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace("meshes/link_1.dae", name, 1))
+    line = next(n for n, text in enumerate(urdf.read_text().splitlines(), 1) if name in text)
+    sources = read_urdf_sources(repo, "abb_irb2400")
+    found = [f for f in sources.warnings if f.code == "unportable_file_name"]
+    assert sources.copies[f"build/robots/abb_irb2400/{name}"] == (src / name).read_bytes()
+    if why is None:
+        assert found == []
+        return
+    [finding] = found
+    assert finding.severity == Severity.WARNING
+    assert (finding.file, finding.place) == ("robots/abb_irb2400/robot.urdf", str(line))
+    assert why in finding.message and "Windows" in finding.message
+    assert "rename the file" in finding.hint
 
 
 ABB = "abb_irb2400"
