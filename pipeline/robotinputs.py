@@ -9,11 +9,12 @@ from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_findings
 from pipeline.findings import ContractError, Finding
+from pipeline.plan import SPHERES_SETTINGS
 from pipeline.rtcore import DEFINITION_FILE, definition_findings
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.urdf import Robot
 
-SETTINGS_FILE = "spheres.settings.json"  # spheres/provenance.py's SETTINGS_FILE
+SETTINGS_FILE = SPHERES_SETTINGS
 JSON_SOURCES = (CONFIG_FILE, DEFINITION_FILE, SETTINGS_FILE)
 # a file's bytes, the model id, the URDF's model (None: no valid one) and the file's display
 Check = Callable[[bytes, str, Robot | None, str], list[Finding]]

@@ -9,13 +9,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
+from pipeline.plan import SPHERES_SETTINGS
 from pipeline.schemas import check_schema, one_per_value
 from pipeline.spheres.fit import FITTER_NAME, FITTER_VERSION, FitParams
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
 from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Box, Collision, Cylinder, Mesh, Robot, Sphere
 
-SETTINGS_FILE = "spheres.settings.json"
+SETTINGS_FILE = SPHERES_SETTINGS
 SETTINGS_SCHEMA = "spheres-settings"
 CURRENT, RESTAMP, REFIT = "current", "restamp", "refit"
 
