@@ -24,6 +24,7 @@ URDF_CODE = (
     "pipeline/urdf/companions.py",
     "pipeline/urdf/scales.py",
     "pipeline/urdf/uncollided.py",
+    "pipeline/urdf/unknown.py",
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",

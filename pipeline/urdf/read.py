@@ -28,27 +28,17 @@ from pipeline.urdf.model import (
     Vec3,
     Visual,
 )
+from pipeline.urdf.unknown import URDF_CHILDREN, unknown_findings
 
 _INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 # Children an element holds at most once: every URDF reader (this one, urdfdom, Tesseract's)
 # takes the first and ignores the rest, so a second one is a mistake that silently does nothing.
+# A link may hold several <visual> and <collision>; a joint, visual, collision or inertial holds
+# each of its children once.
 _SINGLE = {
     "link": ("inertial",),
-    "joint": (
-        "origin",
-        "parent",
-        "child",
-        "axis",
-        "limit",
-        "mimic",
-        "calibration",
-        "dynamics",
-        "safety_controller",
-    ),
-    "visual": ("origin", "geometry", "material"),
-    "collision": ("origin", "geometry"),
-    "inertial": ("origin", "mass", "inertia"),
+    **{tag: URDF_CHILDREN[tag] for tag in ("joint", "visual", "collision", "inertial")},
 }
 _UNDER = {"link": "robot", "joint": "robot", "visual": "link", "collision": "link"}
 
@@ -386,4 +376,5 @@ def parse_urdf(data: bytes, display: str, model_id: str) -> tuple[Robot, list[Fi
             f"<robot name={robot.name!r}> differs from the model id {model_id!r}",
             f'set <robot name="{model_id}"> or rename the folder',
         )
-    return robot, reader.findings + extra_findings(root, display, data)
+    extras = extra_findings(root, display, data) + unknown_findings(root, display)
+    return robot, reader.findings + extras

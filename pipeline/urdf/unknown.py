@@ -1,0 +1,174 @@
+"""Misspelt and misplaced URDF tags and attributes: every URDF reader ignores them in silence.
+
+An `<orgin>` in a `<collision>`, or an `<origin>` put in the `<link>` instead of its
+`<collision>`, leaves the collision geometry at the link frame; `ryp=` for `rpy=` leaves it
+unrotated. urdfdom, Tesseract and this compiler all read past them, so the spheres cover
+geometry where it is not. Simulator extensions (pybullet's `<contact>`, Gazebo's `<surface>`)
+are neither a near miss of a URDF name nor a URDF tag out of place, and pass without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lxml import etree
+
+from pipeline.findings import Finding, Severity
+from pipeline.strict_xml import source_line
+
+# What each element of the URDF schema holds, as every URDF reader reads it.
+URDF_CHILDREN: dict[str, tuple[str, ...]] = {
+    "link": ("visual", "collision", "inertial"),
+    "joint": (
+        "origin",
+        "parent",
+        "child",
+        "axis",
+        "limit",
+        "dynamics",
+        "calibration",
+        "mimic",
+        "safety_controller",
+    ),
+    "visual": ("origin", "geometry", "material"),
+    "collision": ("origin", "geometry"),
+    "inertial": ("origin", "mass", "inertia"),
+    "material": ("color", "texture"),
+}
+_ATTRIBUTES = {
+    "link": ("name",),
+    "joint": ("name", "type"),
+    "visual": ("name",),
+    "collision": ("name",),
+    "origin": ("xyz", "rpy"),
+    "mesh": ("filename", "scale"),
+    "box": ("size",),
+    "cylinder": ("radius", "length"),
+    "sphere": ("radius",),
+    "parent": ("link",),
+    "child": ("link",),
+    "axis": ("xyz",),
+    # acceleration and jerk: Tesseract's own
+    "limit": ("lower", "upper", "effort", "velocity", "acceleration", "jerk"),
+    "mimic": ("joint", "multiplier", "offset"),
+    "dynamics": ("damping", "friction"),
+    "calibration": ("rising", "falling"),
+    "safety_controller": ("soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity"),
+    "mass": ("value",),
+    "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
+    "material": ("name",),
+    "color": ("rgba",),
+    "texture": ("filename",),
+}
+# Elements that place or size geometry: any attribute beyond theirs is a likely mistake.
+_PLACING = frozenset({"origin", "mesh", "box", "cylinder", "sphere"})
+# Where a URDF tag found elsewhere belongs (`<material>` out of place changes nothing seen).
+_HOME = {
+    "origin": "the <joint>, <visual>, <collision> or <inertial> it places",
+    "geometry": "a <visual> or <collision>",
+    "visual": "a <link>",
+    "collision": "a <link>",
+    "inertial": "a <link>",
+    "mass": "the link's <inertial>",
+    "inertia": "the link's <inertial>",
+    **{tag: "a <joint>" for tag in URDF_CHILDREN["joint"][1:]},
+    **{shape: "the <geometry> of a <visual> or <collision>" for shape in _PLACING - {"origin"}},
+}
+# What the walk descends into: the schema's elements and the shape a <geometry> holds (what
+# else a <geometry> holds is invalid_geometry, an error of its own).
+_HELD = {**URDF_CHILDREN, "geometry": ("mesh", "box", "cylinder", "sphere")}
+
+
+def unknown_findings(root: etree._Element, display: str) -> list[Finding]:
+    """A warning per misspelt or misplaced tag or attribute in the URDF's own elements."""
+    out = []
+    for node in _urdf_elements(root):
+        out += _child_findings(node, display) + _attribute_findings(node, display)
+    return out
+
+
+def _urdf_elements(root: etree._Element) -> Iterator[etree._Element]:
+    """The elements of the URDF schema: links and joints of the robot, and what they hold."""
+    for node in root:
+        if node.tag in ("link", "joint", "material"):
+            yield from _with_parts(node)
+
+
+def _with_parts(node: etree._Element) -> Iterator[etree._Element]:
+    yield node
+    for child in node:
+        if child.tag in _HELD.get(str(node.tag), ()):
+            yield from _with_parts(child)
+
+
+def _child_findings(node: etree._Element, display: str) -> list[Finding]:
+    known = URDF_CHILDREN.get(str(node.tag))
+    if known is None:
+        return []
+    out = []
+    for child in node:
+        tag = child.tag
+        if not isinstance(tag, str) or tag.startswith("{") or tag in known:
+            continue
+        near = _near_miss(tag, known)
+        # a shape without its <geometry> is invalid_geometry already, an error
+        unwrapped = tag in _HELD["geometry"] and node.tag in ("visual", "collision")
+        if near:
+            message = f"<{node.tag}> holds <{tag}>, which URDF readers ignore"
+            hint = f"did you mean <{near}>? rename it"
+        elif tag in _HOME and not unwrapped:
+            message = f"<{node.tag}> holds <{tag}>, which URDF readers ignore there"
+            hint = f"move it into {_HOME[tag]}"
+        else:
+            continue
+        out.append(_warning("unknown_element", display, child, message, hint))
+    return out
+
+
+def _attribute_findings(node: etree._Element, display: str) -> list[Finding]:
+    tag = str(node.tag)
+    known = _ATTRIBUTES.get(tag)
+    if known is None:
+        return []
+    out = []
+    for key, value in node.attrib.items():
+        name = str(key)
+        if name.startswith("{") or name in known:
+            continue
+        near = _near_miss(name, known)
+        if not near and tag not in _PLACING:
+            continue
+        message = f"<{tag}> has {name}={str(value)[:40]!r}, which URDF readers ignore"
+        article = "an" if tag[0] in "aeiou" else "a"
+        reads = f"{article} <{tag}> reads {' and '.join(known)} only"
+        hint = f"did you mean {near}? rename it" if near else reads
+        out.append(_warning("unknown_attribute", display, node, message, hint))
+    return out
+
+
+def _warning(code: str, display: str, node: etree._Element, message: str, hint: str) -> Finding:
+    return Finding(code, display, str(source_line(node)), message, hint, Severity.WARNING)
+
+
+def _near_miss(name: str, known: tuple[str, ...]) -> str | None:
+    """The known name `name` is one slip from: another case, or one letter added, dropped,
+    changed or swapped with its neighbour (two in a name of more than five letters)."""
+    for candidate in known:
+        allowed = 1 if len(candidate) <= 5 else 2
+        if _slips(name.lower(), candidate) <= allowed:
+            return candidate
+    return None
+
+
+def _slips(a: str, b: str) -> int:
+    """Optimal-string-alignment distance: insertions, deletions, substitutions, transpositions."""
+    rows = [list(range(len(b) + 1))]
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, rows[-2][j - 2] + 1)
+            row.append(cost)
+        rows.append(row)
+    return rows[-1][-1]

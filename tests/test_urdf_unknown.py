@@ -1,0 +1,160 @@
+"""Misspelt and misplaced URDF tags and attributes: unknown_element, unknown_attribute."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.description import read_urdf_sources
+from pipeline.findings import ContractError, Severity
+from tests.test_urdf import break_urdf
+
+ABB = "robots/abb_irb2400"
+L1_ORIGIN = '<collision>\n      <origin rpy="0 0 0" xyz="0 0 0"/>'
+L1_MESH = '<mesh filename="package://abb_irb2400/meshes/link_1.stl"/>'
+BASE_COLLISION = (
+    "<collision>\n      <geometry>\n        "
+    '<mesh filename="package://abb_irb2400/meshes/base_link.stl"/>'
+)
+BASE_END = '</collision>\n  </link>\n  <link name="link_1">'
+J2_ORIGIN = '<origin rpy="0 0 0" xyz="0.1 0 0.615"/>'
+J1_AXIS = '<child link="link_1"/>\n    <axis xyz="0 0 1"/>'
+
+# (case, edits, the warnings' codes, the text on the line each names, a part of each hint)
+CASES = [
+    (
+        "unknown_element-misspelt-origin",
+        [(L1_ORIGIN, L1_ORIGIN.replace("<origin", "<orgin"))],
+        ["unknown_element"],
+        ["<orgin"],
+        ["did you mean <origin>?"],
+    ),
+    (
+        "unknown_element-origin-in-link",
+        [('<link name="link_1">', '<link name="link_1">\n    <origin xyz="0 0 0.1"/>')],
+        ["unknown_element"],
+        ['<origin xyz="0 0 0.1"/>'],
+        ["move it into the <joint>, <visual>, <collision> or <inertial> it places"],
+    ),
+    (
+        "unknown_element-misspelt-collision",
+        [
+            (BASE_COLLISION, BASE_COLLISION.replace("<collision>", "<colision>")),
+            (BASE_END, BASE_END.replace("</collision>", "</colision>")),
+        ],
+        # the link keeps a <visual> and now has no <collision>: warned of too
+        ["unknown_element", "visual_without_collision"],
+        ["<colision>", '<link name="base_link">'],
+        ["did you mean <collision>?", "add a <collision>"],
+    ),
+    (
+        "unknown_element-mass-in-joint",
+        [(J1_AXIS, J1_AXIS + '\n    <mass value="3"/>')],
+        ["unknown_element"],
+        ['<mass value="3"/>'],
+        ["move it into the link's <inertial>"],
+    ),
+    (
+        "unknown_attribute-misspelt-rpy",
+        [(L1_ORIGIN, L1_ORIGIN.replace('rpy="0 0 0"', 'ryp="0 0 1.57"'))],
+        ["unknown_attribute"],
+        ['ryp="0 0 1.57"'],
+        ["did you mean rpy?"],
+    ),
+    (
+        "unknown_attribute-upper-case",
+        [(J2_ORIGIN, J2_ORIGIN.replace("xyz=", "XYZ="))],
+        ["unknown_attribute"],
+        ['XYZ="0.1 0 0.615"'],
+        ["did you mean xyz?"],
+    ),
+    (
+        "unknown_attribute-mesh-units",
+        [(L1_MESH, L1_MESH.replace("/>", ' units="mm"/>'))],
+        ["unknown_attribute"],
+        ['units="mm"'],
+        ["a <mesh> reads filename and scale only"],
+    ),
+    (
+        "unknown_attribute-origin-quaternion",
+        [(L1_ORIGIN, L1_ORIGIN.replace("/>", ' quat_xyzw="0 0 0 1"/>'))],
+        ["unknown_attribute"],
+        ['quat_xyzw="0 0 0 1"'],
+        ["an <origin> reads xyz and rpy only"],
+    ),
+    # simulator extensions, as pybullet_data and gym-ignition's URDFs hold them: no slip of a
+    # URDF name and no URDF tag out of place (the shipped base_link already holds a <material>
+    # in its <collision>)
+    (
+        "none-extensions",
+        [
+            (
+                '<link name="link_1">',
+                '<link name="link_1">\n    <contact><lateral_friction/></contact>',
+            ),
+            (L1_ORIGIN, L1_ORIGIN + "\n      <surface><friction/></surface>"),
+            (J1_AXIS, J1_AXIS.replace("/>", ' rpy="0 0 0"/>')),
+            (L1_MESH, L1_MESH.replace("/>", ' xmlns:x="urn:x" x:units="mm"/>')),
+        ],
+        [],
+        [],
+        [],
+    ),
+    ("none-shipped", [], [], [], []),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "edits", "codes", "lines", "hints"), CASES, ids=[c[0] for c in CASES]
+)
+def test_a_slip_in_a_urdf_name_is_a_warning_at_its_line(
+    repo: Path,
+    case: str,
+    edits: list[tuple[str, str]],
+    codes: list[str],
+    lines: list[str],
+    hints: list[str],
+) -> None:
+    break_urdf(repo, edits)
+    text = (repo / ABB / "robot.urdf").read_text().splitlines()
+    warnings = read_urdf_sources(repo, "abb_irb2400").warnings
+    assert sorted(w.code for w in warnings) == codes
+    for warning, line, hint in zip(
+        sorted(warnings, key=lambda w: w.code), lines, hints, strict=True
+    ):
+        assert warning.severity is Severity.WARNING
+        assert warning.file == f"{ABB}/robot.urdf"
+        assert line in text[int(warning.place) - 1]
+        assert hint in warning.hint
+
+
+@pytest.mark.parametrize("model_id", ["abb_irb2400", "lbr_iiwa_14_r820"])
+def test_the_shipped_robots_have_no_slips(repo: Path, model_id: str) -> None:
+    codes = {w.code for w in read_urdf_sources(repo, model_id).warnings}
+    assert not codes & {"unknown_element", "unknown_attribute"}
+
+
+def test_a_shape_outside_its_geometry_is_one_error_not_also_a_warning(repo: Path) -> None:
+    """`<collision><mesh/></collision>`: invalid_geometry says it, once."""
+    unwrapped = '<collision>\n      <mesh filename="package://abb_irb2400/meshes/base_link.stl"/>'
+    break_urdf(repo, [(BASE_COLLISION + "\n      </geometry>", unwrapped)])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    codes = [f.code for f in exc.value.findings]
+    assert "invalid_geometry" in codes and "unknown_element" not in codes
+
+
+def test_validate_prints_the_slip_and_passes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_urdf(repo, [(L1_ORIGIN, L1_ORIGIN.replace("<origin", "<orgin"))])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "validate: abb_irb2400 ok, 1 warning(s)\n"
+    assert err == (
+        f"{ABB}/robot.urdf:61: unknown_element: <collision> holds <orgin>, which URDF readers "
+        "ignore; did you mean <origin>? rename it (warning)\n"
+    )
