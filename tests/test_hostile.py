@@ -495,7 +495,7 @@ CATALOGUE = [
         "stl-truncated",
     ),
     doit(
-        "mesh_not_a_mesh",
+        "mesh_empty",
         f"{ABB}/meshes/link_1.stl",
         write(f"{ABB}/meshes/link_1.stl", bytes(80) + (0).to_bytes(4, "little")),
         "stl-no-triangles",

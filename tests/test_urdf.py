@@ -705,8 +705,19 @@ NO_GEOMETRY_DAE = (
         ("vis.ply", b""),
         ("vis.ply", PLY_HEAD % 0 + b"property float z\nend_header\n"),
         ("vis.dae", NO_GEOMETRY_DAE),
+        # assimp: "STL: file is empty. There are no facets defined"; the ASCII one as well
+        ("vis.stl", bytes(80) + bytes(4)),
+        ("vis.stl", b"solid vis\r\nendsolid vis\r\n"),
     ],
-    ids=["obj-empty", "obj-no-vertex", "ply-empty", "ply-no-vertex", "dae-no-geometry"],
+    ids=[
+        "obj-empty",
+        "obj-no-vertex",
+        "ply-empty",
+        "ply-no-vertex",
+        "dae-no-geometry",
+        "stl-binary-no-triangle",
+        "stl-ascii-no-facet",
+    ],
 )
 def test_mesh_empty_visual_mesh_tesseract_cannot_load(repo: Path, name: str, data: bytes) -> None:
     """Tesseract's parser (assimp) refuses each of these as a visual mesh, and with it the

@@ -28,8 +28,6 @@ _HINT = "export the mesh again (binary STL or COLLADA), or name the file after i
 def _binary_stl_problem(data: bytes, count: int) -> str:
     import numpy as np
 
-    if count == 0:
-        return "is a binary STL with no triangles"
     triangle = np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
     corners = np.frombuffer(data, dtype=triangle, count=count, offset=84)["corners"]
     if not np.isfinite(corners).all():
@@ -52,6 +50,17 @@ def _stl_problem(data: bytes) -> tuple[str, str]:
             else ("", "")
         )
     return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL", ""
+
+
+def _empty_stl(data: bytes) -> str:
+    """What an STL without a triangle is ("" for any other bytes): assimp refuses both forms."""
+    if len(data) == 84 and not int.from_bytes(data[80:84], "little"):
+        return "a binary STL without a triangle"
+    text = data.removeprefix(b"\xef\xbb\xbf").strip()
+    last = text.rsplit(b"\n", 1)[-1].lower()
+    if text[:5].lower() == b"solid" and b"facet" not in text and last.startswith(b"endsolid"):
+        return "an ASCII STL without a facet"
+    return ""
 
 
 # A vertex line naming NaN or infinity (float() reads "nan", "inf", "-Infinity"...): OBJ, STL.
@@ -178,6 +187,9 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
     """The findings about a mesh file's bytes (empty when they look like their format)."""
     suffix = PurePosixPath(display).suffix.lower()
     if suffix == ".stl":
+        empty = _empty_stl(data)
+        if empty:
+            return [_no_vertex(display, empty)]
         problem, line = _stl_problem(data)
         return [Finding("mesh_not_a_mesh", display, line, problem, _HINT)] if problem else []
     if suffix == ".obj":
