@@ -169,8 +169,14 @@ class _Absent:
 ABSENT = _Absent()
 
 
-def _differences(found: Any, want: Any, where: list[str]) -> list[tuple[list[str], Any, Any]]:
-    """Each place where `found` differs from `want`, comparing object members one by one."""
+def _differences(
+    found: Any, want: Any, where: list[str | int]
+) -> list[tuple[list[str | int], Any, Any]]:
+    """Each place where `found` differs from `want`, comparing object members one by one and
+    the items of arrays of one length (a changed coordinate is named by its index)."""
+    if isinstance(found, list) and isinstance(want, list) and len(found) == len(want):
+        pairs = enumerate(zip(found, want, strict=True))
+        return [d for i, (f, w) in pairs for d in _differences(f, w, [*where, i])]
     if not (isinstance(found, dict) and isinstance(want, dict)):
         same = found == want and type(found) is type(want)
         return [] if same else [(where, found, want)]
@@ -186,7 +192,7 @@ def _brief(value: object) -> str:
     return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
 
 
-def _inconsistent(display: str, where: list[str], found: object, want: str) -> Finding:
+def _inconsistent(display: str, where: list[str | int], found: object, want: str) -> Finding:
     return Finding(
         "cell_inconsistent",
         f"{display}/{CELL_NAME}",

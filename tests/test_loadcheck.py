@@ -127,6 +127,11 @@ def test_a_program_that_is_not_json_is_bad_input(
         # was accepted: the top-level copy of a field was never compared
         (lambda doc: doc.pop("model_id"), "/model_id"),
         (lambda doc: doc.__setitem__("description_identity", "sha256:0"), "/description_identity"),
+        # an array of another length than the files give is named whole
+        (
+            lambda doc: doc["kinematics"]["tip"]["calibrated"]["xyz_m"].append(0.0),
+            "/kinematics/tip/calibrated/xyz_m",
+        ),
     ],
 )
 def test_cell_inconsistent_a_hand_edited_cell_json_is_named_where_it_is_wrong(
@@ -184,7 +189,8 @@ CELL_JSON_EDITS = [
     (
         "tip_pose",
         lambda doc: doc["kinematics"]["tip"]["calibrated"]["xyz_m"].__setitem__(0, 0.9),
-        "/kinematics/tip/calibrated/xyz_m",
+        # the coordinate, by its index (was the whole array)
+        "/kinematics/tip/calibrated/xyz_m/0",
     ),
     (
         "tip_link",
@@ -369,4 +375,6 @@ def test_cell_inconsistent_the_second_arms_tip_edited_by_hand(
     cell = tmp_path / PAIR_CELL
     shutil.copytree(two_arms / "build/cells" / PAIR_CELL, cell)
     line = refused_after_editing(tmp_path, capsys, cell, _nudge_second_tip)
-    assert line.startswith(f"{cell}/cell.json:/kinematics/tips: cell_inconsistent: "), line
+    # the second arm's coordinate, by its indices (was /kinematics/tips, every arm at once)
+    place = "/kinematics/tips/1/calibrated/xyz_m/0"
+    assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
