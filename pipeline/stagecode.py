@@ -25,6 +25,7 @@ URDF_CODE = (
     "pipeline/urdf/scales.py",
     "pipeline/urdf/uncollided.py",
     "pipeline/urdf/unknown.py",
+    "pipeline/urdf/xacro.py",
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",

@@ -450,6 +450,15 @@ CATALOGUE = [
         "other-package",
     ),
     doit("mesh_missing", URDF, mesh_uri("package://abb_irb2400/meshes/nope.stl"), "no-file"),
+    # a ROS package's .urdf.xacro copied in unexpanded: one line, not no_links
+    doit(
+        "xacro_not_expanded",
+        URDF,
+        replace(
+            URDF, "</robot>", '<xacro:include filename="$(find abb)/urdf/macro.xacro"/>\n</robot>'
+        ),
+        "xacro-include",
+    ),
     doit("mesh_is_symlink", URDF, link_outside(f"{ABB}/meshes/link_1.stl"), "mesh-link-outside"),
     doit("mesh_is_symlink", URDF, dangling(f"{ABB}/meshes/link_1.stl"), "mesh-dangling-link"),
     doit("symlink_refused", CONFIG, dangling(CONFIG), "config-dangling-link"),

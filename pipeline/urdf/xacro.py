@@ -1,0 +1,62 @@
+"""A URDF that is still xacro source: macros, includes and `${...}` no URDF reader expands.
+
+ROS packages ship most arms as `.urdf.xacro`. Copied in unexpanded, such a file has its links
+inside an `<xacro:macro>` and its numbers as `${pi/2}`: read as URDF it has no link at all, or
+dozens of numbers that are not numbers. One finding names the cause instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree
+
+from pipeline.findings import Finding
+from pipeline.strict_xml import source_line
+
+# the namespace xacro declares, in both spellings its documentation has used
+XACRO_NAMESPACES = frozenset({"http://ros.org/wiki/xacro", "http://www.ros.org/wiki/xacro"})
+# xacro's property substitution and its substitution arguments ($(find pkg), $(arg x)...)
+_SUBSTITUTIONS = ("${", "$(")
+
+
+def xacro_findings(root: etree._Element, display: str, model_id: str) -> list[Finding]:
+    """One finding when the URDF holds xacro elements or substitutions, else none."""
+    elements = [
+        node
+        for node in root.iter()
+        if isinstance(node.tag, str) and etree.QName(node).namespace in XACRO_NAMESPACES
+    ]
+    substituted = [
+        (node, str(name), str(value))
+        for node in root.iter()
+        if isinstance(node.tag, str) and etree.QName(node).namespace not in XACRO_NAMESPACES
+        for name, value in node.attrib.items()
+        if any(mark in str(value) for mark in _SUBSTITUTIONS)
+    ]
+    if not elements and not substituted:
+        return []
+    held = []
+    if elements:
+        first = f"<{elements[0].prefix or 'xacro'}:{etree.QName(elements[0]).localname}>"
+        held.append(_count(elements, "xacro element", first))
+    if substituted:
+        node, name, value = substituted[0]
+        first = f"{name}={value[:40]!r} in <{etree.QName(node).localname}>"
+        held.append(_count(substituted, "${...} or $(...) substitution", first))
+    lines = [source_line(n) for n in elements[:1]] + [source_line(n) for n, _, _ in substituted[:1]]
+    return [
+        Finding(
+            "xacro_not_expanded",
+            display,
+            str(min(lines)),
+            f"is xacro source, not URDF: it holds {' and '.join(held)}, which no URDF reader "
+            "expands",
+            f"expand it with xacro (ROS's, or `pip install xacro`): `xacro SOURCE.urdf.xacro > "
+            f"robots/{model_id}/robot.urdf`, passing its arguments as name:=value",
+        )
+    ]
+
+
+def _count(found: list[Any], what: str, first: str) -> str:
+    return f"1 {what} ({first})" if len(found) == 1 else f"{len(found)} {what}s (the first {first})"

@@ -1,0 +1,89 @@
+"""A URDF that is still xacro source: xacro_not_expanded, alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.description import read_urdf_sources
+from pipeline.findings import ContractError
+from tests.test_urdf import break_urdf
+
+ABB = "robots/abb_irb2400"
+ROOT = (
+    '<robot xmlns:xacro="http://ros.org/wiki/xacro" '
+    'xmlns:tesseract="https://github.com/tesseract-robotics/tesseract" name="abb_irb2400" '
+    'tesseract:make_convex="true">'
+)
+FIRST_LINK = '<link name="base_link">'
+J2_ORIGIN = '<origin rpy="0 0 0" xyz="0.1 0 0.615"/>'
+L1_MESH = 'filename="package://abb_irb2400/meshes/link_1.stl"'
+END = "</robot>"
+
+# (case, edits, the text on the line the finding names, a part of its message)
+CASES = [
+    # the links and joints inside a macro, as ROS-Industrial's irb140_macro.xacro holds them:
+    # read as URDF it has no link (no_links, which hid the cause)
+    (
+        "macro",
+        [
+            (FIRST_LINK, '<xacro:macro name="abb" params="prefix">\n  ' + FIRST_LINK),
+            (END, "</xacro:macro>\n" + END),
+        ],
+        '<xacro:macro name="abb" params="prefix">',
+        "1 xacro element (<xacro:macro>)",
+    ),
+    # the other spelling of the namespace, a property and its use: not invalid_number
+    (
+        "property-www-namespace",
+        [
+            (ROOT, ROOT.replace("http://ros.org/wiki/xacro", "http://www.ros.org/wiki/xacro")),
+            (FIRST_LINK, '<xacro:property name="pi" value="3.14159"/>\n  ' + FIRST_LINK),
+            (J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="0 ${pi/2} 0"')),
+        ],
+        '<xacro:property name="pi" value="3.14159"/>',
+        "and 1 ${...} or $(...) substitution (rpy='0 ${pi/2} 0' in <origin>)",
+    ),
+    # a substitution argument left in a mesh URI, no xacro element: not mesh_uri_not_package
+    (
+        "find-in-mesh-uri",
+        [(L1_MESH, 'filename="$(find abb_irb2400)/meshes/link_1.stl"')],
+        "$(find abb_irb2400)/meshes/link_1.stl",
+        "1 ${...} or $(...) substitution (filename='$(find abb_irb2400)/meshes/link_1.stl' in "
+        "<mesh>)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "edits", "line", "message"), CASES, ids=[c[0] for c in CASES])
+def test_xacro_not_expanded_is_the_one_finding(
+    repo: Path, case: str, edits: list[tuple[str, str]], line: str, message: str
+) -> None:
+    break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    (finding,) = exc.value.findings
+    assert (finding.code, finding.file) == ("xacro_not_expanded", f"{ABB}/robot.urdf")
+    text = (repo / ABB / "robot.urdf").read_text().splitlines()
+    assert line in text[int(finding.place) - 1]
+    assert message in finding.message
+    assert "xacro SOURCE.urdf.xacro > robots/abb_irb2400/robot.urdf" in finding.hint
+
+
+def test_an_expanded_urdf_that_declares_the_namespace_passes(repo: Path) -> None:
+    """xacro's output of the shipped URDF keeps `xmlns:xacro` on <robot>: that is no xacro."""
+    assert 'xmlns:xacro="http://ros.org/wiki/xacro"' in (repo / ABB / "robot.urdf").read_text()
+    codes = [w.code for w in read_urdf_sources(repo, "abb_irb2400").warnings]
+    assert "xacro_not_expanded" not in codes
+
+
+def test_validate_prints_one_line_for_a_macro_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_urdf(repo, CASES[0][1])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{ABB}/robot.urdf:31: xacro_not_expanded: ")
