@@ -217,7 +217,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_template(args: argparse.Namespace) -> int:
-    """Print an annotated template, byte for byte."""
+    """Print an annotated template, byte for byte, or a first srdf.py written from a URDF."""
+    if (args.name == "srdf") != (args.model is not None):
+        message, hint = (
+            ("srdf needs the model id of the robot to write it for", "pass MODEL_ID")
+            if args.name == "srdf"
+            else (f"the {args.name} template takes no model id", f"pipeline template {args.name}")
+        )
+        raise ContractError([Finding("usage_error", "pipeline template", "", message, hint)])
+    if args.name == "srdf":
+        from pipeline.srdf.starter import starter_source
+        from pipeline.urdf import load_robot
+
+        root = repository_root()
+        check_model_ids([args.model])
+        robot = load_robot(root / "robots" / args.model, root)
+        sys.stdout.write(starter_source(robot, args.model))
+        return 0
     from pipeline.schemas import template_bytes
 
     sys.stdout.write(template_bytes(args.name).decode("utf-8"))
@@ -306,9 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     template = sub.add_parser("template", help="print an annotated template")
     template.add_argument(
         "name",
-        choices=("robot", "config"),
-        help="robot: of rtcore_definition.json; config: of config.json",
+        choices=("robot", "config", "srdf"),
+        help="robot: of rtcore_definition.json; config: of config.json; srdf: a first srdf.py "
+        "written from robots/MODEL_ID/robot.urdf",
     )
+    template.add_argument("model", nargs="?", metavar="MODEL_ID", help="the robot, for srdf")
     template.set_defaults(run=cmd_template)
 
     from pipeline.cellcli import add_parsers as add_cells

@@ -1,0 +1,150 @@
+"""A first `srdf.py` for a robot, written from its URDF: `pipeline template srdf MODEL_ID`.
+
+It holds what the URDF alone tells: the chain from the root link to the link reached through
+the most joints, a home pose of that chain's joints, and the pairs of links joined by a joint
+(their collision geometry touches where they meet). Which pairs can never touch, named TCPs and
+other groups need the robot's engineer, and the file says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from pipeline.urdf import Joint, Robot
+
+
+def starter_source(robot: Robot, model_id: str) -> str:
+    """The text of a `srdf.py` whose `gen_srdf()` passes the SRDF rules against `robot`."""
+    root = robot.root()
+    tip, chain = _arm(robot, root)
+    home = {j.name: _home_value(j) for j in chain if _movable(j)}
+    adjacent = _adjacent_pairs(robot)
+    virtual = root != "world"  # a URDF rooted at a link named world needs no joint to it
+    return "".join(
+        [
+            f'"""Semantic description of {model_id}: a first version, written from its URDF by\n'
+            f"`pipeline template srdf {model_id}`.\n\n"
+            "Check each part against the robot before a planner uses it: the chain's tip (the\n"
+            "flange, a hand or a TCP frame), the home pose, and the allowed collisions.\n"
+            '"""\n\n'
+            "import xml.etree.ElementTree as ET\n\n"
+            f"ROBOT = {_text(robot.name)}\n\n"
+            "# The manipulator group: the chain from the root link to the link reached through\n"
+            "# the most movable joints, or to where the way there forks into branches that move\n"
+            "# (a hand, whose fingers are another group).\n"
+            f"BASE_LINK = {_text(root)}\n"
+            f"TIP_LINK = {_text(tip)}\n\n"
+            "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
+            "# 0, or the limit nearest 0 where 0 is outside the limits. Mimic joints follow.\n"
+            "HOME = {\n",
+            "".join(f"    {_text(name)}: {value!r},\n" for name, value in home.items()),
+            "}\n\n"
+            "# Links joined by a joint (through links without collision geometry) touch where\n"
+            '# they meet. Add the pairs that can never touch (reason "Never") once measured: the\n'
+            "# planner checks every pair not listed here.\n"
+            "ADJACENT = [\n",
+            "".join(f"    ({_text(a)}, {_text(b)}),\n" for a, b in adjacent),
+            ']\n\n\ndef gen_srdf():\n    robot = ET.Element("robot", {"name": ROBOT})\n',
+            (
+                "    fixed_base = {\n"
+                '        "name": "fixed_base",\n'
+                '        "type": "fixed",\n'
+                '        "parent_frame": "world",\n'
+                '        "child_link": BASE_LINK,\n'
+                "    }\n"
+                '    ET.SubElement(robot, "virtual_joint", fixed_base)\n'
+                if virtual
+                else ""
+            ),
+            '    group = ET.SubElement(robot, "group", {"name": "manipulator"})\n'
+            '    ET.SubElement(group, "chain", {"base_link": BASE_LINK, "tip_link": TIP_LINK})\n',
+            (
+                '    home = ET.SubElement(robot, "group_state", {"name": "home", '
+                '"group": "manipulator"})\n'
+                "    for joint, value in HOME.items():\n"
+                '        ET.SubElement(home, "joint", {"name": joint, "value": repr(value)})\n'
+                if home
+                else ""
+            ),
+            "    for link1, link2 in ADJACENT:\n"
+            '        pair = {"link1": link1, "link2": link2, "reason": "Adjacent"}\n'
+            '        ET.SubElement(robot, "disable_collisions", pair)\n'
+            '    return {"xml": robot, "urdf": "robot.urdf"}\n',
+        ]
+    )
+
+
+def _arm(robot: Robot, root: str) -> tuple[str, list[Joint]]:
+    """The arm's tip and the joints from the root to it: the leaf reached through the most
+    movable joints, or where the way to it first forks into branches that each move (a hand's
+    fingers), when movable joints lead there."""
+    below: dict[str, list[Joint]] = {}
+    for joint in robot.joints:
+        below.setdefault(joint.parent, []).append(joint)
+    leaf, path = _deepest(below, root)
+    for at, joint in enumerate(path):
+        moving = [j for j in below.get(joint.parent, []) if _moves(below, j)]
+        if len(moving) >= 2 and any(_movable(j) for j in path[:at]):
+            return joint.parent, path[:at]
+    return leaf, path
+
+
+def _movable(joint: Joint) -> bool:
+    return joint.type != "fixed" and joint.mimic is None
+
+
+def _moves(below: dict[str, list[Joint]], joint: Joint) -> bool:
+    """Whether the joint or any joint below it moves (a mimic joint too: a finger that
+    follows another is a finger)."""
+    return joint.type != "fixed" or any(_moves(below, j) for j in below.get(joint.child, []))
+
+
+def _deepest(below: dict[str, list[Joint]], root: str) -> tuple[str, list[Joint]]:
+    """The leaf reached through the most movable joints (then the most joints), first in the
+    URDF's order on a tie, and the joints from the root to it."""
+    best: tuple[int, int] = (-1, -1)
+    found: tuple[str, list[Joint]] = (root, [])
+    stack: list[tuple[str, list[Joint]]] = [(root, [])]
+    while stack:
+        link, path = stack.pop()
+        children = below.get(link, [])
+        if not children:
+            movable = sum(1 for j in path if _movable(j))
+            if (movable, len(path)) > best:
+                best, found = (movable, len(path)), (link, path)
+        # reversed, so that the first child in the URDF is walked first and wins a tie
+        stack.extend((j.child, [*path, j]) for j in reversed(children))
+    return found
+
+
+def _home_value(joint: Joint) -> float:
+    """0, or the limit nearest it where the limits exclude 0."""
+    lower = joint.limit.lower if joint.limit is not None else None
+    upper = joint.limit.upper if joint.limit is not None else None
+    value = 0.0
+    if lower is not None and math.isfinite(lower):
+        value = max(value, lower)
+    if upper is not None and math.isfinite(upper):
+        value = min(value, upper)
+    return value
+
+
+def _adjacent_pairs(robot: Robot) -> list[tuple[str, str]]:
+    """Each link with collision geometry and the nearest link above it that has some."""
+    collided = {link.name for link in robot.links if link.collisions}
+    pairs = []
+    for link in robot.links:
+        if link.name not in collided:
+            continue
+        above = robot.parent_joint(link.name)
+        while above is not None and above.parent not in collided:
+            above = robot.parent_joint(above.parent)
+        if above is not None:
+            pairs.append((above.parent, link.name))
+    return pairs
+
+
+def _text(value: str) -> str:
+    """A Python string literal of `value` (JSON's escapes are Python's)."""
+    return json.dumps(value)

@@ -1,0 +1,134 @@
+"""`pipeline template srdf MODEL_ID`: a first srdf.py from the URDF, which the SRDF rules pass."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from pipeline.cli import main
+from pipeline.srdf import compile_srdf
+from tests.test_urdf import break_urdf
+
+ABB = "robots/abb_irb2400"
+ABB_ARM = [f"joint_{i}" for i in range(1, 7)]
+IIWA_ARM = [f"joint_a{i}" for i in range(1, 8)]
+J2_LIMIT = '<limit effort="0" lower="-1.7453" upper="1.9199" velocity="2.618"/>'
+BOX = '<collision><geometry><box size="0.05 0.02 0.08"/></geometry></collision>'
+# a two-finger hand under tool0, as a Panda's: one prismatic finger and one that mimics it
+HAND = f"""
+  <link name="hand">{BOX}</link>
+  <link name="finger_left">{BOX}</link>
+  <link name="finger_right">{BOX}</link>
+  <joint name="tool0-hand" type="fixed"><parent link="tool0"/><child link="hand"/></joint>
+  <joint name="finger_joint1" type="prismatic">
+    <parent link="hand"/><child link="finger_left"/><axis xyz="0 1 0"/>
+    <limit effort="20" lower="0" upper="0.04" velocity="0.2"/>
+  </joint>
+  <joint name="finger_joint2" type="prismatic">
+    <parent link="hand"/><child link="finger_right"/><axis xyz="0 -1 0"/>
+    <limit effort="20" lower="0" upper="0.04" velocity="0.2"/><mimic joint="finger_joint1"/>
+  </joint>
+</robot>"""
+
+
+def _written(
+    repo: Path, model_id: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> etree._Element:
+    """Write the starter as the robot's srdf.py and compile it; the SRDF's root."""
+    monkeypatch.chdir(repo)
+    assert main(["template", "srdf", model_id]) == 0
+    source = repo / "robots" / model_id / "srdf.py"
+    source.write_text(capsys.readouterr().out)
+    return etree.fromstring(compile_srdf(source, repo / "out.srdf", repo))
+
+
+def _summary(srdf: etree._Element) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    chain = [(c.get("base_link"), c.get("tip_link")) for c in srdf.iter("chain")]
+    home = [j.get("name") for j in srdf.iterfind("group_state/joint")]
+    pairs = [(d.get("link1"), d.get("link2")) for d in srdf.iter("disable_collisions")]
+    return [f"{base}->{tip}" for base, tip in chain], home, pairs
+
+
+@pytest.mark.parametrize(
+    ("model_id", "arm", "last"),
+    [("abb_irb2400", ABB_ARM, "link_6"), ("lbr_iiwa_14_r820", IIWA_ARM, "link_7")],
+)
+def test_the_shipped_robots_starter_passes_the_srdf_rules(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    model_id: str,
+    arm: list[str],
+    last: str,
+) -> None:
+    chain, home, pairs = _summary(_written(repo, model_id, monkeypatch, capsys))
+    assert chain == ["base_link->tool0"]
+    assert home == arm
+    links = ["base_link", *(f"link_{i}" for i in range(1, len(arm) + 1))]
+    assert pairs == list(itertools.pairwise(links)) and pairs[-1][1] == last
+
+
+def test_a_hand_ends_the_chain_and_its_fingers_stay_out_of_the_home_pose(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_urdf(repo, [("</robot>", HAND)])
+    chain, home, pairs = _summary(_written(repo, "abb_irb2400", monkeypatch, capsys))
+    # the way to the deepest finger forks at the hand into two moving fingers
+    assert chain == ["base_link->hand"] and home == ABB_ARM
+    # tool0 has no collision geometry: the hand touches link_6 through it
+    assert pairs[-3:] == [("link_6", "hand"), ("hand", "finger_left"), ("hand", "finger_right")]
+
+
+def test_a_joint_whose_limits_exclude_0_is_at_its_nearest_limit(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_urdf(repo, [(J2_LIMIT, J2_LIMIT.replace('lower="-1.7453"', 'lower="0.25"'))])
+    srdf = _written(repo, "abb_irb2400", monkeypatch, capsys)
+    values = {j.get("name"): j.get("value") for j in srdf.iterfind("group_state/joint")}
+    assert values["joint_2"] == "0.25" and values["joint_1"] == "0.0"
+
+
+def test_a_root_link_named_world_gets_no_virtual_joint(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gym-ignition's Panda and pybullet's xarm root their URDF at a `world` link."""
+    world = '<link name="world"/>\n  <joint name="world-base" type="fixed">'
+    world += '<parent link="world"/><child link="base_link"/></joint>\n</robot>'
+    break_urdf(repo, [("</robot>", world)])
+    srdf = _written(repo, "abb_irb2400", monkeypatch, capsys)
+    assert srdf.find("virtual_joint") is None
+    assert _summary(srdf)[0] == ["world->tool0"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["template", "srdf"], "srdf needs the model id of the robot to write it for"),
+        (["template", "config", "abb_irb2400"], "the config template takes no model id"),
+    ],
+)
+def test_usage_error_a_model_id_missing_or_not_taken(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(repo)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"pipeline template: usage_error: {message}; " + (
+        "pass MODEL_ID\n" if argv[1] == "srdf" else "pipeline template config\n"
+    )
+
+
+def test_a_robot_whose_urdf_is_refused_gets_no_starter(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_urdf(repo, [(J2_LIMIT, J2_LIMIT.replace('upper="1.9199"', 'upper="x"'))])
+    monkeypatch.chdir(repo)
+    assert main(["template", "srdf", "abb_irb2400"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"{ABB}/robot.urdf:") and ": invalid_number: " in err
