@@ -84,6 +84,18 @@ CASES = [
         ['quat_xyzw="0 0 0 1"'],
         ["an <origin> reads xyz and rpy only"],
     ),
+    (
+        "unknown_element-collision-in-robot",
+        [
+            (
+                "</robot>",
+                '  <collision><geometry><box size="1 1 1"/></geometry></collision>\n</robot>',
+            )
+        ],
+        ["unknown_element"],
+        ["<collision>"],
+        ["move it into a <link>"],
+    ),
     # simulator extensions, as pybullet_data and gym-ignition's URDFs hold them: no slip of a
     # URDF name and no URDF tag out of place (the shipped base_link already holds a <material>
     # in its <collision>)
@@ -158,3 +170,20 @@ def test_validate_prints_the_slip_and_passes(
         f"{ABB}/robot.urdf:61: unknown_element: <collision> holds <orgin>, which URDF readers "
         "ignore; did you mean <origin>? rename it (warning)\n"
     )
+
+
+def test_a_misspelt_joint_is_named_beside_the_tree_it_breaks(repo: Path) -> None:
+    """`<jiont>`: tool0 then hangs from nothing, an error; the warning says why."""
+    tool0 = '<joint name="joint_6-tool0" type="fixed">'
+    break_urdf(
+        repo,
+        [
+            (tool0, tool0.replace("<joint", "<jiont")),
+            ("  </joint>\n  <!-- end", "  </jiont>\n  <!-- end"),
+        ],
+    )
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    found = {f.code: f for f in exc.value.findings}
+    assert "not_single_rooted" in found
+    assert found["unknown_element"].hint == "did you mean <joint>? rename it"

@@ -18,6 +18,8 @@ from pipeline.strict_xml import source_line
 
 # What each element of the URDF schema holds, as every URDF reader reads it.
 URDF_CHILDREN: dict[str, tuple[str, ...]] = {
+    # with the extensions URDFs hold beside links and joints (Gazebo's, iCub's sensors)
+    "robot": ("link", "joint", "material", "transmission", "gazebo", "sensor"),
     "link": ("visual", "collision", "inertial"),
     "joint": (
         "origin",
@@ -71,6 +73,8 @@ _HOME = {
     "inertial": "a <link>",
     "mass": "the link's <inertial>",
     "inertia": "the link's <inertial>",
+    "link": "the <robot>",
+    "joint": "the <robot>",
     **{tag: "a <joint>" for tag in URDF_CHILDREN["joint"][1:]},
     **{shape: "the <geometry> of a <visual> or <collision>" for shape in _PLACING - {"origin"}},
 }
@@ -81,7 +85,7 @@ _HELD = {**URDF_CHILDREN, "geometry": ("mesh", "box", "cylinder", "sphere")}
 
 def unknown_findings(root: etree._Element, display: str) -> list[Finding]:
     """A warning per misspelt or misplaced tag or attribute in the URDF's own elements."""
-    out = []
+    out = _child_findings(root, display)
     for node in _urdf_elements(root):
         out += _child_findings(node, display) + _attribute_findings(node, display)
     return out
