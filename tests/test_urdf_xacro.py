@@ -46,6 +46,17 @@ CASES = [
         '<xacro:property name="pi" value="3.14159"/>',
         "and 1 ${...} or $(...) substitution (rpy='0 ${pi/2} 0' in <origin>)",
     ),
+    # the spelling of rtb-data's KUKA xacros, an include with no substitution: xacro goes by
+    # the xacro: prefix, and so does this check
+    (
+        "include-wiki-namespace",
+        [
+            (ROOT, ROOT.replace("http://ros.org/wiki/xacro", "http://wiki.ros.org/xacro")),
+            (END, '<xacro:include filename="kr16_2_macro.xacro"/>\n' + END),
+        ],
+        '<xacro:include filename="kr16_2_macro.xacro"/>',
+        "1 xacro element (<xacro:include>)",
+    ),
     # a substitution argument left in a mesh URI, no xacro element: not mesh_uri_not_package
     (
         "find-in-mesh-uri",

@@ -14,23 +14,21 @@ from lxml import etree
 from pipeline.findings import Finding
 from pipeline.strict_xml import source_line
 
-# the namespace xacro declares, in both spellings its documentation has used
-XACRO_NAMESPACES = frozenset({"http://ros.org/wiki/xacro", "http://www.ros.org/wiki/xacro"})
+# the namespace xacro declares, in the spellings its documentation and packages use
+XACRO_NAMESPACES = frozenset(
+    {"http://ros.org/wiki/xacro", "http://www.ros.org/wiki/xacro", "http://wiki.ros.org/xacro"}
+)
 # xacro's property substitution and its substitution arguments ($(find pkg), $(arg x)...)
 _SUBSTITUTIONS = ("${", "$(")
 
 
 def xacro_findings(root: etree._Element, display: str, model_id: str) -> list[Finding]:
     """One finding when the URDF holds xacro elements or substitutions, else none."""
-    elements = [
-        node
-        for node in root.iter()
-        if isinstance(node.tag, str) and etree.QName(node).namespace in XACRO_NAMESPACES
-    ]
+    elements = [node for node in root.iter() if _is_xacro(node)]
     substituted = [
         (node, str(name), str(value))
         for node in root.iter()
-        if isinstance(node.tag, str) and etree.QName(node).namespace not in XACRO_NAMESPACES
+        if isinstance(node.tag, str) and not _is_xacro(node)
         for name, value in node.attrib.items()
         if any(mark in str(value) for mark in _SUBSTITUTIONS)
     ]
@@ -56,6 +54,13 @@ def xacro_findings(root: etree._Element, display: str, model_id: str) -> list[Fi
             f"robots/{model_id}/robot.urdf`, passing its arguments as name:=value",
         )
     ]
+
+
+def _is_xacro(node: etree._Element) -> bool:
+    """An element of xacro's: xacro itself goes by the `xacro:` prefix, whatever its URI."""
+    if not isinstance(node.tag, str):
+        return False
+    return node.prefix == "xacro" or etree.QName(node).namespace in XACRO_NAMESPACES
 
 
 def _count(found: list[Any], what: str, first: str) -> str:
