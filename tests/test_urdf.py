@@ -1136,3 +1136,59 @@ def test_file_unreadable_meshes_folder_this_user_cannot_search_is_not_mesh_missi
     assert found[0].place.isdigit()
     assert "cannot be looked up (Permission denied)" in found[0].message
     assert found[0].hint.startswith("give the user who builds read and search permission")
+
+
+@pytest.mark.parametrize(
+    ("uri", "example"),
+    [
+        # rtb-data's KUKA KR16 as xacro expands it: the path below its own meshes/ folder
+        (
+            "package://kuka_kr16_support/meshes/kr16_2/collision/kr_link_1.stl",
+            " (package://abb_irb2400/meshes/kr16_2/collision/kr_link_1.stl for "
+            "meshes/kr16_2/collision/kr_link_1.stl)",
+        ),
+        # meshes/ holds link_1.stl: the fix names that file
+        (
+            "package://kuka_kr16_support/meshes/kr16_2/collision/link_1.stl",
+            " (package://abb_irb2400/meshes/link_1.stl for meshes/link_1.stl)",
+        ),
+        (
+            "file:///home/me/cad/link_1.STL",
+            " (package://abb_irb2400/meshes/link_1.STL for meshes/link_1.STL)",
+        ),
+        # no mesh file named, or one that would leave meshes/: no example
+        ("/etc/passwd", ""),
+        ("package://other/meshes/../../secret.stl", ""),
+    ],
+    ids=["other-package", "other-package-file-there", "file-uri", "not-a-mesh", "leaving"],
+)
+def test_mesh_uri_not_package_fix_gives_the_uri_to_write(
+    repo: Path, uri: str, example: str
+) -> None:
+    break_urdf(repo, [(L1_MESH, uri)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    (finding,) = [f for f in exc.value.findings if f.code == "mesh_uri_not_package"]
+    assert finding.hint == (
+        "put the mesh in meshes/ and name it package://abb_irb2400/meshes/<file>" + example
+    )
+
+
+def test_mesh_uri_not_package_fix_names_the_file_meshes_holds(repo: Path) -> None:
+    """The UR5 of docs/robots.md: meshes copied in from below ur5/, so the URI's path below
+    its meshes/ (ur5/...) is one folder too deep; the fix names the file that is there."""
+    (repo / ABB / "meshes" / "collision").mkdir()
+    (repo / ABB / "meshes" / "link_1.stl").rename(repo / ABB / "meshes" / "collision" / "l1.stl")
+    long = "x" * 300 + "/l1.stl"  # too long a name for the system: no example, no traceback
+    for uri, example in [
+        ("package://erd/robots/ur/meshes/ur5/collision/l1.stl", "collision/l1.stl"),
+        (f"package://erd/meshes/{long}", long),
+    ]:
+        path = repo / ABB / "robot.urdf"
+        text = (REPO / ABB / "robot.urdf").read_text()
+        path.write_text(text.replace(L1_MESH, uri, 1))
+        with pytest.raises(ContractError) as exc:
+            load_robot(repo / ABB, repo)
+        (finding,) = [f for f in exc.value.findings if f.code == "mesh_uri_not_package"]
+        want = f" (package://abb_irb2400/meshes/{example} for meshes/{example})"
+        assert finding.hint.endswith(want)

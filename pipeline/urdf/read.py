@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from pathlib import PurePosixPath
+from collections.abc import Callable
 
 from lxml import etree
 
 from pipeline.findings import ContractError, Finding
-from pipeline.sourcenames import ignored_part
 from pipeline.strict_xml import NUMBER, parse_xml, source_line
 from pipeline.urdf.extras import extra_findings
+from pipeline.urdf.meshuri import mesh_uri_path
 from pipeline.urdf.model import (
     Box,
     Collision,
@@ -47,9 +47,12 @@ _UNDER = {"link": "robot", "joint": "robot", "visual": "link", "collision": "lin
 class _Reader:
     """Collects findings while turning URDF XML into the model."""
 
-    def __init__(self, display: str, model_id: str) -> None:
+    def __init__(
+        self, display: str, model_id: str, in_meshes: Callable[[str], bool] | None
+    ) -> None:
         self.display = display
         self.model_id = model_id
+        self.in_meshes = in_meshes
         self.findings: list[Finding] = []
 
     def add(self, code: str, line: int | None, message: str, hint: str) -> None:
@@ -126,36 +129,10 @@ class _Reader:
         return Origin(_vec3(xyz), _vec3(rpy))
 
     def mesh_path(self, node: etree._Element, filename: str) -> str | None:
-        prefix = f"package://{self.model_id}/meshes/"
-        if not filename.startswith(prefix):
-            self.add(
-                "mesh_uri_not_package",
-                source_line(node),
-                f"mesh URI {filename!r} is not package://{self.model_id}/meshes/<file>",
-                f"put the mesh in meshes/ and name it {prefix}<file>",
-            )
-            return None
-        rest = filename[len(prefix) :]
-        parts = rest.split("/")
-        if "\\" in rest or any(part in ("", ".", "..") for part in parts):
-            self.add(
-                "mesh_uri_outside_meshes",
-                source_line(node),
-                f"mesh URI {filename!r} can leave meshes/ or has an empty segment",
-                "name a file inside meshes/ without '..', '.', '\\' or '//'",
-            )
-            return None
-        odd = ignored_part(rest)
-        if odd is not None:
-            self.add(
-                "ignored_file_name",
-                source_line(node),
-                f"mesh URI {filename!r} names {odd!r}, which the build never reads as a source "
-                "(a hidden file, an editor's backup or lock, or OS metadata)",
-                "rename the mesh file to a plain name and name that",
-            )
-            return None
-        return str(PurePosixPath("meshes", *parts))
+        path, problem = mesh_uri_path(filename, self.model_id, self.in_meshes)
+        if problem is not None:
+            self.add(problem[0], source_line(node), problem[1], problem[2])
+        return path
 
     def geometry(self, parent: etree._Element) -> Geometry | None:
         holder = parent.find("geometry")
@@ -350,10 +327,13 @@ def _vec3(values: tuple[float, ...] | None) -> Vec3:
     return (values[0], values[1], values[2])
 
 
-def parse_urdf(data: bytes, display: str, model_id: str) -> tuple[Robot, list[Finding]]:
-    """Parse URDF bytes into the model, with the findings met while reading."""
+def parse_urdf(
+    data: bytes, display: str, model_id: str, in_meshes: Callable[[str], bool] | None = None
+) -> tuple[Robot, list[Finding]]:
+    """Parse URDF bytes into the model, with the findings met while reading; `in_meshes` tells
+    whether the robot's meshes/ holds a path, for the fix of a mesh URI of another package."""
     root = parse_xml(data, display)
-    reader = _Reader(display, model_id)
+    reader = _Reader(display, model_id, in_meshes)
     if root.tag != "robot":
         raise ContractError(
             [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -254,9 +254,22 @@ def robot_findings(folder: Path, display_root: Path) -> UrdfFindings:
     path = folder / "robot.urdf"
     display = display_path(path, display_root)
     require_source(folder, "robot.urdf", display)
-    robot, findings = parse_urdf(read_bytes(path, display, XML_LIMIT), display, folder.name)
+    data = read_bytes(path, display, XML_LIMIT)
+    robot, findings = parse_urdf(data, display, folder.name, _in_meshes(folder / "meshes"))
     meshes, refused = mesh_file_findings(robot, folder)
     return UrdfFindings(robot, (*findings, *check_rules(robot)), tuple(meshes), frozenset(refused))
+
+
+def _in_meshes(meshes: Path) -> Callable[[str], bool]:
+    """Whether meshes/ holds a file at a relative path (a name too long for the system is not)."""
+
+    def holds(path: str) -> bool:
+        try:
+            return (meshes / path).is_file()
+        except (OSError, ValueError):
+            return False
+
+    return holds
 
 
 def display_path(path: Path, root: Path) -> str:
