@@ -132,3 +132,27 @@ def test_a_robot_whose_urdf_is_refused_gets_no_starter(
     assert main(["template", "srdf", "abb_irb2400"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(f"{ABB}/robot.urdf:") and ": invalid_number: " in err
+
+
+def _branch(parent: str, count: int) -> str:
+    """A second arm of `count` revolute joints hanging from `parent`."""
+    links, joints, above = [], [], parent
+    for i in range(1, count + 1):
+        links.append(f'<link name="arm2_{i}">{BOX}</link>')
+        joints.append(
+            f'<joint name="arm2_j{i}" type="revolute"><parent link="{above}"/>'
+            f'<child link="arm2_{i}"/><axis xyz="0 0 1"/>'
+            '<limit effort="1" lower="-1" upper="1" velocity="1"/></joint>'
+        )
+        above = f"arm2_{i}"
+    return "\n  ".join(links + joints)
+
+
+def test_a_fork_into_long_branches_is_not_a_hand(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """link_1 forks into the arm (5 joints on) and a second arm of 4, as a mobile manipulator's
+    torso forks into arms and a head: the chain goes on down the deeper arm."""
+    break_urdf(repo, [("</robot>", _branch("link_1", 4) + "\n</robot>")])
+    chain, home, _ = _summary(_written(repo, "abb_irb2400", monkeypatch, capsys))
+    assert chain == ["base_link->tool0"] and home == ABB_ARM

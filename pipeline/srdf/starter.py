@@ -31,8 +31,8 @@ def starter_source(robot: Robot, model_id: str) -> str:
             "import xml.etree.ElementTree as ET\n\n"
             f"ROBOT = {_text(robot.name)}\n\n"
             "# The manipulator group: the chain from the root link to the link reached through\n"
-            "# the most movable joints, or to where the way there forks into branches that move\n"
-            "# (a hand, whose fingers are another group).\n"
+            "# the most movable joints, or to where the way there forks into short branches that\n"
+            "# move (a hand, whose fingers are another group).\n"
             f"BASE_LINK = {_text(root)}\n"
             f"TIP_LINK = {_text(tip)}\n\n"
             "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
@@ -75,17 +75,23 @@ def starter_source(robot: Robot, model_id: str) -> str:
     )
 
 
+# A branch of at most this many moving joints is a finger; a longer one an arm or a leg.
+HAND_DEPTH = 3
+
+
 def _arm(robot: Robot, root: str) -> tuple[str, list[Joint]]:
     """The arm's tip and the joints from the root to it: the leaf reached through the most
-    movable joints, or where the way to it first forks into branches that each move (a hand's
-    fingers), when movable joints lead there."""
+    movable joints, or where the way to it first forks into two or more moving branches of at
+    most HAND_DEPTH joints (a hand's fingers), when movable joints lead there."""
     below: dict[str, list[Joint]] = {}
     for joint in robot.joints:
         below.setdefault(joint.parent, []).append(joint)
     leaf, path = _deepest(below, root)
     for at, joint in enumerate(path):
-        moving = [j for j in below.get(joint.parent, []) if _moves(below, j)]
-        if len(moving) >= 2 and any(_movable(j) for j in path[:at]):
+        depths = [_depth(below, j) for j in below.get(joint.parent, [])]
+        moving = [d for d in depths if d > 0]
+        hand = len(moving) >= 2 and max(moving) <= HAND_DEPTH
+        if hand and any(_movable(j) for j in path[:at]):
             return joint.parent, path[:at]
     return leaf, path
 
@@ -94,10 +100,11 @@ def _movable(joint: Joint) -> bool:
     return joint.type != "fixed" and joint.mimic is None
 
 
-def _moves(below: dict[str, list[Joint]], joint: Joint) -> bool:
-    """Whether the joint or any joint below it moves (a mimic joint too: a finger that
-    follows another is a finger)."""
-    return joint.type != "fixed" or any(_moves(below, j) for j in below.get(joint.child, []))
+def _depth(below: dict[str, list[Joint]], joint: Joint) -> int:
+    """The most joints that move (a mimic joint too: a finger that follows another is a
+    finger) from this one down to a leaf."""
+    own = joint.type != "fixed"
+    return own + max((_depth(below, j) for j in below.get(joint.child, [])), default=0)
 
 
 def _deepest(below: dict[str, list[Joint]], root: str) -> tuple[str, list[Joint]]:
