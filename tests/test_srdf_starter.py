@@ -10,6 +10,8 @@ from lxml import etree
 
 from pipeline.cli import main
 from pipeline.srdf import compile_srdf
+from pipeline.srdf.starter import starter_source
+from pipeline.urdf import parse_urdf
 from tests.test_urdf import break_urdf
 
 ABB = "robots/abb_irb2400"
@@ -156,3 +158,35 @@ def test_a_fork_into_long_branches_is_not_a_hand(
     break_urdf(repo, [("</robot>", _branch("link_1", 4) + "\n</robot>")])
     chain, home, _ = _summary(_written(repo, "abb_irb2400", monkeypatch, capsys))
     assert chain == ["base_link->tool0"] and home == ABB_ARM
+
+
+def _chain_urdf(count: int) -> bytes:
+    links = "".join(f'<link name="l{i}">{BOX}</link>' for i in range(count + 1))
+    joints = "".join(
+        f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+        '<axis xyz="0 0 1"/><limit effort="1" lower="-1" upper="1" velocity="1"/></joint>'
+        for i in range(1, count + 1)
+    )
+    return f'<robot name="chain">{links}{joints}</robot>'.encode()
+
+
+def test_a_chain_of_thousands_of_links_gets_its_starter() -> None:
+    """A 2,000-link serial chain is a valid URDF: the walk was recursive and raised
+    RecursionError past about 335 links."""
+    robot, findings = parse_urdf(_chain_urdf(2000), "chain.urdf", "chain")
+    assert not findings
+    text = starter_source(robot, "chain")
+    assert 'TIP_LINK = "l2000"' in text and text.count(": 0.0,\n") == 2000
+
+
+def test_a_hand_of_five_long_fingers_ends_the_chain(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TIAGo's hey5 hand: five fingers of up to six joints each, longer than HAND_DEPTH, but
+    five of them and each shorter than the arm before the palm."""
+    fingers = "\n  ".join(_branch("hand", 4).replace("arm2_", f"f{k}_") for k in range(5))
+    hand = f'<link name="hand">{BOX}</link>\n  <joint name="tool0-hand" type="fixed">'
+    hand += '<parent link="tool0"/><child link="hand"/></joint>'
+    break_urdf(repo, [("</robot>", f"{hand}\n  {fingers}\n</robot>")])
+    chain, home, _ = _summary(_written(repo, "abb_irb2400", monkeypatch, capsys))
+    assert chain == ["base_link->hand"] and home == ABB_ARM

@@ -19,7 +19,7 @@ def starter_source(robot: Robot, model_id: str) -> str:
     root = robot.root()
     tip, chain = _arm(robot, root)
     home = {j.name: _home_value(j) for j in chain if _movable(j)}
-    adjacent = _adjacent_pairs(robot)
+    adjacent = _adjacent_pairs(robot, _Tree(robot, root))
     virtual = root != "world"  # a URDF rooted at a link named world needs no joint to it
     return "".join(
         [
@@ -75,54 +75,72 @@ def starter_source(robot: Robot, model_id: str) -> str:
     )
 
 
-# A branch of at most this many moving joints is a finger; a longer one an arm or a leg.
+# A branch of at most this many moving joints is a finger; a longer one an arm or a leg, unless
+# there are at least FINGERS of them (a hand of four or five long fingers).
 HAND_DEPTH = 3
+FINGERS = 4
+
+
+class _Tree:
+    """The URDF's joints as a tree: each link's joints below it, the joint above it, and the
+    links in depth-first order from the root (children in the URDF's order)."""
+
+    def __init__(self, robot: Robot, root: str) -> None:
+        self.below: dict[str, list[Joint]] = {}
+        self.above: dict[str, Joint] = {}
+        for joint in robot.joints:
+            self.below.setdefault(joint.parent, []).append(joint)
+            self.above[joint.child] = joint
+        self.order: list[str] = []
+        stack = [root]
+        while stack:  # not recursive: a chain of thousands of links is a valid URDF
+            link = stack.pop()
+            self.order.append(link)
+            stack.extend(j.child for j in reversed(self.below.get(link, [])))
+
+    def path(self, link: str) -> list[Joint]:
+        """The joints from the root down to `link`."""
+        out = []
+        while link in self.above:
+            out.append(self.above[link])
+            link = self.above[link].parent
+        return out[::-1]
 
 
 def _arm(robot: Robot, root: str) -> tuple[str, list[Joint]]:
     """The arm's tip and the joints from the root to it: the leaf reached through the most
-    movable joints, or where the way to it first forks into two or more moving branches of at
-    most HAND_DEPTH joints (a hand's fingers), when movable joints lead there."""
-    below: dict[str, list[Joint]] = {}
-    for joint in robot.joints:
-        below.setdefault(joint.parent, []).append(joint)
-    leaf, path = _deepest(below, root)
+    movable joints (then the most joints; the first in the URDF on a tie), or where the way to
+    it first forks into two or more moving branches, each shorter than the way there, of at
+    most HAND_DEPTH joints or FINGERS or more of them (a hand)."""
+    tree = _Tree(robot, root)
+    score = {root: (0, 0)}
+    for link in tree.order[1:]:
+        joint = tree.above[link]
+        movable, count = score[joint.parent]
+        score[link] = (movable + _movable(joint), count + 1)
+    leaf = max((link for link in tree.order if not tree.below.get(link)), key=score.__getitem__)
+    # the most joints that move (a mimic joint too: a finger that follows another is a
+    # finger) from each link down to a leaf
+    depth: dict[str, int] = {}
+    for link in reversed(tree.order):
+        depth[link] = max((_branch(j, depth) for j in tree.below.get(link, [])), default=0)
+    path = tree.path(leaf)
     for at, joint in enumerate(path):
-        depths = [_depth(below, j) for j in below.get(joint.parent, [])]
-        moving = [d for d in depths if d > 0]
-        hand = len(moving) >= 2 and max(moving) <= HAND_DEPTH
-        if hand and any(_movable(j) for j in path[:at]):
+        moving = [d for d in (_branch(j, depth) for j in tree.below[joint.parent]) if d > 0]
+        before = sum(_movable(j) for j in path[:at])
+        # each branch shorter than the arm before it: a torso's arms are not fingers
+        short = bool(moving) and max(moving) < before
+        if len(moving) >= 2 and short and (max(moving) <= HAND_DEPTH or len(moving) >= FINGERS):
             return joint.parent, path[:at]
     return leaf, path
 
 
+def _branch(joint: Joint, depth: dict[str, int]) -> int:
+    return (joint.type != "fixed") + depth[joint.child]
+
+
 def _movable(joint: Joint) -> bool:
     return joint.type != "fixed" and joint.mimic is None
-
-
-def _depth(below: dict[str, list[Joint]], joint: Joint) -> int:
-    """The most joints that move (a mimic joint too: a finger that follows another is a
-    finger) from this one down to a leaf."""
-    own = joint.type != "fixed"
-    return own + max((_depth(below, j) for j in below.get(joint.child, [])), default=0)
-
-
-def _deepest(below: dict[str, list[Joint]], root: str) -> tuple[str, list[Joint]]:
-    """The leaf reached through the most movable joints (then the most joints), first in the
-    URDF's order on a tie, and the joints from the root to it."""
-    best: tuple[int, int] = (-1, -1)
-    found: tuple[str, list[Joint]] = (root, [])
-    stack: list[tuple[str, list[Joint]]] = [(root, [])]
-    while stack:
-        link, path = stack.pop()
-        children = below.get(link, [])
-        if not children:
-            movable = sum(1 for j in path if _movable(j))
-            if (movable, len(path)) > best:
-                best, found = (movable, len(path)), (link, path)
-        # reversed, so that the first child in the URDF is walked first and wins a tie
-        stack.extend((j.child, [*path, j]) for j in reversed(children))
-    return found
 
 
 def _home_value(joint: Joint) -> float:
@@ -137,19 +155,19 @@ def _home_value(joint: Joint) -> float:
     return value
 
 
-def _adjacent_pairs(robot: Robot) -> list[tuple[str, str]]:
+def _adjacent_pairs(robot: Robot, tree: _Tree) -> list[tuple[str, str]]:
     """Each link with collision geometry and the nearest link above it that has some."""
     collided = {link.name for link in robot.links if link.collisions}
-    pairs = []
-    for link in robot.links:
-        if link.name not in collided:
-            continue
-        above = robot.parent_joint(link.name)
-        while above is not None and above.parent not in collided:
-            above = robot.parent_joint(above.parent)
-        if above is not None:
-            pairs.append((above.parent, link.name))
-    return pairs
+    nearest: dict[str, str | None] = {}  # the nearest link above with collision geometry
+    for link in tree.order:
+        joint = tree.above.get(link)
+        parent = None if joint is None else joint.parent
+        nearest[link] = parent if parent is None or parent in collided else nearest[parent]
+    return [
+        (up, link.name)
+        for link in robot.links
+        if link.name in collided and (up := nearest.get(link.name)) is not None
+    ]
 
 
 def _text(value: str) -> str:
