@@ -709,6 +709,11 @@ NO_GEOMETRY_DAE = (
         # assimp: "STL: file is empty. There are no facets defined"; the ASCII one as well
         ("vis.stl", bytes(80) + bytes(4)),
         ("vis.stl", b"solid vis\r\nendsolid vis\r\n"),
+        # read by words: a solid named facet_part, one line, a facet without a vertex (each
+        # refused by Tesseract, measured; the first two were not found before)
+        ("vis.stl", b"solid facet_part\nendsolid facet_part\n"),
+        ("vis.stl", b"solid vis endsolid vis"),
+        ("vis.stl", b"solid vis\nfacet normal 0 0 1\nouter loop\nendloop\nendfacet\nendsolid vis"),
     ],
     ids=[
         "obj-empty",
@@ -718,6 +723,9 @@ NO_GEOMETRY_DAE = (
         "dae-no-geometry",
         "stl-binary-no-triangle",
         "stl-ascii-no-facet",
+        "stl-ascii-named-facet",
+        "stl-ascii-one-line",
+        "stl-ascii-facet-without-vertex",
     ],
 )
 def test_mesh_empty_visual_mesh_tesseract_cannot_load(repo: Path, name: str, data: bytes) -> None:

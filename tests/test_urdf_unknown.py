@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.description import read_urdf_sources
-from pipeline.findings import ContractError, Severity
+from pipeline.findings import ContractError, Finding, Severity
 from tests.test_urdf import break_urdf
 
 ABB = "robots/abb_irb2400"
@@ -187,3 +187,42 @@ def test_a_misspelt_joint_is_named_beside_the_tree_it_breaks(repo: Path) -> None
     found = {f.code: f for f in exc.value.findings}
     assert "not_single_rooted" in found
     assert found["unknown_element"].hint == "did you mean <joint>? rename it"
+
+
+INERTIA = 'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"'
+
+
+def _findings(repo: Path, edits: list[tuple[str, str]]) -> list[Finding]:
+    break_urdf(repo, edits)
+    try:
+        return list(read_urdf_sources(repo, "abb_irb2400").warnings)
+    except ContractError as exc:
+        return list(exc.findings)
+
+
+@pytest.mark.parametrize(
+    ("inner", "hint"),
+    [
+        # one slip from <inertial>, but a URDF tag out of place first: renaming it would not do
+        (f"<inertia {INERTIA}/>", "move it into the link's <inertial>"),
+        # iyx= beside ixx=: ixx is there already, so ixy is the one meant
+        (
+            f'<inertial><mass value="1"/><inertia {INERTIA.replace("ixy", "iyx")}/></inertial>',
+            "did you mean ixy? rename it",
+        ),
+    ],
+    ids=["inertia-in-link", "iyx-beside-ixx"],
+)
+def test_the_fix_names_what_was_meant(repo: Path, inner: str, hint: str) -> None:
+    found = _findings(repo, [('<link name="link_1">', f'<link name="link_1">\n    {inner}')])
+    assert [f.hint for f in found if f.code.startswith("unknown_")] == [hint]
+
+
+def test_a_name_thousands_of_letters_long_is_cut_short_in_the_message(repo: Path) -> None:
+    """A hostile URDF's 5,000-letter attribute: named by its first 40 letters and its length,
+    and compared with the URDF's names without filling a 5,000-row table."""
+    name = "x" * 5000
+    origin = '<origin rpy="0 0 0" xyz="0.1 0 0.615"/>'
+    found = _findings(repo, [(origin, origin.replace("/>", f' {name}="1"/>'))])
+    (warning,) = [f for f in found if f.code == "unknown_attribute"]
+    assert warning.message.startswith(f"<origin> has {'x' * 40}... (5000 characters)='1'")

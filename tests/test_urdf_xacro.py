@@ -80,7 +80,11 @@ def test_xacro_not_expanded_is_the_one_finding(
     text = (repo / ABB / "robot.urdf").read_text().splitlines()
     assert line in text[int(finding.place) - 1]
     assert message in finding.message
-    assert "xacro SOURCE.urdf.xacro > robots/abb_irb2400/robot.urdf" in finding.hint
+    # the source moved aside first: `xacro robot.urdf > robot.urdf` would empty it unread
+    assert (
+        "`mv robots/abb_irb2400/robot.urdf abb_irb2400.urdf.xacro && xacro abb_irb2400.urdf.xacro"
+        " > robots/abb_irb2400/robot.urdf`" in finding.hint
+    )
 
 
 def test_an_expanded_urdf_that_declares_the_namespace_passes(repo: Path) -> None:
@@ -98,3 +102,17 @@ def test_validate_prints_one_line_for_a_macro_file(
     assert main(["validate", "abb_irb2400"]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{ABB}/robot.urdf:31: xacro_not_expanded: ")
+
+
+def test_an_undeclared_xacro_prefix_is_xacro_not_expanded_not_invalid_xml(repo: Path) -> None:
+    """xacro finds its elements by the prefix and needs no xmlns:xacro; the XML reader refuses
+    the undeclared prefix, which said nothing of xacro."""
+    root = ROOT.replace('xmlns:xacro="http://ros.org/wiki/xacro" ', "")
+    prop = '<xacro:property name="pi" value="3.14159"/>\n  '
+    break_urdf(repo, [(ROOT, root), (FIRST_LINK, prop + FIRST_LINK)])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    (finding,) = exc.value.findings
+    assert finding.code == "xacro_not_expanded" and "not even declared" in finding.message
+    text = (repo / ABB / "robot.urdf").read_text().splitlines()
+    assert "<xacro:property" in text[int(finding.place) - 1]

@@ -54,13 +54,19 @@ def _stl_problem(data: bytes) -> tuple[str, str]:
 
 def _empty_stl(data: bytes) -> str:
     """What an STL without a triangle is ("" for any other bytes): assimp refuses both forms."""
-    if len(data) == 84 and not int.from_bytes(data[80:84], "little"):
-        return "a binary STL without a triangle"
-    text = data.removeprefix(b"\xef\xbb\xbf").strip()
-    last = text.rsplit(b"\n", 1)[-1].lower()
-    if text[:5].lower() == b"solid" and b"facet" not in text and last.startswith(b"endsolid"):
-        return "an ASCII STL without a facet"
+    count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
+    if count >= 0 and len(data) == 84 + 50 * count:
+        return "" if count else "a binary STL without a triangle"
+    text = data.removeprefix(b"\xef\xbb\xbf").lstrip()
+    # by words, not bytes: a solid may be named facet_part, or open and close on one line
+    if _STL_SOLID.match(text) and not _STL_VERTEX.search(text) and _STL_ENDSOLID.search(text):
+        return "an ASCII STL without a triangle"
     return ""
+
+
+_STL_SOLID = re.compile(rb"(?i)solid(\s|$)")
+_STL_ENDSOLID = re.compile(rb"(?i)(^|\s)endsolid(\s|$)")
+_STL_VERTEX = re.compile(rb"(?i)(^|\s)vertex\s")
 
 
 # A vertex line naming NaN or infinity (float() reads "nan", "inf", "-Infinity"...): OBJ, STL.

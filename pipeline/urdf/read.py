@@ -29,7 +29,7 @@ from pipeline.urdf.model import (
     Visual,
 )
 from pipeline.urdf.unknown import URDF_CHILDREN, unknown_findings
-from pipeline.urdf.xacro import xacro_findings
+from pipeline.urdf.xacro import undeclared_xacro, xacro_findings
 
 _INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
@@ -332,7 +332,10 @@ def parse_urdf(
 ) -> tuple[Robot, list[Finding]]:
     """Parse URDF bytes into the model, with the findings met while reading; `in_meshes` tells
     whether the robot's meshes/ holds a path, for the fix of a mesh URI of another package."""
-    root = parse_xml(data, display)
+    try:
+        root = parse_xml(data, display)
+    except ContractError as exc:
+        raise ContractError(undeclared_xacro(list(exc.findings), display, model_id)) from None
     reader = _Reader(display, model_id, in_meshes)
     if root.tag != "robot":
         raise ContractError(

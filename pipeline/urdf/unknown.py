@@ -114,15 +114,17 @@ def _child_findings(node: etree._Element, display: str) -> list[Finding]:
         tag = child.tag
         if not isinstance(tag, str) or tag.startswith("{") or tag in known:
             continue
-        near = _near_miss(tag, known)
         # a shape without its <geometry> is invalid_geometry already, an error
         unwrapped = tag in _HELD["geometry"] and node.tag in ("visual", "collision")
-        if near:
-            message = f"<{node.tag}> holds <{tag}>, which URDF readers ignore"
-            hint = f"did you mean <{near}>? rename it"
-        elif tag in _HOME and not unwrapped:
+        # a URDF tag out of place first: an <inertia> in a <link> belongs in its <inertial>,
+        # though it is one slip from that too
+        near = None if tag in _HOME else _near_miss(tag, known)
+        if tag in _HOME and not unwrapped:
             message = f"<{node.tag}> holds <{tag}>, which URDF readers ignore there"
             hint = f"move it into {_HOME[tag]}"
+        elif near:
+            message = f"<{node.tag}> holds <{_shown(tag)}>, which URDF readers ignore"
+            hint = f"did you mean <{near}>? rename it"
         else:
             continue
         out.append(_warning("unknown_element", display, child, message, hint))
@@ -139,10 +141,11 @@ def _attribute_findings(node: etree._Element, display: str) -> list[Finding]:
         name = str(key)
         if name.startswith("{") or name in known:
             continue
-        near = _near_miss(name, known)
+        # a name the element already has is not the one meant (iyx= beside ixx= is ixy)
+        near = _near_miss(name, tuple(k for k in known if k not in node.attrib))
         if not near and tag not in _PLACING:
             continue
-        message = f"<{tag}> has {name}={str(value)[:40]!r}, which URDF readers ignore"
+        message = f"<{tag}> has {_shown(name)}={str(value)[:40]!r}, which URDF readers ignore"
         article = "an" if tag[0] in "aeiou" else "a"
         reads = f"{article} <{tag}> reads {' and '.join(known)} only"
         hint = f"did you mean {near}? rename it" if near else reads
@@ -154,12 +157,22 @@ def _warning(code: str, display: str, node: etree._Element, message: str, hint: 
     return Finding(code, display, str(source_line(node)), message, hint, Severity.WARNING)
 
 
+def _shown(name: str) -> str:
+    """A tag or attribute name for a message, cut short when long."""
+    return name if len(name) <= 40 else f"{name[:40]}... ({len(name)} characters)"
+
+
 def _near_miss(name: str, known: tuple[str, ...]) -> str | None:
     """The known name `name` is one slip from: another case, or one letter added, dropped,
     changed or swapped with its neighbour (two in a name of more than five letters)."""
     for candidate in known:
         allowed = 1 if len(candidate) <= 5 else 2
-        if _slips(name.lower(), candidate) <= allowed:
+        # a length that far off is more slips than allowed: no table to fill (a hostile
+        # URDF's names may be thousands of letters long)
+        if (
+            abs(len(name) - len(candidate)) <= allowed
+            and _slips(name.lower(), candidate) <= allowed
+        ):
             return candidate
     return None
 

@@ -50,10 +50,31 @@ def xacro_findings(root: etree._Element, display: str, model_id: str) -> list[Fi
             str(min(lines)),
             f"is xacro source, not URDF: it holds {' and '.join(held)}, which no URDF reader "
             "expands",
-            f"expand it with xacro (ROS's, or `pip install xacro`): `xacro SOURCE.urdf.xacro > "
-            f"robots/{model_id}/robot.urdf`, passing its arguments as name:=value",
+            _hint(model_id),
         )
     ]
+
+
+def undeclared_xacro(refused: list[Finding], display: str, model_id: str) -> list[Finding]:
+    """A URDF the XML reader refused for an undeclared `xacro:` prefix (xacro itself needs no
+    declaration): xacro_not_expanded at that line instead; else the findings as they are."""
+    for finding in refused:
+        if finding.code == "invalid_xml" and "Namespace prefix xacro " in finding.message:
+            message = (
+                "is xacro source, not URDF: it holds xacro elements (its xacro: prefix is not "
+                "even declared), which no URDF reader expands"
+            )
+            return [Finding("xacro_not_expanded", display, finding.place, message, _hint(model_id))]
+    return refused
+
+
+def _hint(model_id: str) -> str:
+    # the source moved aside first: `xacro robot.urdf > robot.urdf` would empty it unread
+    return (
+        f"expand it with xacro (ROS's, or `pip install xacro`), keeping the source apart: `mv "
+        f"robots/{model_id}/robot.urdf {model_id}.urdf.xacro && xacro {model_id}.urdf.xacro > "
+        f"robots/{model_id}/robot.urdf`, passing its arguments as name:=value"
+    )
 
 
 def _is_xacro(node: etree._Element) -> bool:
