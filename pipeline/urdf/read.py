@@ -350,7 +350,7 @@ def parse_urdf(
             ]
         )
     # alone: the links in its macros and the numbers in its ${...} are not yet there to judge
-    unexpanded = xacro_findings(root, display, model_id)
+    unexpanded = xacro_findings(root, display, model_id, data)
     if unexpanded:
         raise ContractError(unexpanded)
     reader.single_children(root)

@@ -137,20 +137,30 @@ def _attribute_findings(node: etree._Element, display: str) -> list[Finding]:
     if known is None:
         return []
     out = []
-    for key, value in node.attrib.items():
+    # a name the element already has is not the one meant (iyx= beside ixx= is ixy)
+    missing = tuple(k for k in known if k not in node.attrib)
+    # lxml finds a value by its name, so reading every value of an element of thousands of
+    # attributes (a hostile URDF's) is quadratic: the values are shown only for a few
+    names = list(node.attrib)
+    shown = len(names) <= _SHOWN_VALUES
+    for key in names:
         name = str(key)
         if name.startswith("{") or name in known:
             continue
-        # a name the element already has is not the one meant (iyx= beside ixx= is ixy)
-        near = _near_miss(name, tuple(k for k in known if k not in node.attrib))
+        near = _near_miss(name, missing)
         if not near and tag not in _PLACING:
             continue
-        message = f"<{tag}> has {_shown(name)}={str(value)[:40]!r}, which URDF readers ignore"
+        value = f"={str(node.get(key))[:40]!r}" if shown else ""
+        message = f"<{tag}> has {_shown(name)}{value}, which URDF readers ignore"
         article = "an" if tag[0] in "aeiou" else "a"
         reads = f"{article} <{tag}> reads {' and '.join(known)} only"
         hint = f"did you mean {near}? rename it" if near else reads
         out.append(_warning("unknown_attribute", display, node, message, hint))
     return out
+
+
+# An element holding more attributes than this has its unknown ones named without values.
+_SHOWN_VALUES = 64
 
 
 def _warning(code: str, display: str, node: etree._Element, message: str, hint: str) -> Finding:

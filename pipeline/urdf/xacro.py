@@ -22,12 +22,15 @@ XACRO_NAMESPACES = frozenset(
 _SUBSTITUTIONS = ("${", "$(")
 
 
-def xacro_findings(root: etree._Element, display: str, model_id: str) -> list[Finding]:
-    """One finding when the URDF holds xacro elements or substitutions, else none."""
+def xacro_findings(root: etree._Element, display: str, model_id: str, data: bytes) -> list[Finding]:
+    """One finding when the URDF (`root`, parsed from `data`) holds xacro elements or
+    substitutions, else none."""
     elements = [node for node in root.iter() if _is_xacro(node)]
+    # the bytes first: without a mark, no attribute is read (lxml finds each value by name)
+    marked = any(mark.encode() in data for mark in _SUBSTITUTIONS)
     substituted = [
         (node, str(name), str(value))
-        for node in root.iter()
+        for node in (root.iter() if marked else ())
         if isinstance(node.tag, str) and not _is_xacro(node)
         for name, value in node.attrib.items()
         if any(mark in str(value) for mark in _SUBSTITUTIONS)
