@@ -17,9 +17,10 @@ from pipeline.urdf import Joint, Robot
 def starter_source(robot: Robot, model_id: str) -> str:
     """The text of a `srdf.py` whose `gen_srdf()` passes the SRDF rules against `robot`."""
     root = robot.root()
-    tip, chain = _arm(robot, root)
+    tree = _Tree(robot, root)
+    tip, chain = _arm(tree, root)
     home = {j.name: _home_value(j) for j in chain if _movable(j)}
-    adjacent = _adjacent_pairs(robot, _Tree(robot, root))
+    adjacent = _adjacent_pairs(robot, tree)
     virtual = root != "world"  # a URDF rooted at a link named world needs no joint to it
     return "".join(
         [
@@ -31,8 +32,8 @@ def starter_source(robot: Robot, model_id: str) -> str:
             "import xml.etree.ElementTree as ET\n\n"
             f"ROBOT = {_text(robot.name)}\n\n"
             "# The manipulator group: the chain from the root link to the link reached through\n"
-            "# the most movable joints, or to where the way there forks into short branches that\n"
-            "# move (a hand, whose fingers are another group).\n"
+            "# the most movable joints, or to where the way there forks into moving branches\n"
+            "# shorter than it (a hand, whose fingers are another group).\n"
             f"BASE_LINK = {_text(root)}\n"
             f"TIP_LINK = {_text(tip)}\n\n"
             "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
@@ -107,12 +108,11 @@ class _Tree:
         return out[::-1]
 
 
-def _arm(robot: Robot, root: str) -> tuple[str, list[Joint]]:
+def _arm(tree: _Tree, root: str) -> tuple[str, list[Joint]]:
     """The arm's tip and the joints from the root to it: the leaf reached through the most
     movable joints (then the most joints; the first in the URDF on a tie), or where the way to
     it first forks into two or more moving branches, each shorter than the way there, of at
     most HAND_DEPTH joints or FINGERS or more of them (a hand)."""
-    tree = _Tree(robot, root)
     score = {root: (0, 0)}
     for link in tree.order[1:]:
         joint = tree.above[link]

@@ -35,10 +35,16 @@ def _binary_stl_problem(data: bytes, count: int) -> str:
     return ""
 
 
+def _binary_count(data: bytes) -> int | None:
+    """The triangle count of a binary STL (84 + 50 bytes per triangle), None for other bytes."""
+    count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
+    return count if count >= 0 and len(data) == 84 + 50 * count else None
+
+
 def _stl_problem(data: bytes) -> tuple[str, str]:
     """What is wrong with an STL's bytes, and the line (ASCII) where: ("", "") when nothing."""
-    count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
-    if count >= 0 and len(data) == 84 + 50 * count:
+    count = _binary_count(data)
+    if count is not None:
         return _binary_stl_problem(data, count), ""
     # Tesseract 0.5.1 and trimesh read an ASCII STL behind a UTF-8 byte order mark as without
     text = data.removeprefix(b"\xef\xbb\xbf")
@@ -54,8 +60,8 @@ def _stl_problem(data: bytes) -> tuple[str, str]:
 
 def _empty_stl(data: bytes) -> str:
     """What an STL without a triangle is ("" for any other bytes): assimp refuses both forms."""
-    count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
-    if count >= 0 and len(data) == 84 + 50 * count:
+    count = _binary_count(data)
+    if count is not None:
         return "" if count else "a binary STL without a triangle"
     text = data.removeprefix(b"\xef\xbb\xbf").lstrip()
     # by words, not bytes: a solid may be named facet_part, or open and close on one line
