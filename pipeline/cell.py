@@ -125,6 +125,21 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     return Cell(machine, robot, served, calibration)
 
 
+def own_findings(root: Path, cell_id: str) -> list[Finding]:
+    """The findings in a cell's own files, for a cell its failed robot kept from compiling.
+
+    The robot's findings are left out: its own step reported them.
+    """
+    try:
+        load_cell(root, cell_id)
+    except ContractError as exc:
+        own = f"{cell_dir(cell_id)}/"
+        return [finding for finding in exc.findings if finding.file.startswith(own)]
+    except (OSError, MemoryError):  # the cell's own step says it, once it runs
+        return []
+    return []
+
+
 def _model_folder(
     root: Path, model_id: str | None, display: str
 ) -> tuple[Path | None, list[Finding]]:

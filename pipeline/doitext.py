@@ -60,7 +60,16 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
             output_record(os.getcwd()).step_ran()
         if isinstance(fail, ContractFailure):
             self.write(f"{fail.message}\n")
-        elif not isinstance(fail, UnmetDependency):
+        elif isinstance(fail, UnmetDependency):
+            # a cell whose robot failed: what is wrong in its own files is said now, not
+            # only once the robot is mended
+            own_checks = (task.meta or {}).get("own_checks")
+            findings = [] if own_checks is None else own_checks(Path.cwd())
+            if findings:
+                from pipeline.findings import render
+
+                self.write(f"{render(findings)}\n")
+        else:
             super().add_failure(task, fail)
 
 

@@ -330,6 +330,7 @@ def cell_step(
         lazy("pipeline.cell", "make_cell", cell_id),
         (f"{out}/cell.json", f"{out}/machine_planning_calibration.json"),
         mirrors=tuple(served),
+        own_checks=lazy("pipeline.cell", "own_findings", cell_id),
     )
     return _through_no_link(step, folder) if linked else step
 

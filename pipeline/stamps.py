@@ -35,6 +35,7 @@ from pipeline.strict_json import dump_json
 
 STAMP_ROOT = "build/stamps"
 Make = Callable[[Path], Mapping[str, bytes]]
+Checks = Callable[[Path], list[Finding]]
 
 
 class Step(NamedTuple):
@@ -50,6 +51,8 @@ class Step(NamedTuple):
     # (source folder, output folder) pairs: an output below the output folder is a byte copy of
     # the file at the same path below the source folder
     mirrors: tuple[tuple[str, str], ...] = ()
+    # what can still be said of the step's own sources when a step it reads from failed
+    own_checks: Checks | None = None
 
     @property
     def stamp(self) -> str:

@@ -87,7 +87,7 @@ def doit_task(root: Path, step: Step) -> dict[str, Any]:
         "uptodate": [output_record(str(root)).unchanged(step.name)],
         "targets": [step.stamp, *step.targets],
         "doc": step.doc,
-        "meta": {"stamp": step.stamp},
+        "meta": {"stamp": step.stamp, "own_checks": step.own_checks},
     }
 
 

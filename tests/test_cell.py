@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.cell import load_cell, make_cell
+from pipeline.cell import load_cell, make_cell, own_findings
 from pipeline.cli import main
 from pipeline.findings import ContractError
 from pipeline.identity import description_identity
@@ -695,3 +695,17 @@ def test_a_broken_machine_json_hides_no_finding_of_its_calibration(
     lines = capsys.readouterr().err.splitlines()
     assert [(line.split(":")[0], line.split(": ")[1]) for line in lines] == expected
     assert snapshot(root / "build") == before
+
+
+def test_own_findings_are_the_cells_and_leave_its_robots_out(repo: Path) -> None:
+    """A cell whose robot's URDF is refused: only the findings in the cell's own files."""
+    urdf = repo / "robots" / "abb_irb2400" / "robot.urdf"
+    urdf.write_text(urdf.read_text(encoding="utf-8").replace("</link>", "</lnk>", 1))
+    machine = repo / "cells" / "weld_cell_a" / "machine.json"
+    machine.write_text(machine.read_text(encoding="utf-8").replace('"sha256": "8', '"sha256": "9'))
+    with pytest.raises(ContractError) as refused:
+        load_cell(repo, "weld_cell_a")
+    assert {f.code for f in refused.value.findings} == {"invalid_xml", "pin_mismatch"}
+    found = own_findings(repo, "weld_cell_a")
+    assert [(f.code, f.file) for f in found] == [("pin_mismatch", "cells/weld_cell_a/machine.json")]
+    assert own_findings(repo, "iiwa_bench") == []

@@ -236,3 +236,26 @@ def test_file_missing_a_source_removed_after_a_run_is_the_steps_finding(
     line = f"robots/abb_irb2400/{removed}: file_missing: file does not exist; "
     assert [x for x in result.stdout.splitlines() if x.startswith(line)], result.stdout
     assert tree_bytes(project / "build") == before
+
+
+def test_a_cell_its_failed_robot_keeps_from_compiling_still_names_its_own_findings(
+    project: Path,
+) -> None:
+    """Every error in one run: a robot's generator raises and the cell serving it pins the wrong
+    digest; both lines are printed, the robot's once, and build/ is left as it was."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    source = project / "robots" / "abb_irb2400" / "srdf.py"
+    source.write_text(source.read_text(encoding="utf-8") + "raise RuntimeError('boom')\n")
+    raised_at = len(source.read_text(encoding="utf-8").splitlines())
+    machine = project / "cells" / "weld_cell_a" / "machine.json"
+    machine.write_text(machine.read_text(encoding="utf-8").replace('"sha256": "8', '"sha256": "9'))
+    result = run_doit(project)
+    assert result.returncode == 2
+    lines = [x for x in result.stdout.splitlines() if not x.startswith((".  ", "-- "))]
+    pin = "cells/weld_cell_a/machine.json:/robot/machine_planning_calibration/sha256"
+    assert [x.split(": ")[:2] for x in lines] == [
+        [f"robots/abb_irb2400/srdf.py:{raised_at}", "generator_raised"],
+        [pin, "pin_mismatch"],
+    ], result.stdout + result.stderr
+    assert tree_bytes(project / "build") == before
