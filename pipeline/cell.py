@@ -128,13 +128,18 @@ def load_cell(root: Path, cell_id: str) -> Cell:
 def own_findings(root: Path, cell_id: str) -> list[Finding]:
     """The findings in a cell's own files, for a cell its failed robot kept from compiling.
 
-    The robot's findings are left out: its own step reported them.
+    The robot's findings are left out: its own step reported them. So is `unknown_model`: the
+    robot's folder is planned, so its robot.urdf is missing or refused, which its step said.
     """
     try:
         load_cell(root, cell_id)
     except ContractError as exc:
         own = f"{cell_dir(cell_id)}/"
-        return [finding for finding in exc.findings if finding.file.startswith(own)]
+        return [
+            finding
+            for finding in exc.findings
+            if finding.file.startswith(own) and finding.code != "unknown_model"
+        ]
     except (OSError, MemoryError):  # the cell's own step says it, once it runs
         return []
     return []

@@ -709,3 +709,5 @@ def test_own_findings_are_the_cells_and_leave_its_robots_out(repo: Path) -> None
     found = own_findings(repo, "weld_cell_a")
     assert [(f.code, f.file) for f in found] == [("pin_mismatch", "cells/weld_cell_a/machine.json")]
     assert own_findings(repo, "iiwa_bench") == []
+    urdf.unlink()  # a planned robot without robot.urdf: its step says file_missing
+    assert [f.code for f in own_findings(repo, "weld_cell_a")] == ["pin_mismatch"]
