@@ -99,3 +99,22 @@ def test_hanging_generator_is_stopped_and_build_unchanged(
 def test_committed_build_has_both_srdfs() -> None:
     for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
         assert (REPO / "build/robots" / model_id / "robot.srdf").is_file()
+
+
+def test_generator_wrote_stderr_is_shown_by_doit_and_builds(project: Path) -> None:
+    """A generator's warnings.warn reaches the person running doit, and stops nothing."""
+    assert run_doit(project).returncode == 0
+    source = project / ABB / "srdf.py"
+    text = source.read_text().replace(
+        "def gen_srdf():", "def gen_srdf():\n    import warnings\n    warnings.warn('check me')", 1
+    )
+    assert text != source.read_text()
+    source.write_text(text)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "srdf:abb_irb2400" in ran(result.stdout)
+    line = f"{ABB}/srdf.py:"
+    warned = [x for x in result.stderr.splitlines() if x.startswith(line)]
+    assert len(warned) == 1 and ": generator_wrote_stderr: " in warned[0], result.stderr
+    assert "standard error: 'UserWarning: check me';" in warned[0], warned
+    assert warned[0].endswith(" (warning)"), warned

@@ -364,3 +364,53 @@ def test_view_refuses_what_tesseract_refuses(body: str, repo: Path) -> None:
     robot = load_robot(repo / "robots/abb_irb2400", repo)
     with pytest.raises(TesseractParseError):
         tesseract_view(f'<robot name="abb_irb2400">{body}</robot>'.encode(), robot)
+
+
+# (case, lines added to gen_srdf, the warning's place, the start of its message)
+STDERR_CASES = [
+    (
+        "warnings_warn",
+        "import warnings\nwarnings.warn('joint_6 has no home value')",
+        "line",
+        "'UserWarning: joint_6 has no home value'",
+    ),
+    ("stderr_write", "import sys\nsys.stderr.write('note\\n')", "gen_srdf()", "'note'"),
+    (
+        "two_messages",
+        "import sys\nsys.stderr.write('first\\n  detail\\nsecond\\n')",
+        "gen_srdf()",
+        "'first' and 1 more",
+    ),
+    (
+        "a_repository_module",  # named by its repo-relative path
+        "import warnings\nwarnings.warn_explicit('old API', UserWarning, {lib!r}, 3)",
+        "gen_srdf()",
+        "'robots/abb_irb2400/lib.py:3: UserWarning: old API'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "lines", "place", "message"), STDERR_CASES, ids=[c[0] for c in STDERR_CASES]
+)
+def test_generator_wrote_stderr_is_a_warning_and_the_srdf_is_written(
+    repo: Path, capsys: pytest.CaptureFixture[str], case: str, lines: str, place: str, message: str
+) -> None:
+    quiet = compile_srdf(minimal_source(repo, ""), repo / "o.srdf", repo)
+    capsys.readouterr()
+    lib = str(repo / "robots" / "abb_irb2400" / "lib.py")
+    source = minimal_source(repo, lines.format(lib=lib))
+    assert compile_srdf(source, repo / "o.srdf", repo) == quiet
+    [line] = capsys.readouterr().err.splitlines()
+    if place == "line":  # the line of the warnings.warn call
+        place = str(
+            1
+            + source.read_text()
+            .splitlines()
+            .index("    warnings.warn('joint_6 has no home value')")
+        )
+    expected = (
+        f"robots/abb_irb2400/gen.py:{place}: generator_wrote_stderr: wrote to standard error: "
+    )
+    assert line.startswith(expected + message), line
+    assert line.endswith(" (warning)") and str(repo) not in line

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
-from pipeline.findings import ContractError, Finding, raise_if_errors
+from pipeline.findings import ContractError, Finding, raise_if_errors, render
 from pipeline.srdf.generate import DEFAULT_TIMEOUT, run_generator
 from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.units import to_native
@@ -49,7 +50,8 @@ def compile_srdf(
     urdf_at: Path | None = None,
     own_urdf: Path | None = None,
 ) -> bytes:
-    """Run a generator, check everything against its URDF, return the bytes to write at `output`.
+    """Run a generator, check everything against its URDF, return the bytes to write at `output`
+    (its warnings printed on stderr, as doit shows a step's stderr).
 
     `urdf_at` is where the URDF is served beside the output (a compiled description
     directory holds its own copy); the injected `tcad:urdf` path points there, else at the
@@ -97,6 +99,8 @@ def compile_srdf(
         srdf = to_native(srdf, robot)
         findings += check_srdf(srdf, robot, display)
     raise_if_errors(findings)
+    if findings:  # warnings alone, past raise_if_errors
+        print(render(findings), file=sys.stderr)
     link = relative_posix(urdf_at or envelope.urdf, output.parent)
     return write_srdf(srdf, link)
 

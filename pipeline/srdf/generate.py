@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from pipeline.findings import Finding
+from pipeline.findings import Finding, Severity
 
 CHILD = Path(__file__).with_name("child.py")
 ENVELOPE_KEYS = ("urdf", "xml")
@@ -37,6 +38,33 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.communicate()
+
+
+# the first line of what `warnings` prints: "/abs/path/srdf.py:69: UserWarning: message"
+_WARNING_LINE = re.compile(r"(?P<file>.+?):(?P<line>\d+): (?P<text>.+)")
+
+
+def _stderr_warning(stderr: bytes, source: Path, display: str, repo_root: Path | None) -> Finding:
+    """What a generator that returned wrote to standard error: a warning, which stops nothing
+    (a `warnings.warn` of the generator's, or of a library it calls, would be lost otherwise)."""
+    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    # a warning's second line is the indented source line it points at: not another message
+    messages = [line.strip() for line in lines if not line[:1].isspace()] or [lines[0].strip()]
+    first, place = messages[0], "gen_srdf()"
+    found = _WARNING_LINE.fullmatch(first)
+    if found and os.path.abspath(found["file"]) == str(source.resolve()):
+        first, place = found["text"], found["line"]
+    elif repo_root is not None:  # repository files by their repo-relative path
+        first = first.replace(f"{repo_root.resolve()}/", "")
+    more = f" and {len(messages) - 1} more" if len(messages) > 1 else ""
+    return Finding(
+        "generator_wrote_stderr",
+        display,
+        place,
+        f"wrote to standard error: {first[:200]!r}{more}",
+        "mend what it warns of, or silence it in the source if it is expected",
+        Severity.WARNING,
+    )
 
 
 def _sandbox_files(sandbox: Path) -> list[str]:
@@ -93,6 +121,8 @@ def run_child(
         created = _sandbox_files(sandbox)
         try:
             result: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
+            if result.get("status") == "ok" and stderr.strip():
+                findings.append(_stderr_warning(stderr, source, display, repo_root))
         except (OSError, ValueError):
             last = (stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200]
             findings.append(
