@@ -529,6 +529,28 @@ def test_srdf_build_step_rule(code: str, urdf: str, repo: Path) -> None:
     assert [(f.code, f.file) for f in raised.value.findings] == [(code, SOURCE)]
 
 
+# Whole generator sources and the warning each must give, the SRDF written all the same.
+WARNING_CASES = [("generator_wrote_stderr", REAL + "import sys\nsys.stderr.write('note\\n')\n")]
+
+
+@pytest.mark.parametrize(("code", "text"), WARNING_CASES, ids=[c for c, _ in WARNING_CASES])
+def test_srdf_generator_warning(
+    code: str,
+    text: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    real = repo / ABB / "real_srdf.py"
+    shutil.copy(repo / SOURCE, real)
+    (repo / SOURCE).write_text(text.replace("{real}", str(real)))
+    monkeypatch.chdir(repo)
+    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"{SOURCE}:gen_srdf(): {code}: ") and line.endswith(" (warning)")
+    assert (repo / ABB / "srdf.srdf").is_file()
+
+
 def test_every_srdf_finding_code_has_a_case() -> None:
     """Each code the SRDF modules emit appears in one of the tables above."""
     emitted: set[str] = set()
@@ -536,6 +558,7 @@ def test_every_srdf_finding_code_has_a_case() -> None:
         pattern = r'(?:add|_finding|bad|_bad|Finding)\(\s*"([a-z][a-z_]+)"'
         emitted |= set(re.findall(pattern, path.read_text()))
     tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES, BUILD_CASES]
+    tables.append(WARNING_CASES)
     tested = {case[0] for table in tables for case in table}
     assert len(emitted) > 50
     assert emitted - tested == set()
