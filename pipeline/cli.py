@@ -257,11 +257,13 @@ def cmd_srdf(args: argparse.Namespace) -> int:
     from pipeline.srdf.targets import compile_targets, parse_targets, write_targets
 
     pairs = parse_targets(args.targets, args.output)
-    results = compile_targets(pairs, Path.cwd(), args.timeout)
+    results, warnings = compile_targets(pairs, Path.cwd(), args.timeout)
     written = set(write_targets(results))
     for output, _ in results:
         state = "written" if output in written else "unchanged"
         print(f"srdf: {shown(output)} {state}")
+    if warnings:  # printed as errors are, in the form --json asks for; the SRDFs are written
+        print(render(warnings, as_json=args.json), file=sys.stderr)
     return 0
 
 

@@ -414,3 +414,23 @@ def test_generator_wrote_stderr_is_a_warning_and_the_srdf_is_written(
     )
     assert line.startswith(expected + message), line
     assert line.endswith(" (warning)") and str(repo) not in line
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_pipeline_srdf_prints_a_generators_warning_as_asked_and_writes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
+    minimal_source(repo, "import sys\nsys.stderr.write('note\\n')")
+    monkeypatch.chdir(repo)
+    argv = ["srdf", "robots/abb_irb2400/gen.py", "-o", "out/gen.srdf"]
+    assert main(["--json", *argv] if as_json else argv) == 0
+    assert (repo / "out/gen.srdf").is_file()
+    captured = capsys.readouterr()
+    assert captured.out == "srdf: out/gen.srdf written\n"
+    if as_json:
+        [warning] = json.loads(captured.err)
+        assert (warning["code"], warning["severity"]) == ("generator_wrote_stderr", "warning")
+        assert warning["file"] == "robots/abb_irb2400/gen.py"
+    else:
+        [line] = captured.err.splitlines()
+        assert "generator_wrote_stderr" in line and line.endswith(" (warning)")

@@ -50,8 +50,23 @@ def compile_srdf(
     urdf_at: Path | None = None,
     own_urdf: Path | None = None,
 ) -> bytes:
-    """Run a generator, check everything against its URDF, return the bytes to write at `output`
-    (its warnings printed on stderr, as doit shows a step's stderr).
+    """The bytes of `checked_srdf`, its warnings printed on stderr as doit shows a step's stderr."""
+    data, warnings = checked_srdf(source, output, repo_root, timeout, urdf_at, own_urdf)
+    if warnings:
+        print(render(warnings), file=sys.stderr)
+    return data
+
+
+def checked_srdf(
+    source: Path,
+    output: Path,
+    repo_root: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    urdf_at: Path | None = None,
+    own_urdf: Path | None = None,
+) -> tuple[bytes, list[Finding]]:
+    """Run a generator, check everything against its URDF: the bytes to write at `output` and
+    the warnings found on the way.
 
     `urdf_at` is where the URDF is served beside the output (a compiled description
     directory holds its own copy); the injected `tcad:urdf` path points there, else at the
@@ -98,11 +113,9 @@ def compile_srdf(
             )
         srdf = to_native(srdf, robot)
         findings += check_srdf(srdf, robot, display)
-    raise_if_errors(findings)
-    if findings:  # warnings alone, past raise_if_errors
-        print(render(findings), file=sys.stderr)
+    raise_if_errors(findings)  # past it, the findings are warnings alone
     link = relative_posix(urdf_at or envelope.urdf, output.parent)
-    return write_srdf(srdf, link)
+    return write_srdf(srdf, link), findings
 
 
 # The encoding an XML declaration names, as in <?xml version="1.0" encoding="ISO-8859-1"?>.

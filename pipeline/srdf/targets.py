@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.findings import ContractError, Finding, raise_if_errors
-from pipeline.srdf.compile import compile_srdf
+from pipeline.srdf.compile import checked_srdf
 from pipeline.srdf.generate import DEFAULT_TIMEOUT
 from pipeline.strict_io import write_outputs
 
@@ -69,17 +69,21 @@ def parse_targets(targets: Sequence[str], output: str | None) -> list[Target]:
 
 def compile_targets(
     pairs: Sequence[Target], repo_root: Path, timeout: float = DEFAULT_TIMEOUT
-) -> list[tuple[Path, bytes]]:
-    """Compile every target; raise every finding of every source at once."""
+) -> tuple[list[tuple[Path, bytes]], list[Finding]]:
+    """Compile every target: the outputs and every source's warnings; or raise every finding
+    of every source at once, warnings among them."""
     findings: list[Finding] = []
     results: list[tuple[Path, bytes]] = []
     for source, output in pairs:
         try:
-            results.append((output, compile_srdf(source, output, repo_root, timeout)))
+            data, warnings = checked_srdf(source, output, repo_root, timeout)
         except ContractError as exc:
             findings.extend(exc.findings)
+            continue
+        results.append((output, data))
+        findings.extend(warnings)
     raise_if_errors(findings)
-    return results
+    return results, findings
 
 
 def write_targets(results: Sequence[tuple[Path, bytes]]) -> list[Path]:
