@@ -307,6 +307,13 @@ def test_srdf_rule(
     assert_refused(status, findings, code, SOURCE, repo / "out/robot.srdf")
 
 
+def install_generator(repo: Path, text: str) -> None:
+    """Make `text` the robot's srdf.py, its `{real}` naming a copy of the real source."""
+    real = repo / ABB / "real_srdf.py"
+    shutil.copy(repo / SOURCE, real)
+    (repo / SOURCE).write_text(text.replace("{real}", str(real)))
+
+
 @pytest.mark.parametrize(("code", "text"), GENERATORS, ids=[c for c, _ in GENERATORS])
 def test_srdf_generator(
     code: str,
@@ -315,15 +322,13 @@ def test_srdf_generator(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    real = repo / ABB / "real_srdf.py"
-    shutil.copy(repo / SOURCE, real)
-    (repo / SOURCE).write_text(text.replace("{real}", str(real)))
+    install_generator(repo, text)
     limit = ["--timeout", "1"] if code == "generator_timeout" else []
     status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE, *limit)
     assert_refused(status, findings, code, SOURCE, repo / ABB / "srdf.srdf")
     assert len([f for f in findings if f["code"].startswith("generator_")]) <= 1
     assert not (repo / "robot.srdf").exists()
-    assert real.read_bytes() == (REPO / SOURCE).read_bytes()
+    assert (repo / ABB / "real_srdf.py").read_bytes() == (REPO / SOURCE).read_bytes()
 
 
 @pytest.mark.parametrize(("code", "edits", "body"), URDF_CASES, ids=[c for c, _, _ in URDF_CASES])
@@ -541,9 +546,7 @@ def test_srdf_generator_warning(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    real = repo / ABB / "real_srdf.py"
-    shutil.copy(repo / SOURCE, real)
-    (repo / SOURCE).write_text(text.replace("{real}", str(real)))
+    install_generator(repo, text)
     monkeypatch.chdir(repo)
     assert main(["srdf", "--timeout", "30", SOURCE]) == 0
     [line] = capsys.readouterr().err.splitlines()
