@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import tracemalloc
+from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,10 +14,23 @@ import numpy as np
 import pytest
 import trimesh
 
-from pipeline.spheres.fit import QUANTUM, FitParams, fit_link, on_grid, one_ball, rounded_up
+from pipeline.spheres.adam import adam
+from pipeline.spheres.fit import (
+    QUANTUM,
+    FitParams,
+    _cover_radii,
+    _kmeans,
+    fit_link,
+    on_grid,
+    one_ball,
+    plate_axis,
+    rounded_up,
+    sample_problem,
+    start_centers,
+)
 from pipeline.spheres.geometry import LinkGeometry, load_link_geometry
 from pipeline.spheres.prove import prove
-from pipeline.urdf import Box, Mesh, Sphere, load_robot
+from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
 from tests.conftest import REPO
 from tests.test_spheres_ball import (
     PRIMITIVE_CASES,
@@ -163,3 +178,69 @@ def test_a_compact_link_keeps_its_one_ball_when_the_cover_holds_more(tmp_path: P
     ball = one_ball(geometry)
     assert np.array_equal(centers, ball[0]) and np.array_equal(radii, ball[1])
     assert radii[0] <= 0.08 + 3 * QUANTUM
+
+
+# (case, the link, the axis a plate is thin along or None): plates are at most plate_ratio
+# (0.55) as thick as their next smallest extent
+PLATE_CASES = [
+    ("abb_base_link_flat_foot", lambda: shipped_link("base_link", "abb_irb2400"), 2),
+    ("abb_link_5_thin_in_y", lambda: shipped_link("link_5", "abb_irb2400"), 1),
+    ("iiwa_link_7_flange", lambda: shipped_link("link_7"), 2),
+    ("abb_link_2_ratio_0.63", lambda: shipped_link("link_2", "abb_irb2400"), None),
+    ("iiwa_base_link_ratio_0.65", lambda: shipped_link("base_link"), None),
+    ("iiwa_link_6_compact", lambda: shipped_link("link_6"), None),
+    (
+        "box_thin_in_x_by_its_origin",
+        lambda: primitive_link(((0, 0, 0), (0, 1.5707963267948966, 0), Box((0.3, 0.2, 0.02)))),
+        0,
+    ),
+    ("disc", lambda: primitive_link(((0, 0, 0), (0, 0, 0), Cylinder(0.2, 0.01))), 2),
+    ("rod", lambda: primitive_link(((0, 0, 0), (0, 0, 0), Cylinder(0.01, 0.4))), None),
+]
+
+
+@pytest.mark.parametrize(("case", "link", "axis"), PLATE_CASES, ids=[c[0] for c in PLATE_CASES])
+def test_plate_axis_is_the_thin_axis_of_a_plate_and_none_otherwise(
+    case: str, link: Callable[[], LinkGeometry], axis: int | None
+) -> None:
+    assert plate_axis(link(), FitParams().plate_ratio) == axis
+
+
+def test_a_plate_starts_on_its_mid_plane_held_there_for_its_share_of_rounds() -> None:
+    geometry = shipped_link("link_5", "abb_irb2400")
+    params = FitParams(rounds=4, iterations=6, grid_points=6000, sample_divisions=10)
+    problem = sample_problem(geometry, params)
+    centers, pinned = start_centers(geometry, problem, 8, params)
+    lo, hi = geometry.bounds()
+    assert pinned == (1, round(0.3 * 4))
+    assert np.all(centers[:, 1] == 0.5 * (lo[1] + hi[1]))
+    x = np.concatenate([centers.ravel(), _cover_radii(problem.surface, centers)])
+    scale = problem.scale
+    mus = params.schedule()[:1]  # one round, inside the pin
+    rate, reach = params.learning_rate * scale, params.reach * scale
+    held = adam(problem, x, mus, 6, rate, reach, pinned=pinned).reshape(-1)
+    free = adam(problem, x, mus, 6, rate, reach).reshape(-1)
+    assert np.array_equal(held[1:24:3], x[1:24:3])  # every centre's y, untouched
+    assert not np.array_equal(held[0:24:3], x[0:24:3])  # x and z move
+    assert not np.array_equal(free[1:24:3], x[1:24:3])  # without the pin, y moves too
+
+
+def test_a_link_that_is_no_plate_starts_from_surface_kmeans_as_before() -> None:
+    geometry = shipped_link("link_2", "abb_irb2400")
+    params = FitParams(grid_points=6000, sample_divisions=10)
+    problem = sample_problem(geometry, params)
+    centers, pinned = start_centers(geometry, problem, 16, params)
+    assert pinned is None
+    assert np.array_equal(centers, _kmeans(problem.surface, 16, np.random.default_rng(0)))
+
+
+def test_a_plate_the_grid_barely_fills_falls_back_to_surface_kmeans() -> None:
+    geometry = shipped_link("link_7")
+    params = FitParams(grid_points=6000, sample_divisions=10)
+    problem = sample_problem(geometry, params)
+    assert len(problem.solid) >= 4 * 16  # the real link is a plate the grid fills
+    assert start_centers(geometry, problem, 16, params)[1] == (2, 6)
+    sparse = replace(problem, solid=problem.solid[: 4 * 16 - 1])
+    centers, pinned = start_centers(geometry, sparse, 16, params)
+    assert pinned is None
+    assert np.array_equal(centers, _kmeans(problem.surface, 16, np.random.default_rng(0)))

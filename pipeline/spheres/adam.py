@@ -20,6 +20,7 @@ class Problem:
     weight: float  # volume each outside point stands for
     volume: float  # estimated solid volume
     scale: float  # bounds diagonal
+    solid: Array  # the grid points inside the solid
 
 
 class Objective:
@@ -167,9 +168,13 @@ def adam(
     rate: float,
     reach: float,
     taus: tuple[float, float] = (1.0, 1.0),
+    pinned: tuple[int, int] | None = None,
 ) -> Array:
     """Adam steps on the smooth objective, one round per penalty weight; pairs re-selected
-    each round and moves bounded by `reach` so the pairs left out stay irrelevant."""
+    each round and moves bounded by `reach` so the pairs left out stay irrelevant.
+
+    `pinned` (axis, rounds) holds that coordinate of every centre for the first rounds.
+    """
     k = len(x) // 4
     objective = Objective(problem, k, reach)
     base_tau = objective.tau
@@ -186,6 +191,8 @@ def adam(
         for _ in range(iterations):
             step += 1
             grad = objective.gradient(x)
+            if pinned is not None and index < pinned[1]:
+                grad[pinned[0] : 3 * k : 3] = 0.0  # no gradient, no moment: the centres stay
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2
             lr = rate * (1 - 0.9 * step / total)

@@ -16,7 +16,7 @@ from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "11"
+FITTER_VERSION = "12"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 # quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where
@@ -43,6 +43,10 @@ class FitParams:
     harden_divisions: int = 40
     polish_step: float = 0.01  # first move of the hard polish, share of the bounds diagonal
     polish_passes: int = 8
+    # a plate (thinnest extent at most plate_ratio of the next) starts on its mid-plane, held
+    # there for plate_share of the rounds
+    plate_ratio: float = 0.55
+    plate_share: float = 0.3
 
     def schedule(self) -> list[float]:
         """Penalty weights of the optimisation rounds, rising to enforce coverage."""
@@ -63,6 +67,8 @@ class FitParams:
             "harden_divisions": self.harden_divisions,
             "polish_passes": self.polish_passes,
             "polish_step": self.polish_step,
+            "plate_ratio": self.plate_ratio,
+            "plate_share": self.plate_share,
         }
 
 
@@ -84,7 +90,7 @@ def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
     # a surface that encloses nothing (a flat mesh) still has a surface to cover: the
     # objective is normalised by at least one grid cell
     volume = max(float(inside.sum()), 1.0) * cell
-    return Problem(surface, grid[~inside], cell, volume, scale)
+    return Problem(surface, grid[~inside], cell, volume, scale, grid[inside])
 
 
 def thin(points: Array, size: float) -> Array:
@@ -92,6 +98,35 @@ def thin(points: Array, size: float) -> Array:
     cube = np.floor(points / size).astype(np.int64)
     _, first = np.unique(cube, axis=0, return_index=True)
     return points[np.sort(first)]
+
+
+def plate_axis(geometry: LinkGeometry, ratio: float) -> int | None:
+    """The link-frame axis a plate is thin along: its bounds extent is at most `ratio` of the
+    next smallest; None for a link that is no plate."""
+    lo, hi = geometry.bounds()
+    extent = hi - lo
+    thin_, next_ = (int(i) for i in np.argsort(extent, kind="stable")[:2])
+    return thin_ if extent[thin_] <= ratio * extent[next_] else None
+
+
+def start_centers(
+    geometry: LinkGeometry, problem: Problem, k: int, params: FitParams
+) -> tuple[Array, tuple[int, int] | None]:
+    """The optimisation's start: k-means centres and what the optimisation holds fixed.
+
+    A plate's spheres belong on its mid-plane, where each covers both faces: k-means of its
+    solid moved onto that plane, held there while the union first settles (surface k-means
+    puts them on the faces, and the optimisation alone seldom brings them back). Any other
+    link, or a plate the grid holds too few points of, starts from k-means of its surface.
+    """
+    rng = np.random.default_rng(params.seed)
+    axis = plate_axis(geometry, params.plate_ratio)
+    if axis is None or len(problem.solid) < 4 * k:
+        return _kmeans(problem.surface, k, rng), None
+    lo, hi = geometry.bounds()
+    flat = problem.solid.copy()
+    flat[:, axis] = 0.5 * (lo[axis] + hi[axis])
+    return _kmeans(flat, k, rng), (axis, round(params.plate_share * params.rounds))
 
 
 def _kmeans(points: Array, k: int, rng: np.random.Generator, rounds: int = 12) -> Array:
@@ -243,15 +278,14 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     if params.max_spheres == 1:  # for one sphere the smallest enclosing ball is the optimum
         return ball
     problem = sample_problem(geometry, params)
-    rng = np.random.default_rng(params.seed)
     k = min(params.max_spheres, len(problem.surface))
-    centers = _kmeans(problem.surface, k, rng)
+    centers, pinned = start_centers(geometry, problem, k, params)
     radii = _cover_radii(problem.surface, centers)
     x = np.concatenate([centers.ravel(), radii])
     scale = problem.scale
     mus = params.schedule()
     rate, reach = params.learning_rate * scale, params.reach * scale
-    x = adam(problem, x, mus, params.iterations, rate, reach, (1.0, params.sharpen))
+    x = adam(problem, x, mus, params.iterations, rate, reach, (1.0, params.sharpen), pinned)
     if params.harden_divisions > params.sample_divisions:
         # radii fitted to dense samples leave less to grow between them
         dense = geometry.surface_points(scale / params.harden_divisions)

@@ -215,8 +215,12 @@ class Solid:
             corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
             pts = self.frame.apply(corners * self.size)
             return np.stack([pts.min(axis=0), pts.max(axis=0)])
-        reach = float(np.linalg.norm(self.size))
         t = self.frame.translation
+        if self.kind == "cylinder":  # the end discs' bounds: a disc spans r * sin(angle to axis)
+            axis = self.frame.rotation[:, 2]
+            half = self.size[0] * np.sqrt(np.maximum(0.0, 1 - axis**2)) + self.size[1] * abs(axis)
+            return np.stack([t - half, t + half])
+        reach = float(self.size[0])
         return np.stack([t - reach, t + reach])
 
     def inside(self, points: Array) -> Array:
