@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -104,11 +105,19 @@ def clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float, *modules: Modul
 
 def refuse_under(monkeypatch: pytest.MonkeyPatch, call: str, folder: Path) -> None:
     """Make `os.<call>` refuse (EACCES) every path at or below `folder`, as for another user."""
-    real = getattr(os, call)
+    monkeypatch.setattr(os, call, _refusing(getattr(os, call), folder))
+    # Python 3.10's pathlib calls through an accessor holding its own references (io.open
+    # for open), which patching os does not reach
+    accessor = getattr(pathlib, "_NormalAccessor", None)
+    if accessor is not None and hasattr(accessor, call):
+        real = getattr(accessor, call)
+        monkeypatch.setattr(accessor, call, staticmethod(_refusing(real, folder)))
 
+
+def _refusing(real: Any, folder: Path) -> Any:
     def refused(path: Any, *args: Any, **kwargs: Any) -> Any:
         if os.fspath(path) == str(folder) or os.fspath(path).startswith(f"{folder}{os.sep}"):
             raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(os, call, refused)
+    return refused
