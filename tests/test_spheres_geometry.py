@@ -431,3 +431,18 @@ def test_surface_points_of_a_repeated_triangle_refine_it_once() -> None:
     assert peak < 50 * 2**20
     alone = LinkGeometry("a", (Patches("flat", one, frame),), ()).surface_points(0.1 / 40)
     assert np.array_equal(points, alone)
+
+
+@pytest.mark.parametrize("rpy", [(0, 0, 0), (0.3, -0.7, 1.1), (math.pi / 2, 0, 0)])
+def test_a_cylinders_bounds_are_its_exact_box_at_any_tilt(rpy: tuple[float, float, float]) -> None:
+    from pipeline.urdf import Cylinder
+    from tests.test_spheres_ball import primitive_link
+
+    geometry = primitive_link(((0.1, -0.2, 0.05), rpy, Cylinder(0.2, 0.03)))
+    lo, hi = geometry.bounds()
+    points = geometry.surface_points(0.002)
+    # within 0.01 mm: the sampled surface's curved pieces lie a hair outside the true circle
+    assert np.all(points >= lo - 1e-5) and np.all(points <= hi + 1e-5)
+    # tight: the surface reaches each face of the box (the enclosing ball's box would not)
+    assert np.allclose(points.min(axis=0), lo, atol=0.002)
+    assert np.allclose(points.max(axis=0), hi, atol=0.002)
