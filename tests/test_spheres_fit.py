@@ -15,7 +15,9 @@ import pytest
 import trimesh
 
 from pipeline.spheres.adam import adam
+from pipeline.spheres.document import sphere_list
 from pipeline.spheres.fit import (
+    FITTER_VERSION,
     QUANTUM,
     FitParams,
     _cover_radii,
@@ -244,3 +246,20 @@ def test_a_plate_the_grid_barely_fills_falls_back_to_surface_kmeans() -> None:
     centers, pinned = start_centers(geometry, sparse, 16, params)
     assert pinned is None
     assert np.array_equal(centers, _kmeans(problem.surface, 16, np.random.default_rng(0)))
+
+
+# a plate (the mid-plane start) and a link that is none (the surface start)
+COMMITTED_CASES = [(IIWA, "link_7"), ("abb_irb2400", "link_1")]
+
+
+@pytest.mark.parametrize(("model_id", "name"), COMMITTED_CASES, ids=[c[1] for c in COMMITTED_CASES])
+def test_this_fitter_version_fits_the_committed_spheres(model_id: str, name: str) -> None:
+    """DESIGN.md, staleness by the version of the code: a link whose geometry and fitter
+    version match is kept, never refitted, so a change of the fitter that moves any sphere
+    must raise FITTER_VERSION; here the code of that version fits the committed bytes again."""
+    committed = json.loads((REPO / "build" / "robots" / model_id / "spheres.json").read_bytes())
+    entry = committed["links"][name]
+    assert entry["provenance"]["fitter"]["version"] == FITTER_VERSION
+    assert entry["provenance"]["fitter"]["parameters"] == FitParams().as_json()
+    centers, radii = fit_link(shipped_link(name, model_id), FitParams())
+    assert sphere_list(centers, radii) == entry["spheres"]
