@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipeline.spheres import portable
 from pipeline.spheres.adam import Objective
 from pipeline.spheres.fit import FitParams, _cover_radii, _kmeans, _shrink, sample_problem
 from pipeline.spheres.geometry import Array, LinkGeometry, Patches, load_link_geometry
@@ -139,3 +140,31 @@ def test_gradient_skipping_held_samples_is_the_full_gradient(move: float, shrink
     # the reference was kept: the samples held since it were skipped, not evaluated again
     assert np.array_equal(reused.ref_c, centers)
     assert np.array_equal(fresh.ref_c, moved[:24].reshape(8, 3))
+
+
+def _exp_by_ldexp(x: Array) -> Array:
+    """portable.exp as first written: the polynomial scaled by np.ldexp."""
+    x = np.clip(np.asarray(x, dtype=np.float64), -746.0, 709.0)
+    k = np.rint(x * portable._INV_LN2)
+    r = (x - k * portable._LN2_HI) - k * portable._LN2_LO
+    p = np.full_like(r, portable._EXP_TERMS[13])
+    for term in reversed(portable._EXP_TERMS[:13]):
+        p *= r
+        p += term
+    return np.ldexp(p, k.astype(np.int32))
+
+
+EXP_RANGES = [
+    ("soft_union", -40.0, 40.0),  # the clipped arguments of the excess
+    ("coverage", -746.0, 0.0),  # the soft maximum's, down into the subnormals
+    ("subnormal", -746.0, -708.0),
+    ("whole_domain", -800.0, 720.0),
+]
+
+
+@pytest.mark.parametrize(("case", "lo", "hi"), EXP_RANGES, ids=[c[0] for c in EXP_RANGES])
+def test_exp_scaled_by_exponent_bits_is_ldexps_numbers(case: str, lo: float, hi: float) -> None:
+    x = np.random.default_rng(7).uniform(lo, hi, 200_000)
+    edges = [-np.inf, -800.0, -746.0, -745.2, -745.1332191019412, -708.4, -40.0, -0.0, 0.0]
+    x = np.concatenate([x, np.nextafter(x, np.inf), edges, [40.0, 709.0, 709.78, np.inf]])
+    assert np.array_equal(portable.exp(x).view(np.int64), _exp_by_ldexp(x).view(np.int64))

@@ -78,14 +78,15 @@ class Objective:
         # excess: soft indicator of the union at the outside points
         diff = [self.o_xyz[i] - rows[i].take(self.o_k) for i in range(3)]
         dist = np.sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
-        z = np.clip((r[self.o_k] - dist) / self.tau, -40, 40)
-        e = portable.exp(-z)
+        # exp(-clip((r - d) / tau)) with the signs folded in: IEEE subtraction and division are
+        # sign-symmetric and the clip is too, so these are the same numbers
+        e = portable.exp(np.clip((dist - r.take(self.o_k)) / self.tau, -40, 40))
         sig = 1 / (1 + e)
         # the soft chance a point is outside every sphere: the product of 1 - sig = e * sig
         # over its pairs (sorted by point; numpy multiplies a reduceat segment in order)
         keep = np.multiply.reduceat(e * sig, self.o_start) if len(e) else np.zeros(0)
         scale = p.weight / p.volume
-        g = scale * keep[self.o_pt] * sig / self.tau  # d excess / d r per pair
+        g = scale * keep.take(self.o_pt) * sig / self.tau  # d excess / d r per pair
         grad_r = np.bincount(self.o_k, g, k)
         gd = g / dist
         for axis in range(3):
