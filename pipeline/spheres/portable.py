@@ -4,8 +4,9 @@ numpy's own np.exp and np.log are not: each CPU feature level has its own
 implementation (AVX-512, AVX2, baseline) and numpy versions change them, all within an ulp or
 so of each other. The fitter is iterative and makes discrete choices (which pairs are near,
 which sphere holds a sample), so one ulp changed the spheres of every link and with them the
-description's identity between two machines. Additions, multiplications, divisions, rint and
-ldexp/frexp are correctly rounded or exact on every platform and numpy version.
+description's identity between two machines. Additions, multiplications, divisions, rint,
+frexp and powers of two built from their exponent bits are correctly rounded or exact on every
+platform and numpy version.
 """
 
 from __future__ import annotations
