@@ -12,13 +12,36 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from mpl_toolkits.mplot3d import proj3d
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+from mpl_toolkits.mplot3d.axes3d import Axes3D
 
 from pipeline.findings import ContractError, Finding
 from pipeline.spheres.document import read_document, spheres_of
-from pipeline.spheres.geometry import collision_links, load_link_geometry
+from pipeline.spheres.geometry import Array, collision_links, load_link_geometry
 from pipeline.spheres.provenance import folder_display
 from pipeline.urdf import Robot
+
+FILL = 0.92  # share of its panel a link's drawing spans, in the direction it is widest
+
+
+def fill_panel(ax: Axes3D, points: Array) -> None:
+    """Zoom the panel's view so the drawn `points` span FILL of it and none leaves it.
+
+    matplotlib's default view fits the whole bounding cube, corners and all, so a link spans
+    about half its panel's width; a fixed zoom cuts off a rod lying along the cube's diagonal.
+    The projection grows with the zoom a little unevenly (perspective): a few rounds settle it.
+    """
+    box = ax.viewLim
+    zoom = 1.0
+    for _ in range(4):
+        ax.set_box_aspect((1, 1, 1), zoom=zoom)
+        x, y, _ = proj3d.proj_transform(points[:, 0], points[:, 1], points[:, 2], ax.get_proj())
+        reach = max(x.max() / box.x1, x.min() / box.x0, y.max() / box.y1, y.min() / box.y0)
+        if not reach > 0:  # nothing drawn off the panel's centre: nothing to fit
+            return
+        zoom *= FILL / reach
+    ax.set_box_aspect((1, 1, 1), zoom=zoom)
 
 
 def lay_out(fig: Figure, rows: int, title: str) -> None:
@@ -32,6 +55,15 @@ def lay_out(fig: Figure, rows: int, title: str) -> None:
 
 def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -> bytes:
     """PNG bytes: one panel per collision link, surface in grey, spheres as wireframes."""
+    fig = figure(robot, robot_folder, spheres_bytes, display)
+    out = io.BytesIO()
+    fig.savefig(out, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return out.getvalue()
+
+
+def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -> Figure:
+    """The figure `draw` saves: one 3D panel per collision link, in the links' order."""
     document = read_document(spheres_bytes, display, robot.name)
     links = collision_links(robot)
     if not links:
@@ -49,8 +81,10 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
         geometry = load_link_geometry(link, robot_folder, folder_display(robot))
         lo, hi = geometry.bounds()
         size = float(np.linalg.norm(hi - lo)) / 12  # curved pieces drawn finer than fitted
+        drawn = []
         for patches in geometry.patches:
             outline = (patches if patches.kind == "flat" else patches.refine(size)).outline()
+            drawn += [np.asarray(polygon).reshape(-1, 3) for polygon in outline]
             ax.add_collection3d(
                 Poly3DCollection(
                     outline, facecolor="0.6", edgecolor="0.4", linewidth=0.1, alpha=0.5
@@ -61,6 +95,7 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
             centers, radii = spheres_of(entry)
             for c, r in zip(centers, radii, strict=True):
                 s = c + r * unit
+                drawn.append(s.reshape(-1, 3))
                 ax.plot_wireframe(s[..., 0], s[..., 1], s[..., 2], color="tab:blue", lw=0.3)
             lo = (centers - radii[:, None]).min(axis=0)
             hi = (centers + radii[:, None]).max(axis=0)
@@ -70,12 +105,10 @@ def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -
         ax.set_xlim(mid[0] - half, mid[0] + half)
         ax.set_ylim(mid[1] - half, mid[1] + half)
         ax.set_zlim(mid[2] - half, mid[2] + half)
+        fill_panel(ax, np.concatenate(drawn))
         count = 0 if entry is None else len(entry["spheres"])
         # the axes are hidden, so the panel's width in metres stands in for a scale bar
         ax.set_title(f"{link.name}: {count} spheres\n{2 * half:.3g} m across", fontsize=9)
         ax.set_axis_off()
     lay_out(fig, rows, f"{robot.name}: collision geometry and spheres")
-    out = io.BytesIO()
-    fig.savefig(out, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return out.getvalue()
+    return fig
