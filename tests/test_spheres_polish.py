@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.spheres.geometry import Array
-from pipeline.spheres.polish import polish
+from pipeline.spheres.polish import _Cover, _split, polish
 
 HALF = np.array([0.2, 0.05, 0.05])  # a bar 0.4 x 0.1 x 0.1 m about the origin
 
@@ -92,3 +92,28 @@ def test_polish_does_not_depend_on_the_sign_lapack_gives_a_singular_vector(
     monkeypatch.setattr(np.linalg, "svd", flipped)
     second = polish(samples, outside, centers, radii, 0.004, max_spheres=6)
     assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+
+
+def test_a_split_centres_its_spheres_inside_the_solid_under_a_patch_of_a_face() -> None:
+    """The samples one sphere alone holds are often a patch of one face: a half's smallest ball
+    is centred on that face with half of it outside (fitter version 12's split); the split
+    centres each half's sphere inside the solid, on the way from the parent's centre."""
+    # a 0.2 x 0.1 m patch of the face z = 0 of a solid below it, held by one sphere 0.3 m down
+    xs, ys = np.meshgrid(np.linspace(-0.1, 0.1, 21), np.linspace(-0.05, 0.05, 11))
+    samples = np.stack([xs.ravel(), ys.ravel(), np.zeros(xs.size)], axis=1)
+    axes = [np.arange(a, b, 0.01) + 0.0041 for a, b in ((-0.2, 0.2), (-0.15, 0.15), (0.0, 0.2))]
+    outside = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+    parent = np.array([[0.0, 0.0, -0.3]])
+    cover = _Cover(
+        samples, outside, parent, np.linalg.norm(samples - parent, axis=1).max(keepdims=True)
+    )
+    split = _split(cover, 0)
+    assert split is not None and len(split.radii) == 2
+    assert (split.sample_count >= 1).all()  # every sample still covered
+    assert (split.centers[:, 2] < 0).all()  # inside the solid
+    # each half's smallest ball: centred on the face, its radius half the half-patch's diagonal
+    smallest = _Cover(
+        samples, outside, np.array([[-0.05, 0, 0], [0.05, 0, 0]]), np.full(2, 0.05 * 2**0.5)
+    )
+    assert (smallest.sample_count >= 1).all()
+    assert split.cost() < smallest.cost()

@@ -16,7 +16,7 @@ from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "12"
+FITTER_VERSION = "13"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 # quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where

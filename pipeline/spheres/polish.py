@@ -143,20 +143,23 @@ def _descend(cover: _Cover, region: _Region, step: float, passes: int) -> None:
                 return
 
 
-def _enclosing(points: Array) -> tuple[Array, float]:
-    """An approximate smallest ball around the points (Badoiu-Clarkson)."""
-    center = points.mean(axis=0)
-    for i in range(1, 40):
-        far = points[((points - center) ** 2).sum(axis=1).argmax()]
-        center = center + (far - center) / (i + 1)
-    return center, float(np.sqrt(((points - center) ** 2).sum(axis=1).max()))
+# how far a split's sphere is centred from the parent's centre towards its half's mean
+SPLIT_DEPTHS = (0.0, 0.15, 0.3, 0.5)
 
 
-def _split(cover: _Cover, j: int) -> bool:
-    """Replace sphere j by two around the halves (2-means) of the samples only it covers."""
+def _split(cover: _Cover, j: int) -> _Cover | None:
+    """Sphere j replaced by two, one round each half (2-means) of the samples only it covers.
+
+    A patch of the surface is held most tightly by a sphere centred deep inside the solid: the
+    smallest ball round a half, centred near the surface, has much of its volume outside
+    (fitter version 12 split that way: on the 7 shipped links with budget to spare, 3 splits
+    paid; this way, 7 did, on 5 links). Each new centre lies on the way from j's centre to its
+    half's mean; of the depths tried the one that leaves the fewest outside points in the union
+    is kept. None when the samples do not part in two.
+    """
     own = cover.alone(j)
     if len(own) < 4:
-        return False
+        return None
     mean = own.mean(axis=0)
     axis = np.linalg.svd(own - mean, full_matrices=False)[2][0]
     # a singular vector's sign is the LAPACK build's choice: fix it, or which half keeps
@@ -165,14 +168,25 @@ def _split(cover: _Cover, j: int) -> bool:
     side = (own - mean) @ axis > 0
     for _ in range(5):
         if side.all() or not side.any():
-            return False
+            return None
         a, b = own[side].mean(axis=0), own[~side].mean(axis=0)
         side = ((own - a) ** 2).sum(axis=1) < ((own - b) ** 2).sum(axis=1)
     if side.all() or not side.any():
-        return False
-    cover.place(j, *_enclosing(own[side]))
-    cover.add(*_enclosing(own[~side]))
-    return True
+        return None
+    parent = cover.centers[j].copy()
+    best: _Cover | None = None
+    for depth in SPLIT_DEPTHS:
+        trial = cover.copy()
+        for index, half in enumerate((own[side], own[~side])):
+            center = parent + depth * (half.mean(axis=0) - parent)
+            radius = float(_distances(center[None, :], half).max())
+            if index == 0:
+                trial.place(j, center, radius)
+            else:
+                trial.add(center, radius)
+        if best is None or trial.cost() < best.cost():
+            best = trial
+    return best
 
 
 def polish(
@@ -200,8 +214,8 @@ def polish(
         alone = (cover.holds & (cover.outside_count == 1)).sum(axis=1)
         best: _Cover | None = None
         for j in np.argsort(-alone, kind="stable")[:tries]:
-            trial = cover.copy()
-            if not _split(trial, int(j)):
+            trial = _split(cover, int(j))
+            if trial is None:
                 continue
             _descend(trial, region, step / 2, passes // 2)
             if trial.cost() < (best or cover).cost():
