@@ -173,17 +173,13 @@ def _split(cover: _Cover, j: int) -> _Cover | None:
         side = ((own - a) ** 2).sum(axis=1) < ((own - b) ** 2).sum(axis=1)
     if side.all() or not side.any():
         return None
-    parent = cover.centers[j].copy()
+    parent, halves = cover.centers[j].copy(), (own[side], own[~side])
     best: _Cover | None = None
     for depth in SPLIT_DEPTHS:
+        first, second = (parent + depth * (half.mean(axis=0) - parent) for half in halves)
         trial = cover.copy()
-        for index, half in enumerate((own[side], own[~side])):
-            center = parent + depth * (half.mean(axis=0) - parent)
-            radius = float(_distances(center[None, :], half).max())
-            if index == 0:
-                trial.place(j, center, radius)
-            else:
-                trial.add(center, radius)
+        trial.place(j, first, float(_distances(first[None, :], halves[0]).max()))
+        trial.add(second, float(_distances(second[None, :], halves[1]).max()))
         if best is None or trial.cost() < best.cost():
             best = trial
     return best
