@@ -84,7 +84,7 @@ def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str)
         drawn = []
         for patches in geometry.patches:
             outline = (patches if patches.kind == "flat" else patches.refine(size)).outline()
-            drawn += [np.asarray(polygon).reshape(-1, 3) for polygon in outline]
+            drawn.append(outline.reshape(-1, 3))
             ax.add_collection3d(
                 Poly3DCollection(
                     outline, facecolor="0.6", edgecolor="0.4", linewidth=0.1, alpha=0.5
