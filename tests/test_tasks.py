@@ -91,7 +91,7 @@ def test_bad_urdf_exits_2_with_finding_lines_and_build_unchanged(project: Path) 
     assert "Traceback" not in result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if "invalid_joint_velocity" in line]
     assert lines == [
-        "robots/abb_irb2400/robot.urdf:155: invalid_joint_velocity: joint "
+        "robots/abb_irb2400/robot.urdf:160: invalid_joint_velocity: joint "
         "'joint_1' has velocity -1.0, not a finite number > 0; set velocity in "
         "rad/s, greater than 0"
     ]

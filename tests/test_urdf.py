@@ -363,6 +363,45 @@ def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -
     assert "None" not in finding.message and "no velocity" in finding.message
 
 
+@pytest.mark.parametrize(
+    ("limit", "absent"),
+    [
+        # pybullet's r2d2 and laikago, once their continuous joints are made revolute
+        ('<limit effort="100" velocity="100"/>', "lower and upper"),
+        ('<limit effort="0" lower="-1" velocity="1"/>', "upper"),
+    ],
+    ids=["no-bounds", "no-upper"],
+)
+def test_missing_joint_limit_names_the_limit_line_and_a_fix_that_parses(
+    repo: Path, limit: str, absent: str
+) -> None:
+    """The fix asks for the bounds on the <limit> there is, not for a second <limit>."""
+    path = break_urdf(repo, [(J1_LIMIT, "\n    " + limit)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "missing_joint_limit"
+    assert path.read_text().splitlines()[int(finding.place) - 1].strip().startswith("<limit")
+    assert f"without {absent}" in finding.message
+    assert finding.hint.startswith(f"give that <limit> {absent} in rad")
+    bounded = limit.replace(' lower="-1"', "").replace("<limit", '<limit lower="-1" upper="1"')
+    break_urdf(repo, [(limit, bounded)])
+    assert load_robot(repo / ABB, repo).joint("joint_1") is not None
+
+
+def test_missing_joint_limit_without_a_limit_asks_for_every_required_attribute(repo: Path) -> None:
+    """Tesseract refuses a <limit> without effort or velocity: the hint names all four."""
+    break_urdf(repo, [(J1_LIMIT, "")])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "missing_joint_limit"
+    assert finding.place == "155"
+    assert finding.hint.startswith("add <limit lower=... upper=... effort=... velocity=.../>")
+    break_urdf(repo, [("<axis xyz=\"0 0 1\"/>", '<axis xyz="0 0 1"/>' + J1_EFFORT)])
+    assert load_robot(repo / ABB, repo).joint("joint_1") is not None
+
+
 @pytest.mark.parametrize("encoding", ["UTF-16", "ISO-8859-1"])
 def test_not_utf8_urdf_in_another_declared_encoding_is_refused(repo: Path, encoding: str) -> None:
     """Tesseract's parser (tinyxml2) reads UTF-8 only: it refuses a UTF-16 URDF, and reads a

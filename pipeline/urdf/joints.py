@@ -84,43 +84,56 @@ def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
 
 
 def _limit_rules(joint: Joint, add: Add) -> None:
+    """Findings on a bounded joint's <limit>, naming its line (the joint's when it has none)."""
     unit = "rad" if joint.type == "revolute" else "m"
     limit = joint.limit
-    if limit is None or limit.lower is None or limit.upper is None:
+    if limit is None:
         add(
             "missing_joint_limit",
             joint.line,
-            f"{joint.type} joint {joint.name!r} has no bounded <limit lower upper>",
-            f"add <limit lower=... upper=... velocity=...> in {unit}",
+            f"{joint.type} joint {joint.name!r} has no <limit>",
+            f"add <limit lower=... upper=... effort=... velocity=.../> to it, lower and upper "
+            f"in {unit}",
+        )
+        return
+    line = limit.line or joint.line
+    if limit.lower is None or limit.upper is None:
+        absent = " and ".join(a for a in ("lower", "upper") if getattr(limit, a) is None)
+        add(
+            "missing_joint_limit",
+            line,
+            f"{joint.type} joint {joint.name!r} has a <limit> without {absent}, so it is not "
+            "bounded",
+            f"give that <limit> {absent} in {unit} (a joint that turns without end cannot be "
+            "bounded: give it the range it may use)",
         )
     # nan: a number the reader refused (invalid_number); it is not reported again as nan
     elif not (math.isnan(limit.lower) or math.isnan(limit.upper) or limit.lower < limit.upper):
         add(
             "invalid_joint_limit",
-            joint.line,
+            line,
             f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} does not "
             "have lower < upper",
             f"give bounds in {unit} with lower < upper",
         )
-    if limit is not None and (limit.velocity is None or limit.velocity <= 0):
+    if limit.velocity is None or limit.velocity <= 0:
         given = "no velocity" if limit.velocity is None else f"velocity {limit.velocity}"
         add(
             "invalid_joint_velocity",
-            joint.line,
+            line,
             f"joint {joint.name!r} has {given}, not a finite number > 0",
             f"set velocity in {unit}/s, greater than 0",
         )
-    if limit is not None and limit.effort is not None and limit.effort < 0:
+    if limit.effort is not None and limit.effort < 0:
         force = "N m" if joint.type == "revolute" else "N"
         add(
             "invalid_joint_effort",
-            joint.line,
+            line,
             f"joint {joint.name!r} has effort {limit.effort:g}, a negative number: the largest "
             "effort the joint may apply is a magnitude",
             f"set effort in {force}, 0 or greater",
         )
-    if limit is not None:
-        _limit_magnitudes(joint, limit, add)
+    _limit_magnitudes(joint, limit, add)
 
 
 def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
@@ -141,7 +154,7 @@ def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
     if over:
         add(
             "limit_out_of_range",
-            joint.line,
+            limit.line or joint.line,
             f"{joint.type} joint {joint.name!r} has <limit> {', '.join(over)}",
             f"give lower and upper in {caps['lower'][0]}, velocity in {caps['velocity'][0]} and "
             f"effort in {caps['effort'][0]} (millimetres or degrees need converting; 1e300 is "

@@ -105,6 +105,7 @@ class Limit:
     velocity: float | None
     # None when missing or not a number too: extras.py reports those, as Tesseract reads it
     effort: float | None = None
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -289,6 +289,7 @@ class _Reader:
                 self.scalar(limit_node, "upper"),
                 self.scalar(limit_node, "velocity"),
                 _quiet_number(limit_node.get("effort")),
+                limit_node.sourceline or node.sourceline or 0,
             )
         mimic_node = node.find("mimic")
         mimic = None
