@@ -49,6 +49,34 @@ _XML_HINTS = (
 )
 
 
+_EXTRA_CONTENT = "Extra content at the end of the document"
+
+
+def _extra_content(data: bytes, line: int, column: int) -> tuple[str, str]:
+    """Message and hint naming what follows the root element, which may be invisible (NUL).
+
+    libxml2 counts the column in characters of the line, from 1.
+    """
+    lines = data.split(b"\n")[line - 1 :]
+    first = lines[0].decode("utf-8", "replace")[max(0, column - 1) :].encode() if lines else b""
+    rest = b"\n".join([first, *lines[1:]]).lstrip(b" \t\r\n")
+    if rest[:1] == b"\0":
+        count = rest.count(b"\0")
+        only = rest.strip(b"\0 \t\r\n") == b"" and count > 1
+        what = f"{count} NUL bytes" if only else "a NUL byte"
+    elif rest[:1] == b"<":
+        what = "a second element, " + rest[:40].split(b">")[0].decode("utf-8", "replace") + ">"
+    elif rest[:1] and rest[0] < 0x20:
+        what = f"the control byte 0x{rest[0]:02x}"
+    else:
+        what = repr(rest[:20].decode("utf-8", "replace"))  # '' when libxml2's place is off
+    return (
+        f"{_EXTRA_CONTENT}: {what} after the root element's end tag",
+        "delete everything after the root element's end tag: an XML document holds one root "
+        "element and nothing but comments and blank space after it",
+    )
+
+
 def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._Element:
     """Parse XML resolving no entities, loading no DTD, reading no network.
 
@@ -76,6 +104,8 @@ def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._E
         line = exc.lineno or 1
         message = str(exc.msg).split(", line ")[0]
         hint = next((h for m, h in _XML_HINTS if message.startswith(m)), "fix the XML syntax")
+        if message.startswith(_EXTRA_CONTENT):
+            message, hint = _extra_content(data, line, exc.position[1] if exc.position else 1)
         raise refusal("invalid_xml", display, f"{line}", message, hint) from None
     if root is None:
         raise refusal("invalid_xml", display, "1", "the document is empty", "write an XML document")

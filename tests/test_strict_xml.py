@@ -50,6 +50,31 @@ def test_xml_declaration_refusals_name_their_fix(data: bytes, line: str, hint: s
     assert hint in finding.hint
 
 
+@pytest.mark.parametrize(
+    ("data", "line", "what"),
+    [
+        # how pybullet_data's humanoid.urdf ends: invisible in an editor
+        (b'<robot name="x">\r\n</robot>\r\n\0', "3", "a NUL byte"),
+        (b'<robot name="x"/>\n\0\0\0\n', "2", "3 NUL bytes"),
+        (b'<robot name="x"/>\n<robot name="y"/>\n', "2", 'a second element, <robot name="y"/>'),
+        (b'<robot name="x"/>\x01', "1", "the control byte 0x01"),
+        ('<robot name="\u00e9\u00e9"/>left over'.encode(), "1", "'left over'"),
+    ],
+    ids=["nul", "nuls", "second-root", "control-byte", "text-after-non-ascii"],
+)
+def test_invalid_xml_extra_content_says_what_follows_the_root(
+    data: bytes, line: str, what: str
+) -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_xml(data, "robot.urdf")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.place) == ("invalid_xml", line)
+    assert finding.message == (
+        f"Extra content at the end of the document: {what} after the root element's end tag"
+    )
+    assert finding.hint.startswith("delete everything after the root element's end tag")
+
+
 def test_xml_reports_line() -> None:
     with pytest.raises(ContractError) as exc:
         parse_xml(b'<robot name="x">\n<link name="a">\n</robot>', "r.urdf")
