@@ -11,8 +11,8 @@ import pytest
 from pipeline.cli import main
 from pipeline.description import make_urdf_copies, read_urdf_sources
 from pipeline.findings import Severity
-from pipeline.spheres.extent import SPAN_CAP, SPAN_FLOOR, span_bound
-from pipeline.urdf import Joint, Link, Origin, Robot
+from pipeline.spheres.extent import SPAN_CAP, SPAN_FLOOR, extent_findings, span_bound
+from pipeline.urdf import Box, Collision, Joint, Link, Origin, Robot
 from tests.conftest import REPO
 from tests.test_urdf import break_urdf
 
@@ -183,12 +183,14 @@ def test_urdf_step_prints_the_warning_and_copies_the_same_bytes(
     assert "collision_scale_mismatch" in capsys.readouterr().err
 
 
-def _robot(*offsets: float) -> Robot:
+def _robot(*offsets: float, length: float = 0.0) -> Robot:
+    """A robot of one link, a box `length` m long (no collision when 0), and fixed joints."""
     joints = tuple(
         Joint(f"j{i}", "fixed", "a", "b", Origin((x, 0.0, 0.0)), (0, 0, 1), None, None, 1)
         for i, x in enumerate(offsets)
     )
-    return Robot("r", (Link("a", (), (), 1),), joints)
+    box = (Collision(Origin(), Box((length, 0.05, 0.05)), 2),) if length else ()
+    return Robot("r", (Link("a", box, (), 1),), joints)
 
 
 @pytest.mark.parametrize(
@@ -203,6 +205,24 @@ def _robot(*offsets: float) -> Robot:
 )
 def test_geometry_out_of_proportion_bound(offsets: tuple[float, ...], bound: float) -> None:
     assert span_bound(_robot(*offsets)) == pytest.approx(bound)
+
+
+@pytest.mark.parametrize(
+    ("offsets", "length", "why"),
+    [
+        # pybullet's cartpole: a 30 m slide bar, every joint offset 0
+        ((0.0,), 30.0, "the least bound: 100 times the robot's longest joint offset, 0 m, is less"),
+        ((0.705, 0.3), 80.0, "100 times the robot's longest joint offset, 0.705 m"),
+        ((615.0,), 2000.0, "the largest bound, whatever the joints"),
+    ],
+    ids=["floor", "proportion", "cap"],
+)
+def test_geometry_out_of_proportion_says_where_its_bound_comes_from(
+    offsets: tuple[float, ...], length: float, why: str
+) -> None:
+    [finding] = extent_findings(_robot(*offsets, length=length), {})
+    assert finding.code == "geometry_out_of_proportion"
+    assert f"({why}): it is likely in other units" in finding.message
 
 
 @pytest.mark.parametrize("scale", ["0 0 0", "-1 1 1", "nan 1 1"])

@@ -78,20 +78,33 @@ def extent_findings(robot: Robot, corners: Mapping[Mesh, Array]) -> list[Finding
 
 def span_bound(robot: Robot) -> float:
     """The span (m) above which a link's collision geometry is out of proportion with the robot."""
+    return min(SPAN_CAP, max(SPAN_FLOOR, PROPORTION * _longest_offset(robot)))
+
+
+def _longest_offset(robot: Robot) -> float:
+    """The robot's longest joint offset (m), 0 when it has none."""
     # hypot, not a dot product: an origin of 1e308 (origin_out_of_range) must not overflow
     offsets = (math.hypot(*j.origin.xyz) for j in robot.joints)
-    longest = max((o for o in offsets if math.isfinite(o)), default=0.0)
-    return min(SPAN_CAP, max(SPAN_FLOOR, PROPORTION * longest))
+    return max((o for o in offsets if math.isfinite(o)), default=0.0)
 
 
 def _out_of_proportion(robot: Robot, link: Link, span: float, bound: float) -> Finding:
+    longest = _longest_offset(robot)
+    if bound == SPAN_FLOOR:
+        why = (
+            f"the least bound: {PROPORTION:g} times the robot's longest joint offset, "
+            f"{longest:.3g} m, is less"
+        )
+    elif bound == SPAN_CAP:
+        why = "the largest bound, whatever the joints"
+    else:
+        why = f"{PROPORTION:g} times the robot's longest joint offset, {longest:.3g} m"
     return Finding(
         "geometry_out_of_proportion",
         robot.file,
         str(link.line),
         f"link {link.name!r}: its collision geometry spans {span:.3g} m, beyond {bound:.3g} m "
-        f"({PROPORTION:g} times the robot's longest joint offset, within {SPAN_FLOOR:g} m to "
-        f"{SPAN_CAP:g} m): it is likely in other units than the joints",
+        f"({why}): it is likely in other units than the joints",
         "give mesh scale, sizes and origins in metres (a mesh in millimetres needs "
         'scale="0.001 0.001 0.001"); a link that long as meant needs no change',
         Severity.WARNING,
