@@ -31,21 +31,26 @@ def _rod_robot(root: Path, direction: tuple[int, int, int]) -> tuple[Path, bytes
         '<link name="b"/><joint name="j" type="fixed"><parent link="a"/><child link="b"/>'
         "</joint></robot>"
     )
+    centers = [list(t * axis) for t in np.linspace(-0.45, 0.45, 10) * LENGTH]
+    return folder, _document("rod", [{"center": c, "radius": RADIUS} for c in centers])
+
+
+def _document(model_id: str, spheres: list[dict[str, object]]) -> bytes:
+    """spheres.json bytes holding `spheres` for link a, fitted by hand."""
     digest = "sha256:" + "0" * 64
     fitter = {"name": "hand", "version": "1"}
-    centers = [list(t * axis) for t in np.linspace(-0.45, 0.45, 10) * LENGTH]
     document = {
         "schema": "rosie.robot-spheres.v1",
-        "model_id": "rod",
+        "model_id": model_id,
         "made_from": {"files": {"robot.urdf": digest}, "fitter": fitter},
         "links": {
             "a": {
-                "spheres": [{"center": c, "radius": RADIUS} for c in centers],
+                "spheres": spheres,
                 "provenance": {"geometry_sha256": digest, "fitter": fitter | {"parameters": {}}},
             }
         },
     }
-    return folder, json.dumps(document).encode()
+    return json.dumps(document).encode()
 
 
 @pytest.mark.parametrize("direction", DIRECTIONS, ids=[str(d) for d in DIRECTIONS])
@@ -72,5 +77,36 @@ def test_a_links_drawing_fills_its_panel_and_stays_in_it(
         assert y.min() >= panel.y0 and y.max() <= panel.y1, "drawn past the panel's top or bottom"
         spans = ((cols.max() - cols.min()) / panel.width, (y.max() - y.min()) / panel.height)
         assert max(spans) >= 0.8 * FILL, spans  # the default view left it at about half
+    finally:
+        plt.close(fig)
+
+
+def _ball_robot(root: Path, count: int) -> tuple[Path, bytes]:
+    """A one-link robot whose collision is one <sphere>, and `count` spheres fitted to it."""
+    folder = root / "robots" / "ball"
+    folder.mkdir(parents=True)
+    (folder / "robot.urdf").write_text(
+        '<robot name="ball"><link name="a"><collision><geometry><sphere radius="0.1"/>'
+        '</geometry></collision></link><link name="b"/><joint name="j" type="fixed">'
+        '<parent link="a"/><child link="b"/></joint></robot>'
+    )
+    return folder, _document("ball", [{"center": [0.0, 0.0, 0.0], "radius": 0.100002}] * count)
+
+
+def _blue(fig: plt.Figure) -> int:
+    """How many pixels are drawn in the spheres' colour (tab:blue, blended or not)."""
+    fig.canvas.draw()
+    rgb = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(int)  # type: ignore[attr-defined]
+    return int(((rgb[..., 2] - rgb[..., 0] > 30) & (rgb[..., 2] > rgb[..., 1])).sum())
+
+
+def test_a_sphere_on_the_surface_it_covers_is_drawn_over_it(tmp_path: Path) -> None:
+    """A <sphere> link's one fitted sphere lies on its surface (2 µm out): the wireframe is
+    drawn over the grey surface, not hidden behind it, so the panel shows the fit."""
+    folder, spheres = _ball_robot(tmp_path, 1)
+    fig = figure(load_robot(folder, tmp_path), folder, spheres, "spheres.json")
+    try:
+        assert _blue(fig) > 1000  # 8 when sorted by depth, behind the surface
+        assert fig.axes[0].get_title().startswith("a: 1 sphere\n")
     finally:
         plt.close(fig)

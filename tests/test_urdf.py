@@ -398,7 +398,7 @@ def test_missing_joint_limit_without_a_limit_asks_for_every_required_attribute(r
     assert finding.code == "missing_joint_limit"
     assert finding.place == "155"
     assert finding.hint.startswith("add <limit lower=... upper=... effort=... velocity=.../>")
-    break_urdf(repo, [("<axis xyz=\"0 0 1\"/>", '<axis xyz="0 0 1"/>' + J1_EFFORT)])
+    break_urdf(repo, [('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/>' + J1_EFFORT)])
     assert load_robot(repo / ABB, repo).joint("joint_1") is not None
 
 

@@ -78,6 +78,9 @@ def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str)
     unit = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)], axis=-1)
     for index, link in enumerate(links, start=1):
         ax = fig.add_subplot(rows, cols, index, projection="3d")
+        # drawn in the order added, spheres last: by depth, a sphere lying on the surface it
+        # covers (a <sphere> link's, 2 µm out) sorts behind it and is not seen at all
+        ax.computed_zorder = False
         geometry = load_link_geometry(link, robot_folder, folder_display(robot))
         lo, hi = geometry.bounds()
         size = float(np.linalg.norm(hi - lo)) / 12  # curved pieces drawn finer than fitted
@@ -96,7 +99,9 @@ def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str)
             for c, r in zip(centers, radii, strict=True):
                 s = c + r * unit
                 drawn.append(s.reshape(-1, 3))
-                ax.plot_wireframe(s[..., 0], s[..., 1], s[..., 2], color="tab:blue", lw=0.3)
+                ax.plot_wireframe(
+                    s[..., 0], s[..., 1], s[..., 2], color="tab:blue", lw=0.3, alpha=0.6, zorder=3
+                )
             lo = (centers - radii[:, None]).min(axis=0)
             hi = (centers + radii[:, None]).max(axis=0)
         else:
@@ -108,7 +113,8 @@ def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str)
         fill_panel(ax, np.concatenate(drawn))
         count = 0 if entry is None else len(entry["spheres"])
         # the axes are hidden, so the panel's width in metres stands in for a scale bar
-        ax.set_title(f"{link.name}: {count} spheres\n{2 * half:.3g} m across", fontsize=9)
+        noun = "sphere" if count == 1 else "spheres"
+        ax.set_title(f"{link.name}: {count} {noun}\n{2 * half:.3g} m across", fontsize=9)
         ax.set_axis_off()
     lay_out(fig, rows, f"{robot.name}: collision geometry and spheres")
     return fig

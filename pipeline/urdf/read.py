@@ -289,7 +289,7 @@ class _Reader:
                 self.scalar(limit_node, "upper"),
                 self.scalar(limit_node, "velocity"),
                 _quiet_number(limit_node.get("effort")),
-                limit_node.sourceline or node.sourceline or 0,
+                source_line(limit_node),
             )
         mimic_node = node.find("mimic")
         mimic = None
