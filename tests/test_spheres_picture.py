@@ -9,6 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
 
 from pipeline.spheres.picture import FILL, figure
 from pipeline.urdf import load_robot
@@ -93,7 +94,7 @@ def _ball_robot(root: Path, count: int) -> tuple[Path, bytes]:
     return folder, _document("ball", [{"center": [0.0, 0.0, 0.0], "radius": 0.100002}] * count)
 
 
-def _blue(fig: plt.Figure) -> int:
+def _blue(fig: Figure) -> int:
     """How many pixels are drawn in the spheres' colour (tab:blue, blended or not)."""
     fig.canvas.draw()
     rgb = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(int)  # type: ignore[attr-defined]
