@@ -16,7 +16,7 @@ from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "13"
+FITTER_VERSION = "14"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 # quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where
@@ -293,10 +293,15 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     best = _finish(geometry, problem, params, x)
     start = cells_start(geometry, problem.outside, params.max_spheres)
     if start is not None:
-        # primitives only: the cells' spheres, finished alike, win if they hold less outside
-        other = _finish(geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]))
-        if _outside_count(problem, other) < _outside_count(problem, best):
-            best = other
+        # primitives only: the cells' spheres, finished alike and as they are (each holds its
+        # cell whole, so they need almost no growth, where the finish's hardening on samples
+        # then growth can leave more outside: a thin rod, a 30 m bar); the fewest outside wins
+        finished = _finish(geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]))
+        centers = on_grid(start[0])
+        cells = centers, rounded_up(grow_until_proven(geometry, centers, start[1]))
+        for other in (finished, cells):
+            if _outside_count(problem, other) < _outside_count(problem, best):
+                best = other
     # a compact link (a sphere-like mesh) can leave less outside its one enclosing ball; the
     # ball's excess is exact (it holds the whole solid), the cover's counts only the padded grid
     ball_excess = 4 / 3 * math.pi * float(ball[1][0]) ** 3 - problem.volume
