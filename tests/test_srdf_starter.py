@@ -84,6 +84,30 @@ def test_a_hand_ends_the_chain_and_its_fingers_stay_out_of_the_home_pose(
     assert pairs[-3:] == [("link_6", "hand"), ("hand", "finger_left"), ("hand", "finger_right")]
 
 
+# a camera and a cover fixed to the hand, the cover through a frame without geometry
+PARTS = f"""
+  <link name="camera">{BOX}</link>
+  <link name="cover_frame"/>
+  <link name="cover">{BOX}</link>
+  <joint name="hand-camera" type="fixed"><parent link="hand"/><child link="camera"/></joint>
+  <joint name="hand-frame" type="fixed"><parent link="hand"/><child link="cover_frame"/></joint>
+  <joint name="frame-cover" type="fixed"><parent link="cover_frame"/><child link="cover"/></joint>
+</robot>"""
+
+
+def test_links_fixed_to_each_other_are_every_one_listed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One rigid body whether a pair touches never changes: link_6, hand (through tool0), the
+    camera and the cover are all fixed to each other; the fingers move."""
+    break_urdf(repo, [("</robot>", HAND.replace("</robot>", PARTS))])
+    *_, pairs = _summary(_written(repo, "abb_irb2400", monkeypatch, capsys))
+    rigid = ["link_6", "hand", "camera", "cover"]
+    assert {frozenset(p) for p in itertools.combinations(rigid, 2)} <= {frozenset(p) for p in pairs}
+    assert ("camera", "finger_left") not in pairs and ("link_5", "hand") not in pairs
+    assert len(pairs) == len({frozenset(p) for p in pairs})  # each pair once
+
+
 def test_a_joint_whose_limits_exclude_0_is_at_its_nearest_limit(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -42,8 +42,10 @@ def starter_source(robot: Robot, model_id: str) -> str:
             "".join(f"    {_text(name)}: {value!r},\n" for name, value in home.items()),
             "}\n\n"
             "# Links joined by a joint (through links without collision geometry) touch where\n"
-            '# they meet. Add the pairs that can never touch (reason "Never") once measured: the\n'
-            "# planner checks every pair not listed here.\n"
+            "# they meet; links fixed to each other are one rigid body, whether they touch never\n"
+            '# changes. Add the pairs that can never touch (reason "Never") once measured, and a\n'
+            "# part fixed to a link (a cover, a sensor) that touches the next link across its\n"
+            "# joint: the planner checks every pair not listed here.\n"
             "ADJACENT = [\n",
             "".join(f"    ({_text(a)}, {_text(b)}),\n" for a, b in adjacent),
             ']\n\n\ndef gen_srdf():\n    robot = ET.Element("robot", {"name": ROBOT})\n',
@@ -156,18 +158,33 @@ def _home_value(joint: Joint) -> float:
 
 
 def _adjacent_pairs(robot: Robot, tree: _Tree) -> list[tuple[str, str]]:
-    """Each link with collision geometry and the nearest link above it that has some."""
+    """Each link with collision geometry and the nearest link above it that has some; then the
+    other pairs of links fixed to each other (one rigid body: whether they touch never changes)."""
     collided = {link.name for link in robot.links if link.collisions}
     nearest: dict[str, str | None] = {}  # the nearest link above with collision geometry
     for link in tree.order:
         joint = tree.above.get(link)
         parent = None if joint is None else joint.parent
         nearest[link] = parent if parent is None or parent in collided else nearest[parent]
-    return [
+    pairs = [
         (up, link.name)
         for link in robot.links
         if link.name in collided and (up := nearest.get(link.name)) is not None
     ]
+    body: dict[str, str] = {}  # each link's rigid body: the topmost link fixed to it
+    for link in tree.order:
+        joint = tree.above.get(link)
+        body[link] = body[joint.parent] if joint is not None and joint.type == "fixed" else link
+    members: dict[str, list[str]] = {}
+    for link in tree.order:
+        if link in collided:
+            members.setdefault(body[link], []).append(link)
+    listed = set(pairs) | {(b, a) for a, b in pairs}
+    for group in members.values():
+        pairs += [
+            (a, b) for i, a in enumerate(group) for b in group[i + 1 :] if (a, b) not in listed
+        ]
+    return pairs
 
 
 def _text(value: str) -> str:
