@@ -863,6 +863,21 @@ def test_invalid_geometry_names_what_the_geometry_holds(repo: Path) -> None:
     assert lines[int(finding.place) - 1].strip() == "<geometry>"
 
 
+@pytest.mark.parametrize(
+    ("shape", "capsule"), [("capsule", True), ("cone", False)], ids=["capsule", "cone"]
+)
+def test_invalid_geometry_unknown_shape_says_how_a_capsule_is_made(
+    repo: Path, shape: str, capsule: bool
+) -> None:
+    """pybullet's humanoid has <capsule>, which Tesseract reads and URDF has not."""
+    break_urdf(repo, [(f'<mesh filename="{L1_MESH}"/>', f'<{shape} radius="0.05" length="0.2"/>')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.message) == ("invalid_geometry", f"unknown geometry <{shape}>")
+    assert ("a <sphere> of its radius at each end" in finding.hint) is capsule
+
+
 L1_VISUAL = "package://abb_irb2400/meshes/link_1.dae"
 
 

@@ -195,7 +195,8 @@ class _Reader:
             "invalid_geometry",
             source_line(shape),
             f"unknown geometry <{shape.tag}>",
-            "use one of <mesh>, <box>, <cylinder> or <sphere>",
+            "use one of <mesh>, <box>, <cylinder> or <sphere>"
+            + (_CAPSULE if shape.tag == "capsule" else ""),
         )
         return None
 
@@ -321,6 +322,13 @@ def _quiet_number(text: str | None) -> float | None:
         return None
     value = float(text)
     return value if math.isfinite(value) else None
+
+
+# Tesseract reads <capsule> (pybullet's humanoid has them) but it is not URDF
+_CAPSULE = (
+    ": a capsule is a <cylinder> of its radius and length and a <sphere> of its radius at each "
+    "end of the cylinder's axis, three <collision> elements"
+)
 
 
 def _vec3(values: tuple[float, ...] | None) -> Vec3:
