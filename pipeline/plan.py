@@ -21,6 +21,7 @@ from pipeline.strict_io import (
     linked_folder,
     linked_helper_folders,
     read_regular,
+    refusal,
 )
 
 ROBOTS = "robots"
@@ -123,6 +124,14 @@ def _folders_holding(root: Path, top: str, name: str) -> list[str]:
     """
     base = os.path.join(root, top)
     if not os.path.isdir(base):
+        if os.path.lexists(base):  # planning nothing would prune every output of `top`
+            raise refusal(
+                "not_a_folder",
+                top,
+                "",
+                f"is not a folder, so the {top} in it cannot be listed",
+                f"make {top}/ a folder holding one folder per {top[:-1]} (or remove the file)",
+            )
         return []
     try:
         # listing `top` needs its r bit, reaching what it lists its x bit: without it, each
@@ -293,7 +302,7 @@ def _cell_sources(root: Path, cell_id: str) -> tuple[str | None, str | None]:
         robot = json.loads(found[0])["robot"] if found else {}
         model = robot.get("model_id")
         pinned = (robot.get("machine_planning_calibration") or {}).get("path")
-    except (ValueError, AttributeError, TypeError, RecursionError):
+    except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
         return None, None
     plain = isinstance(pinned, str) and _PLAIN_PATH.fullmatch(pinned) is not None
     return (model if isinstance(model, str) else None), (pinned if plain else None)

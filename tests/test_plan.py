@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.cli import main as cli_main
 from pipeline.findings import ContractError
 from pipeline.plan import cell_ids, linked_folders, model_ids, needed, plan
 from pipeline.stagecode import CODE, code
@@ -640,6 +641,25 @@ def test_file_unreadable_a_folder_this_user_cannot_search_is_planned_not_taken_a
 
 
 @pytest.mark.parametrize("top", ["robots", "cells"])
+def test_not_a_folder_robots_or_cells_as_a_file_is_refused_not_taken_as_empty(
+    project: Path, top: str
+) -> None:
+    """A file in place of robots/ planned no robot, and `doit` removed every robot's outputs."""
+    assert run_doit(project).returncode == 0
+    before = tree_bytes(project / "build")
+    shutil.rmtree(project / top)
+    (project / top).write_text("x")
+    result = run_doit(project)
+    said = result.stdout + result.stderr
+    assert result.returncode == 2, said
+    assert f"{top}: not_a_folder: is not a folder, so the {top} in it" in said
+    assert "Traceback" not in said
+    assert tree_bytes(project / "build") == before
+    check = run_python(project, "-m", "pipeline", "check")
+    assert check.returncode == 2 and f"{top}: not_a_folder" in check.stderr
+
+
+@pytest.mark.parametrize("top", ["robots", "cells"])
 def test_file_unreadable_robots_or_cells_folder_that_cannot_be_listed_is_refused(
     repo: Path, monkeypatch: pytest.MonkeyPatch, top: str
 ) -> None:
@@ -745,3 +765,22 @@ def test_symlink_refused_a_linked_folder_is_planned_but_nothing_through_it_is_an
     through = [i for s in steps.values() for i in s.inputs if i.startswith(f"{folder}/")]
     assert through == []
     assert all(src != f"{folder}/" for s in steps.values() for src, _ in s.mirrors)
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [b"{}", b'{"schema": "rosie.machine-config.v1", "cell_id": "weld_cell_a"}', b'{"Robot": {}}'],
+    ids=["empty", "no-robot", "misspelt"],
+)
+def test_a_machine_json_without_robot_is_planned_and_reported_by_its_step(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], machine: bytes
+) -> None:
+    """Planning read `["robot"]` unguarded: every doit command ended in a KeyError traceback."""
+    (repo / "cells" / "weld_cell_a" / "machine.json").write_bytes(machine)
+    cell = by_name(repo)["cellbuild:weld_cell_a"]
+    assert list(cell.inputs)[-1] == code("cellbuild")
+    monkeypatch.chdir(repo)
+    assert cli_main(["cell", "cells/weld_cell_a"]) == 2
+    assert "cells/weld_cell_a/machine.json:/: missing_field: required field 'robot'" in (
+        capsys.readouterr().err
+    )
