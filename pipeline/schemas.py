@@ -191,6 +191,19 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
     if form is not None:
         message = f"{_short(repr(error.instance), 80)} is not {form}"
         return [Finding(code, display, json_pointer(path), message, "write it in that form")]
+    if keyword in ("minItems", "maxItems") and isinstance(error.instance, list):
+        bound = "at least" if keyword == "minItems" else "at most"
+        count = len(error.instance)
+        message = f"holds {count} item{'s' * (count != 1)}, not {bound} {error.validator_value}"
+        return [
+            Finding(
+                code,
+                display,
+                json_pointer(path),
+                message,
+                f"write {bound} {error.validator_value} items",
+            )
+        ]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
 
 

@@ -291,10 +291,17 @@ def _far(document: dict[str, Any]) -> None:
     document["links"]["link_1"]["spheres"][0]["center"] = [1e308, 0, 0]
 
 
+def _many(document: dict[str, Any]) -> None:
+    """20 000 spheres took the proof 24 GB before it was killed: 64 is the largest budget."""
+    spheres = document["links"]["link_1"]["spheres"]
+    spheres.extend([spheres[0]] * (65 - len(spheres)))
+
+
 @pytest.mark.parametrize(
     ("code", "edit", "place"),
     [
         ("spheres_missing_link", _drop, "/links"),
+        ("wrong_length", _many, "/links/link_1/spheres"),
         ("unknown_link", _extra, "/links/tool0"),
         ("model_id_mismatch", _model, "/model_id"),
         ("out_of_range", _radius, "/links/link_1/spheres/0/radius"),
