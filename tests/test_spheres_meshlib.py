@@ -40,27 +40,19 @@ def test_a_ctrl_c_met_while_trimesh_is_imported_is_raised_once_it_is_loaded(
     tmp_path: Path,
 ) -> None:
     """The Ctrl-C reaches the importer (the spheres step), after trimesh has loaded."""
-    (tmp_path / "trimesh").mkdir()
-    (tmp_path / "trimesh" / "__init__.py").write_text(_FAKE_TRIMESH)
-    result = subprocess.run(
-        [sys.executable, "-c", _IMPORT],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert (result.stdout, result.stderr) == ("interrupted True\n", "")
+    assert _run_with_fake_trimesh(tmp_path, _IMPORT) == ("interrupted True\n", "")
 
 
 # a thread started before the import does not block the signals: the kernel may hand it the
 # process's Ctrl-C (numpy's OpenBLAS threads, in a spheres step), and Python then raises it in
 # the main thread, inside trimesh's guarded import, though the main thread blocks it
-_IMPORT_WITH_A_THREAD = """
+_IMPORT_WITH_A_THREAD = (
+    """
 import threading, time
 threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
-""" + _IMPORT
+"""
+    + _IMPORT
+)
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
@@ -69,10 +61,15 @@ def test_a_ctrl_c_a_thread_receives_while_trimesh_is_imported_is_raised_once_it_
 ) -> None:
     """hostile-input sweep: Ctrl-C or SIGTERM in the first second of a spheres step was
     swallowed (the build went on and exited 0) although the import held it blocked."""
+    assert _run_with_fake_trimesh(tmp_path, _IMPORT_WITH_A_THREAD) == ("interrupted True\n", "")
+
+
+def _run_with_fake_trimesh(tmp_path: Path, code: str) -> tuple[str, str]:
+    """stdout and stderr of `code` run where the fake trimesh is found first."""
     (tmp_path / "trimesh").mkdir()
     (tmp_path / "trimesh" / "__init__.py").write_text(_FAKE_TRIMESH)
     result = subprocess.run(
-        [sys.executable, "-c", _IMPORT_WITH_A_THREAD],
+        [sys.executable, "-c", code],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])},
         capture_output=True,
@@ -80,5 +77,4 @@ def test_a_ctrl_c_a_thread_receives_while_trimesh_is_imported_is_raised_once_it_
         timeout=60,
         check=False,
     )
-    assert (result.stdout, result.stderr) == ("interrupted True\n", "")
-
+    return result.stdout, result.stderr
