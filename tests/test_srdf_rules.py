@@ -250,6 +250,15 @@ GENERATORS = [
         "generator_spawned_process",
         REAL + "import os\nos.system('true')\n",
     ),
+    # a data file beside srdf.py is no input of the srdf step: its change went unseen
+    (
+        "generator_read_untracked_file",
+        REAL + "Path(__file__).with_name('NOTICE').read_text()\n",
+    ),
+    (
+        "generator_read_untracked_file",
+        REAL + "Path(__file__).with_name('meshes').joinpath('link_1.stl').read_bytes()\n",
+    ),
 ]
 
 # (finding code, [(old, new)] in the URDF, edit of the generator's XML) for rules that need
@@ -565,3 +574,13 @@ def test_every_srdf_finding_code_has_a_case() -> None:
     tested = {case[0] for table in tables for case in table}
     assert len(emitted) > 50
     assert emitted - tested == set()
+
+
+def test_a_generator_may_read_its_inputs_robot_urdf_and_modules(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The read guard refuses files that are no input; robot.urdf and .py files are."""
+    install_generator(repo, REAL + "assert Path(__file__).with_name('robot.urdf').read_text()\n")
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert (status, findings) == (0, [])
+

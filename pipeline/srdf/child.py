@@ -3,8 +3,9 @@
 Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON (environment: generate.py).
 Writes one JSON object to RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}.
-An audit hook refuses file writes and process spawns while the source runs: a generator
-computes XML and returns it; the CLI writes the file.
+An audit hook refuses file writes and process spawns while the source runs, and reads of files
+in the robot's folder that are no input of the srdf step: a generator computes XML and returns
+it; the CLI writes the file.
 """
 
 from __future__ import annotations
@@ -46,7 +47,20 @@ class _Refused(PermissionError):
     """A write or spawn the guard refused; reported as such, not as the generator raising."""
 
 
-def _install_guard(attempts: list[str], spawns: list[str]) -> None:
+# What a generator may read in its robot's folder: the srdf step's inputs (its modules and
+# robot.urdf). Any other file there (a tcps.json) is no input: a change to it would leave the
+# built SRDF stale and `pipeline check` saying current.
+_READABLE = (".py", ".pyc")
+
+
+def _untracked(path: str, folder: str) -> bool:
+    """Whether reading `path` reads a file of the robot's folder that is no srdf-step input."""
+    full = os.path.realpath(path)
+    inside = full.startswith(folder + os.sep)
+    return inside and not full.endswith(_READABLE) and full != os.path.join(folder, "robot.urdf")
+
+
+def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], folder: str) -> None:
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
             path, mode, flags = args[0], args[1], args[2]
@@ -56,6 +70,11 @@ def _install_guard(attempts: list[str], spawns: list[str]) -> None:
             if writes and isinstance(path, (str, bytes, os.PathLike)):
                 attempts.append(os.fsdecode(path))
                 raise _Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
+            if isinstance(path, (str, bytes, os.PathLike)) and _untracked(
+                os.fsdecode(path), folder
+            ):
+                reads.append(os.path.relpath(os.path.realpath(os.fsdecode(path)), folder))
+                raise _Refused(f"gen_srdf() may not read {os.fsdecode(path)}")
         elif event in _MUTATING:
             attempts.append(f"{event} {args[0] if args else ''}")
             raise _Refused(f"gen_srdf() may not change files ({event})")
@@ -143,11 +162,13 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(source))
     attempts: list[str] = []
     spawns: list[str] = []
+    reads: list[str] = []
     with open(result_path, "w", encoding="utf-8") as out:
-        _install_guard(attempts, spawns)
+        _install_guard(attempts, spawns, reads, os.path.dirname(os.path.realpath(source)))
         result = _run(source)
         result["write_attempts"] = attempts
         result["spawn_attempts"] = spawns
+        result["read_attempts"] = reads
         json.dump(result, out)
         out.flush()
 

@@ -151,6 +151,19 @@ def run_child(
                 "return the XML in the envelope; the srdf command writes the output",
             )
         )
+    if result.get("read_attempts"):
+        folder = display.rsplit("/", 1)[0]
+        findings.append(
+            _finding(
+                "generator_read_untracked_file",
+                display,
+                "gen_srdf()",
+                f"read {folder}/{result['read_attempts'][0]}, which is no input of the srdf "
+                "step: a change to it would leave the built SRDF stale",
+                "keep the data in a Python module beside srdf.py (tcps.py holding TCPS = {...}) "
+                "and import it: modules there are inputs",
+            )
+        )
     if result.get("spawn_attempts"):
         findings.append(
             _finding(
