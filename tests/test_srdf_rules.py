@@ -583,4 +583,3 @@ def test_a_generator_may_read_its_inputs_robot_urdf_and_modules(
     install_generator(repo, REAL + "assert Path(__file__).with_name('robot.urdf').read_text()\n")
     status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
     assert (status, findings) == (0, [])
-
