@@ -583,3 +583,16 @@ def test_a_generator_may_read_its_inputs_robot_urdf_and_modules(
     install_generator(repo, REAL + "assert Path(__file__).with_name('robot.urdf').read_text()\n")
     status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
     assert (status, findings) == (0, [])
+
+
+def test_generator_raised_a_long_message_is_one_short_line(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 10 MB exception message was printed whole, as one finding line (hostile sweep)."""
+    install_generator(repo, "def gen_srdf():\n    raise ValueError('x' * 10_000_000)\n")
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"]) == (2, "generator_raised")
+    assert len(finding["message"]) < 600
+    more = 10_000_000 + len("ValueError: ") - 500
+    assert finding["message"].endswith(f"... ({more} more characters)")

@@ -30,6 +30,17 @@ class Envelope:
     urdf: Path
 
 
+# a generator's own exception message, shown up to this many characters (one finding line)
+ERROR_CHARS = 500
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` up to `limit` characters, saying how many more there were."""
+    return (
+        text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+    )
+
+
 def _finding(code: str, display: str, place: str, message: str, hint: str) -> Finding:
     return Finding(code, display, place, message, hint)
 
@@ -186,7 +197,7 @@ def _status_findings(result: dict[str, Any], display: str) -> list[Finding]:
                 "generator_raised",
                 display,
                 str(line) if line else "gen_srdf()",
-                str(result.get("error", "an exception")),
+                _clip(str(result.get("error", "an exception")), ERROR_CHARS),
                 "fix the error in the generator source",
             )
         ]
