@@ -277,3 +277,18 @@ def test_validate_and_the_urdf_step_print_visual_without_collision(
     copies = make_urdf_copies(repo, "abb_irb2400")
     assert copies["build/robots/abb_irb2400/robot.urdf"] == urdf
     assert "visual_without_collision" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scale", ["1e-200 1e-200 1e-200", "1e-300 1e-300 1e-300"])
+def test_geometry_out_of_range_a_scale_whose_areas_underflow_names_the_mesh_element(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], scale: str
+) -> None:
+    """It was mesh_empty on the mesh file, with no place, and asked to export the mesh again."""
+    path = break_urdf(repo, [(L1_COLLISION, _mesh(L1_STL, scale))])
+    monkeypatch.chdir(repo)
+    assert main(["validate", "abb_irb2400"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    place, code = line.split(": ")[:2]
+    assert code == "geometry_out_of_range" and place.startswith(f"{ABB}/robot.urdf:")
+    assert "<mesh" in path.read_text().splitlines()[int(place.rsplit(":", 1)[1]) - 1]
+    assert f'<mesh scale="{scale}"> of meshes/link_1.stl leaves no triangle' in line

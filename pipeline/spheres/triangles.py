@@ -83,9 +83,26 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     if findings:
         raise ContractError(findings)
     with np.errstate(all="ignore"):  # a huge corner is refused by its extent, not here
+        unscaled = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
         tri = tri * np.array(mesh.scale, dtype=float)
         segments = segments * np.array(mesh.scale, dtype=float)
         flat = not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
+    if flat and unscaled:  # the URDF's scale made every area underflow to 0, not the file
+        urdf = display.removesuffix(f"/{mesh.path}") + "/robot.urdf"
+        scale = " ".join(f"{v:g}" for v in mesh.scale)
+        raise ContractError(
+            [
+                Finding(
+                    "geometry_out_of_range",
+                    urdf,
+                    str(mesh.line),
+                    f'<mesh scale="{scale}"> of {mesh.path} leaves no triangle with an area '
+                    "(their areas underflow to 0 in float64)",
+                    "give the scale in metres per mesh unit (a mesh in millimetres needs "
+                    'scale="0.001 0.001 0.001")',
+                )
+            ]
+        )
     if flat:
         raise ContractError(
             [
