@@ -37,11 +37,34 @@ def manipulator_tips(robot: Robot, manipulator: frozenset[str] = frozenset()) ->
     With no link of that group (every compiled SRDF has one: missing_manipulator_group), the
     one leaf link below the most movable joints from the root (_leaf_tip).
     """
-    root = robot.root()
-    paths = {link: path for link in manipulator if (path := robot.chain(root, link)) is not None}
-    above = {joint.parent for path in paths.values() for joint in path}
-    tips = sorted((link for link in paths if link not in above), key=lambda t: (-len(paths[t]), t))
+    depth = _depths(robot)
+    below = [link for link in manipulator if link in depth]
+    above: set[str] = set()  # every link above one of them: one walk up each, stopping at one seen
+    for link in below:
+        joint = robot.parent_joint(link)
+        while joint is not None and joint.parent not in above:
+            above.add(joint.parent)
+            joint = robot.parent_joint(joint.parent)
+    tips = sorted((link for link in below if link not in above), key=lambda t: (-depth[t], t))
     return tuple(tips) if tips else (_leaf_tip(robot),)
+
+
+def _depths(robot: Robot) -> dict[str, int]:
+    """Each link below the root and its number of joints from it (the root: 0)."""
+    depth = {robot.root(): 0}
+    for link in robot.links:
+        trail: list[str] = []
+        seen: set[str] = set()
+        at: str | None = link.name
+        while at is not None and at not in depth and at not in seen:
+            trail.append(at)
+            seen.add(at)
+            joint = robot.parent_joint(at)
+            at = None if joint is None else joint.parent
+        if at is not None and at in depth:  # not a second root, not a cycle
+            for steps, name in enumerate(reversed(trail), start=1):
+                depth[name] = depth[at] + steps
+    return depth
 
 
 def _leaf_tip(robot: Robot) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 Vec3 = tuple[float, float, float]
 BOUNDED_TYPES = ("revolute", "prismatic")
@@ -151,8 +152,17 @@ class Robot:
         return next((joint for joint in self.joints if joint.name == name), None)
 
     def parent_joint(self, link: str) -> Joint | None:
-        """The joint whose child is `link`, if any."""
-        return next((joint for joint in self.joints if joint.child == link), None)
+        """The joint whose child is `link`, if any (the first in the URDF)."""
+        return self._above.get(link)
+
+    @cached_property
+    def _above(self) -> dict[str, Joint]:
+        # a lookup per call scanned every joint: walking a chain of n joints took n^2 steps, and
+        # a cell whose review walks each link's chain n^3 (5,000 joints: minutes)
+        above: dict[str, Joint] = {}
+        for joint in self.joints:
+            above.setdefault(joint.child, joint)
+        return above
 
     def roots(self) -> list[str]:
         """Links that are no joint's child."""
