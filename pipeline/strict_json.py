@@ -117,8 +117,11 @@ def parse_json(data: bytes, display: str) -> dict[str, Any]:
             parse_int=_parse_int,
         )
     except json.JSONDecodeError as exc:
+        message = exc.msg
+        if message.endswith(" at") and exc.pos < len(text):  # "Invalid control character at"
+            message = f"{message[:-3]} {text[exc.pos]!r}"
         raise refusal(
-            "invalid_json", display, f"{exc.lineno}:{exc.colno}", exc.msg, "fix the JSON syntax"
+            "invalid_json", display, f"{exc.lineno}:{exc.colno}", message, "fix the JSON syntax"
         ) from None
     except RecursionError:
         raise refusal(

@@ -77,6 +77,19 @@ def _extra_content(data: bytes, line: int, column: int) -> tuple[str, str]:
     )
 
 
+def _over_limit(message: str) -> tuple[str, str]:
+    """Message and hint for libxml2's size and depth limits, without its parser option."""
+    if message.startswith("Excessive depth"):
+        return (
+            "nests elements more than 256 deep",
+            "nest elements less deeply: a robot description needs a few levels",
+        )
+    return (
+        "holds a text or attribute value longer than 10 MB",
+        "keep each text and attribute value under 10 MB: a robot description needs none that long",
+    )
+
+
 def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._Element:
     """Parse XML resolving no entities, loading no DTD, reading no network.
 
@@ -106,6 +119,8 @@ def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._E
         hint = next((h for m, h in _XML_HINTS if message.startswith(m)), "fix the XML syntax")
         if message.startswith(_EXTRA_CONTENT):
             message, hint = _extra_content(data, line, exc.position[1] if exc.position else 1)
+        elif "XML_PARSE_HUGE" in message:  # libxml2's option, which a user cannot set
+            message, hint = _over_limit(message)
         raise refusal("invalid_xml", display, f"{line}", message, hint) from None
     if root is None:
         raise refusal("invalid_xml", display, "1", "the document is empty", "write an XML document")

@@ -37,6 +37,15 @@ def test_json_refusals(text: str, code: str, place: str) -> None:
     assert exc.value.findings[0].line().startswith(f"x.json:{place}: {code}: ")
 
 
+def test_invalid_json_control_character_says_which() -> None:
+    """Python's message ends 'Invalid control character at', the rest cut off by the place."""
+    with pytest.raises(ContractError) as exc:
+        parse_json(b'{"axis": "rax\x01_1"}', "x.json")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.place) == ("invalid_json", "1:14")
+    assert finding.message == "Invalid control character '\\x01'"
+
+
 def test_json_not_utf8() -> None:
     with pytest.raises(ContractError) as exc:
         parse_json(b'{"a": "\xff"}', "x.json")

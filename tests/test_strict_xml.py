@@ -75,6 +75,25 @@ def test_invalid_xml_extra_content_says_what_follows_the_root(
     assert finding.hint.startswith("delete everything after the root element's end tag")
 
 
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'<robot name="' + b"x" * 11_000_000 + b'"/>', "longer than 10 MB"),
+        (b"<r>" + b"y" * 11_000_000 + b"</r>", "longer than 10 MB"),
+        (b"<a>" * 300 + b"</a>" * 300, "nests elements more than 256 deep"),
+    ],
+    ids=["attribute", "text", "depth"],
+)
+def test_invalid_xml_over_libxml2_limits_names_no_parser_option(data: bytes, message: str) -> None:
+    """The message was libxml2's: 'try XML_PARSE_HUGE' (an option no user can set) and a newline."""
+    with pytest.raises(ContractError) as exc:
+        parse_xml(data, "robot.urdf")
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_xml" and message in finding.message
+    assert "XML_PARSE_HUGE" not in finding.message + finding.hint
+    assert "\n" not in finding.message
+
+
 def test_xml_reports_line() -> None:
     with pytest.raises(ContractError) as exc:
         parse_xml(b'<robot name="x">\n<link name="a">\n</robot>', "r.urdf")
