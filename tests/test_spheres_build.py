@@ -172,6 +172,36 @@ def test_cli_status_reports_stale_provenance(
     assert f"{IIWA} link_2: refit" in out and f"{IIWA} link_1: restamp" in out
 
 
+@pytest.mark.parametrize(
+    ("edit", "finding"),
+    [
+        (lambda d: d.update(model_id="abb_irb2400"), "/model_id: model_id_mismatch"),
+        (lambda d: d["links"].update(tool0=d["links"]["link_1"]), "/links/tool0: unknown_link"),
+    ],
+    ids=["model_id_mismatch", "unknown_link"],
+)
+def test_cli_status_refuses_a_named_file_that_verify_refuses(
+    root: Path,
+    fitted: bytes,
+    capsys: pytest.CaptureFixture[str],
+    edit: Callable[[dict[str, Any]], None],
+    finding: str,
+) -> None:
+    """status --file exited 0 for another robot's file, or one with a link that has no
+    collision geometry (hostile-input sweep); a link the file lacks is still 'refit'."""
+    document = json.loads(fitted)
+    edit(document)
+    (root / "other.json").write_text(json.dumps(document))
+    assert _cli(root, fitted, "spheres", "status", IIWA, "--file", "other.json") == 2
+    assert capsys.readouterr().err.startswith(f"other.json:{finding}: ")
+    del document["links"]["link_3"]
+    document.update(model_id=IIWA)
+    document["links"].pop("tool0", None)
+    (root / "other.json").write_text(json.dumps(document))
+    assert _cli(root, None, "spheres", "status", IIWA, "--file", "other.json") == 1
+    assert f"{IIWA} link_3: refit" in capsys.readouterr().out
+
+
 def test_cli_verify_fails_with_the_link_named(
     root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -93,6 +93,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     stale = 0
     for model_id in _models(args, root):
         robot, folder, display, data = _load(root, model_id, args.file)
+        if args.file is not None and data is not None:
+            _named_file_fits(robot, data, display)
         if args.file is None and data is not None and not written_by_step(root, model_id, data):
             # what the build does: a file its step did not write is refitted, not reused
             print(f"{display}: not what spheres:{model_id} wrote; doit refits it", file=sys.stderr)
@@ -104,6 +106,20 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"{model_id} {link}: {state}")
             stale += state != "current"
     return 1 if stale else 0
+
+
+def _named_file_fits(robot: Robot, data: bytes, display: str) -> None:
+    """A spheres.json named by --file is this robot's, as verify requires; a link it lacks is
+    one to refit, a link with no collision geometry is refused."""
+    from pipeline.spheres.checks import link_set_findings
+    from pipeline.spheres.document import read_document
+    from pipeline.spheres.geometry import collision_links
+
+    document = read_document(data, display, robot.name)
+    names = {link.name for link in collision_links(robot)}
+    extra = sorted(set(document["links"]) - names)
+    if extra:
+        raise ContractError(link_set_findings([], extra, display))
 
 
 # what `refit` says it did for each state `status` gives a link before the run
