@@ -464,6 +464,18 @@ def test_hidden_folders_and_files_under_robots_and_cells_are_not_planned(repo: P
     assert cell_ids(repo) == ["iiwa_bench", "weld_cell_a"]
 
 
+def test_a_hidden_folder_holding_robot_urdf_is_planned_so_that_its_id_is_refused(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/robots.md: a `.my_arm/robot.urdf` looks meant as a robot, unlike a `.cache/`."""
+    (repo / "robots" / ".my_arm").mkdir()
+    (repo / "robots" / ".my_arm" / "robot.urdf").write_text("<robot/>")
+    assert ".my_arm" in model_ids(repo)
+    monkeypatch.chdir(repo)
+    assert cli_main(["validate"]) == 2
+    assert "robots/.my_arm: invalid_model_id: " in capsys.readouterr().err
+
+
 def test_hidden_python_files_beside_srdf_py_are_not_helper_modules(repo: Path) -> None:
     """Emacs's lock file `.#srdf.py` (a link to nowhere while a buffer holds unsaved changes)
     was an input of srdf:<id>: `doit` ended in doit's `Dependent file ... does not exist`.
