@@ -250,6 +250,14 @@ GENERATORS = [
         "generator_spawned_process",
         REAL + "import os\nos.system('true')\n",
     ),
+    # the checkout's absolute path: both runs agree on it, another clone builds other bytes
+    (
+        "generator_output_has_path",
+        "import os\n\ndef gen_srdf():\n"
+        "    here = os.path.dirname(os.path.abspath(__file__))\n"
+        '    xml = f\'<robot name="abb_irb2400"><group name="{here}"/></robot>\'\n'
+        "    return {'xml': xml, 'urdf': 'robot.urdf'}\n",
+    ),
     # a data file beside srdf.py is no input of the srdf step: its change went unseen
     (
         "generator_read_untracked_file",

@@ -311,6 +311,31 @@ def _determinism_findings(
     ]
 
 
+def _machine_path_findings(result: dict[str, Any], display: str, repo_root: Path) -> list[Finding]:
+    """An SRDF holding this checkout's absolute path (or the user's home): both runs agree on it,
+    so the determinism check cannot see it, but another clone or machine builds other bytes."""
+    xml = result.get("xml")
+    if result.get("status") != "ok" or not isinstance(xml, str):
+        return []
+    home = os.path.expanduser("~")
+    places = {str(repo_root), str(repo_root.resolve())}
+    if len(Path(home).parts) >= 3:  # /home/<user>; "/" or "/root" would match innocent text
+        places.add(home)
+    found = sorted(p for p in places if len(Path(p).parts) >= 3 and p in xml)
+    if not found:
+        return []
+    return [
+        _finding(
+            "generator_output_has_path",
+            display,
+            "gen_srdf()",
+            f"returned XML holding the absolute path {found[0]!r} of this machine",
+            "name things by the robot's names, not by __file__ or os.getcwd(): another clone "
+            "or machine must build the same SRDF",
+        )
+    ]
+
+
 def run_generator(
     source: Path, display: str, repo_root: Path, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[Envelope | None, list[Finding]]:
@@ -327,6 +352,7 @@ def run_generator(
         again = second.result()[0]
     findings += _status_findings(result, display)
     findings += _determinism_findings(result, again, display)
+    findings += _machine_path_findings(result, display, repo_root)
     if result.get("status") != "ok":
         return None, findings
     if result.get("envelope") != "dict":
