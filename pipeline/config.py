@@ -238,7 +238,7 @@ def check_unique(
     out = []
     seen: dict[tuple[type, object], str] = {}
     for name, entry in _entries(data, section).items():
-        value = _whole(entry.get(field)) if isinstance(entry, dict) else None
+        value = entry.get(field) if isinstance(entry, dict) else None
         if not isinstance(value, str | int) or isinstance(value, bool):
             continue
         key = (type(value), value)
@@ -259,7 +259,7 @@ def check_unique(
 def parse_config(data: Mapping[str, Any]) -> RobotConfig:
     """The model of a config.json that passed check_config."""
     axes = {
-        name: ControllerAxis(_whole(entry["controller_axis"]), int(entry["sign"]))
+        name: ControllerAxis(entry["controller_axis"], int(entry["sign"]))
         for name, entry in _entries(data, "axes").items()
     }
     caps = {
@@ -278,11 +278,6 @@ def parse_config(data: Mapping[str, Any]) -> RobotConfig:
 def _entries(data: Mapping[str, Any], section: str) -> dict[str, Any]:
     value = data.get(section)
     return value if isinstance(value, dict) else {}
-
-
-def _whole(value: Any) -> Any:
-    """A float with no fraction (JSON `3.0`, which the schema counts as an integer) as an int."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _text(value: object) -> bool:

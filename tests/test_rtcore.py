@@ -98,10 +98,12 @@ CASES: list[tuple[str, Edit, str]] = [
         edit_json(DEF, _set(["joints", "joint_4", "drive_address"], 1002)),
         "/joints/joint_4/drive_address: duplicate_drive_address",
     ),
+    # JSON Schema's "integer" takes 1003.0 (which was then a duplicate of 1003): the schemas'
+    # integers are written without a fraction
     (
-        "duplicate_drive_address-integral-float",
+        "wrong_type-integral-float",
         edit_json(DEF, _set(["joints", "joint_5", "drive_address"], 1003.0)),
-        "/joints/joint_5/drive_address: duplicate_drive_address",
+        "/joints/joint_5/drive_address: wrong_type",
     ),
     (
         "model_id_mismatch",

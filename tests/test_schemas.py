@@ -403,3 +403,34 @@ def test_machine_config_findings_are_in_document_order() -> None:
         ("/cell_id", "invalid_value"),
         ("/robot", "missing_field"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("schema", "path", "value"),
+    [
+        ("robot-config", ["axes", "joint_1", "sign"], 1.0),
+        ("robot-config", ["axes", "joint_1", "controller_axis"], 3.0),
+        ("spheres-settings", ["defaults", "seed"], 7.0),
+    ],
+    ids=["sign-enum", "controller_axis-string-or-integer", "seed"],
+)
+def test_wrong_type_an_integer_written_with_a_fraction(
+    schema: str, path: list[str], value: float
+) -> None:
+    """JSON Schema's "integer" takes 1.0 (and an enum of 1 and -1 does too): every packaged
+    schema's integers are written without a fraction, as the compiler's readers take them."""
+    document: dict[str, Any] = (
+        json.loads((REPO / "robots" / "abb_irb2400" / "config.json").read_text())
+        if schema == "robot-config"
+        else {"defaults": {}}
+    )
+    node = document
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    [finding] = check_schema(document, schema, "x.json")
+    assert (finding.code, finding.place) == ("wrong_type", "/" + "/".join(path))
+    assert (finding.message, finding.hint) == (
+        f"{value!r} is not an integer",
+        f"write {int(value)} without a fraction",
+    )

@@ -117,7 +117,6 @@ def check_settings(document: dict[str, Any], robot: Robot | None, display: str) 
     per_link = document.get("links", {})
     if not isinstance(per_link, dict):
         per_link = {}  # the schema's finding says so
-    findings += _fractional_counts(document.get("defaults", {}), per_link, display)
     if robot is not None:
         links = [link.name for link in robot.links if link.collisions]
         findings += [
@@ -146,24 +145,6 @@ def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dic
     defaults, per_link = document.get("defaults", {}), document.get("links", {})
     params = {name: FitParams(**{**defaults, **per_link.get(name, {})}) for name in links}
     return sha256(data), params
-
-
-def _fractional_counts(defaults: object, per_link: dict[str, Any], shown: str) -> list[Finding]:
-    """Every parameter is a count or a seed: JSON Schema's "integer" takes 8.0, numpy does not."""
-    groups = [(["defaults"], defaults), *((["links", name], v) for name, v in per_link.items())]
-    return [
-        Finding(
-            "wrong_type",
-            shown,
-            json_pointer([*where, key]),
-            f"{value!r} is not an integer",
-            f"write {int(value)} without a fraction",
-        )
-        for where, params in groups
-        if isinstance(params, dict)
-        for key, value in sorted(params.items())
-        if isinstance(value, float) and value.is_integer()
-    ]
 
 
 def link_status(sources: Sources, previous: dict[str, Any] | None) -> dict[str, str]:
