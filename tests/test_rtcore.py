@@ -98,6 +98,17 @@ CASES: list[tuple[str, Edit, str]] = [
         edit_json(DEF, _set(["joints", "joint_4", "drive_address"], 1002)),
         "/joints/joint_4/drive_address: duplicate_drive_address",
     ),
+    # a unit or exponent mistake (hostile-input sweep: both passed)
+    (
+        "out_of_range-gear_ratio-denormal",
+        edit_json(DEF, _set(["joints", "joint_1", "gear_ratio"], 5e-324)),
+        "/joints/joint_1/gear_ratio: out_of_range",
+    ),
+    (
+        "out_of_range-encoder_counts-1e30",
+        edit_json(DEF, _set(["joints", "joint_1", "encoder_counts_per_rev"], 10**30)),
+        "/joints/joint_1/encoder_counts_per_rev: out_of_range",
+    ),
     # JSON Schema's "integer" takes 1003.0 (which was then a duplicate of 1003): the schemas'
     # integers are written without a fraction
     (
