@@ -104,8 +104,12 @@ def pin_path_findings(folder: Path, pinned: str, display: str) -> list[Finding]:
                 "pin the calibration file's real name",
             )
         ]
-    if pinned.startswith("/") or "\\" in pinned or (len(pinned) > 1 and pinned[1] == ":"):
-        problem = "is absolute or uses '\\'"
+    if pinned.startswith("/"):
+        problem = "is absolute"
+    elif "\\" in pinned:
+        problem = "uses '\\'"
+    elif len(pinned) > 1 and pinned[1] == ":":
+        problem = f"starts as a Windows drive does ({pinned[:2]!r})"
     elif ".." in parts:
         problem = "climbs out with '..'"
     elif any(part in ("", ".") for part in parts):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.machine import MACHINE_SCHEMA, Pin, machine_fields, parse_machine
+from pipeline.machine import MACHINE_SCHEMA, Pin, machine_fields, parse_machine, pin_path_findings
 from pipeline.schemas import check_schema
 from tests.conftest import REPO
 
@@ -95,3 +95,19 @@ def test_parse_machine_gives_the_model_or_every_schema_finding() -> None:
     with pytest.raises(ContractError) as exc:
         parse_machine(json.dumps({**_doc(pin={"sha256": "x"}), "cell_id": "a b"}).encode(), "m")
     assert [f.code for f in exc.value.findings] == ["invalid_value", "invalid_value"]
+
+
+@pytest.mark.parametrize(
+    ("pinned", "problem"),
+    [
+        ("/cells/weld_cell_a/cal.json", "is absolute"),
+        ("cal\\v2.json", "uses '\\'"),
+        # a finding line pasted as the path: its 'a:' read as a drive, said to be a '\'
+        ("a:1: fake_code: x.json", "starts as a Windows drive does ('a:')"),
+    ],
+    ids=["absolute", "backslash", "drive"],
+)
+def test_pin_path_outside_cell_says_which_form_of_path_it_is(pinned: str, problem: str) -> None:
+    [finding] = pin_path_findings(REPO / "cells" / "weld_cell_a", pinned, "machine.json")
+    assert finding.code == "pin_path_outside_cell"
+    assert finding.message == f"pin path {pinned!r} {problem}"
