@@ -67,7 +67,7 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     """A compiled cell's identities, recomputed from its files and checked against cell.json."""
     doc = load_json(folder / CELL_NAME, f"{display}/{CELL_NAME}")
     block = doc.get(BLOCK)
-    model = block.get("model_id") if isinstance(block, dict) else None
+    model = block.get("model_id", ABSENT) if isinstance(block, dict) else ABSENT
     if not isinstance(block, dict) or not isinstance(model, str):
         # before, blamed on the description's manifest for not naming the model None
         raise ContractError([_inconsistent(display, [BLOCK, "model_id"], model, "a model id")])
@@ -92,11 +92,11 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     )
     # the header block against the files; then the same fields at cell.json's top, once each
     problems = [
-        _inconsistent(display, [BLOCK, name], block.get(name), repr(cell.value(name)))
+        _inconsistent(display, [BLOCK, name], block.get(name, ABSENT), repr(cell.value(name)))
         for name, _ in FIELDS
         if block.get(name) != cell.value(name)
     ] + [
-        _inconsistent(display, [name], doc.get(name), repr(cell.value(name)))
+        _inconsistent(display, [name], doc.get(name, ABSENT), repr(cell.value(name)))
         for name, _ in FIELDS
         if block.get(name) == cell.value(name) != doc.get(name)  # one line per wrong field
     ]

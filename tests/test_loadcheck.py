@@ -142,6 +142,21 @@ def test_cell_inconsistent_a_hand_edited_cell_json_is_named_where_it_is_wrong(
     assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
 
 
+@pytest.mark.parametrize(
+    "change",
+    [lambda doc: doc["robot_cell"].pop("model_id"), lambda doc: doc.pop("model_id")],
+    ids=["in-the-block", "at-the-top"],
+)
+def test_cell_inconsistent_a_field_missing_from_cell_json_is_said_to_be_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any
+) -> None:
+    """It said `cell.json says None`, a Python value no JSON file holds."""
+    cell = copy_repo(tmp_path / "repo") / "build/cells/weld_cell_a"
+    line = refused_after_editing(tmp_path, capsys, cell, change)
+    assert ": cell_inconsistent: cell.json says nothing but the cell's files give " in line
+    assert "None" not in line
+
+
 def refused_after_editing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], cell: Path, change: Any
 ) -> str:
