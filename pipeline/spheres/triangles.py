@@ -83,11 +83,13 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     if findings:
         raise ContractError(findings)
     with np.errstate(all="ignore"):  # a huge corner is refused by its extent, not here
-        unscaled = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
+        read = tri
         tri = tri * np.array(mesh.scale, dtype=float)
         segments = segments * np.array(mesh.scale, dtype=float)
         flat = not np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).any()
-    if flat and unscaled:  # the URDF's scale made every area underflow to 0, not the file
+        # only for a flat mesh: was the file flat, or did the scale underflow every area?
+        unscaled = flat and np.cross(read[:, 1] - read[:, 0], read[:, 2] - read[:, 0]).any()
+    if unscaled:  # the URDF's scale made every area underflow to 0, not the file
         urdf = display.removesuffix(f"/{mesh.path}") + "/robot.urdf"
         scale = " ".join(f"{v:g}" for v in mesh.scale)
         raise ContractError(
