@@ -53,11 +53,14 @@ class _Refused(PermissionError):
 _READABLE = (".py", ".pyc")
 
 
-def _untracked(path: str, folder: str) -> bool:
-    """Whether reading `path` reads a file of the robot's folder that is no srdf-step input."""
+def _untracked(path: str, folder: str) -> str | None:
+    """The file of the robot's folder, relative to it, that reading `path` reads when it is no
+    srdf-step input; None otherwise."""
     full = os.path.realpath(path)
     inside = full.startswith(folder + os.sep)
-    return inside and not full.endswith(_READABLE) and full != os.path.join(folder, "robot.urdf")
+    if not inside or full.endswith(_READABLE) or full == os.path.join(folder, "robot.urdf"):
+        return None
+    return os.path.relpath(full, folder)
 
 
 def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], folder: str) -> None:
@@ -70,11 +73,12 @@ def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], fol
             if writes and isinstance(path, (str, bytes, os.PathLike)):
                 attempts.append(os.fsdecode(path))
                 raise _Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
-            if isinstance(path, (str, bytes, os.PathLike)) and _untracked(
-                os.fsdecode(path), folder
-            ):
-                reads.append(os.path.relpath(os.path.realpath(os.fsdecode(path)), folder))
-                raise _Refused(f"gen_srdf() may not read {os.fsdecode(path)}")
+            untracked = None
+            if isinstance(path, (str, bytes, os.PathLike)):
+                untracked = _untracked(os.fsdecode(path), folder)
+            if untracked is not None:
+                reads.append(untracked)
+                raise _Refused(f"gen_srdf() may not read {untracked}")
         elif event in _MUTATING:
             attempts.append(f"{event} {args[0] if args else ''}")
             raise _Refused(f"gen_srdf() may not change files ({event})")

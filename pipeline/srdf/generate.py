@@ -317,10 +317,8 @@ def _machine_path_findings(result: dict[str, Any], display: str, repo_root: Path
     xml = result.get("xml")
     if result.get("status") != "ok" or not isinstance(xml, str):
         return []
-    home = os.path.expanduser("~")
-    places = {str(repo_root), str(repo_root.resolve())}
-    if len(Path(home).parts) >= 3:  # /home/<user>; "/" or "/root" would match innocent text
-        places.add(home)
+    places = {str(repo_root), str(repo_root.resolve()), os.path.expanduser("~")}
+    # at least /<a>/<b>: "/" or a home of "/root" would match innocent text
     found = sorted(p for p in places if len(Path(p).parts) >= 3 and p in xml)
     if not found:
         return []
