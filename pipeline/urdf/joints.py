@@ -133,10 +133,10 @@ def _limit_rules(joint: Joint, add: Add) -> None:
             "effort the joint may apply is a magnitude",
             f"set effort in {force}, 0 or greater",
         )
-    _limit_magnitudes(joint, limit, add)
+    _limit_magnitudes(joint, limit, line, add)
 
 
-def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
+def _limit_magnitudes(joint: Joint, limit: Limit, line: int, add: Add) -> None:
     """A finding naming each <limit> number beyond what any joint of its type reaches."""
     caps = _LIMIT_CAPS[joint.type]
     # a velocity not > 0 and a negative effort are their own findings, not reported again here
@@ -154,7 +154,7 @@ def _limit_magnitudes(joint: Joint, limit: Limit, add: Add) -> None:
     if over:
         add(
             "limit_out_of_range",
-            limit.line or joint.line,
+            line,
             f"{joint.type} joint {joint.name!r} has <limit> {', '.join(over)}",
             f"give lower and upper in {caps['lower'][0]}, velocity in {caps['velocity'][0]} and "
             f"effort in {caps['effort'][0]} (millimetres or degrees need converting; 1e300 is "
