@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.description import make_urdf_copies
-from pipeline.findings import ContractError
+from pipeline.findings import ContractError, Finding
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
 from tests.conftest import REPO, refuse_under
 
@@ -354,11 +354,17 @@ def test_limit_within_the_caps_is_not_refused(repo: Path, limit: str) -> None:
     assert load_robot(repo / ABB, repo).joint("joint_1") is not None
 
 
-def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -> None:
-    break_urdf(repo, [(J1_LIMIT, '<limit effort="0" lower="-1" upper="1"/>')])
+def _only_finding(repo: Path) -> Finding:
+    """The one finding loading the (broken) robot gives."""
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     [finding] = exc.value.findings
+    return finding
+
+
+def test_invalid_joint_velocity_says_a_missing_velocity_is_missing(repo: Path) -> None:
+    break_urdf(repo, [(J1_LIMIT, '<limit effort="0" lower="-1" upper="1"/>')])
+    finding = _only_finding(repo)
     assert finding.code == "invalid_joint_velocity"
     assert "None" not in finding.message and "no velocity" in finding.message
 
@@ -377,9 +383,7 @@ def test_missing_joint_limit_names_the_limit_line_and_a_fix_that_parses(
 ) -> None:
     """The fix asks for the bounds on the <limit> there is, not for a second <limit>."""
     path = break_urdf(repo, [(J1_LIMIT, "\n    " + limit)])
-    with pytest.raises(ContractError) as exc:
-        load_robot(repo / ABB, repo)
-    [finding] = exc.value.findings
+    finding = _only_finding(repo)
     assert finding.code == "missing_joint_limit"
     assert path.read_text().splitlines()[int(finding.place) - 1].strip().startswith("<limit")
     assert f"without {absent}" in finding.message
@@ -392,9 +396,7 @@ def test_missing_joint_limit_names_the_limit_line_and_a_fix_that_parses(
 def test_missing_joint_limit_without_a_limit_asks_for_every_required_attribute(repo: Path) -> None:
     """Tesseract refuses a <limit> without effort or velocity: the hint names all four."""
     break_urdf(repo, [(J1_LIMIT, "")])
-    with pytest.raises(ContractError) as exc:
-        load_robot(repo / ABB, repo)
-    [finding] = exc.value.findings
+    finding = _only_finding(repo)
     assert finding.code == "missing_joint_limit"
     assert finding.place == "155"
     assert finding.hint.startswith("add <limit lower=... upper=... effort=... velocity=.../>")
