@@ -267,6 +267,15 @@ GENERATORS = [
         "generator_read_untracked_file",
         REAL + "Path(__file__).with_name('meshes').joinpath('link_1.stl').read_bytes()\n",
     ),
+    # outside its folder but in the repository: another robot's URDF, a cell's file
+    (
+        "generator_read_untracked_file",
+        REAL + "(Path(__file__).parents[1] / 'lbr_iiwa_14_r820' / 'robot.urdf').read_text()\n",
+    ),
+    (
+        "generator_read_untracked_file",
+        REAL + "(Path(__file__).parents[2] / 'cells/weld_cell_a/machine.json').read_text()\n",
+    ),
 ]
 
 # (finding code, [(old, new)] in the URDF, edit of the generator's XML) for rules that need
@@ -604,3 +613,16 @@ def test_generator_raised_a_long_message_is_one_short_line(
     assert len(finding["message"]) < 600
     more = 10_000_000 + len("ValueError: ") - 500
     assert finding["message"].endswith(f"... ({more} more characters)")
+
+
+def test_a_read_outside_the_robots_folder_names_the_repository_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shared data file elsewhere in the checkout was read unguarded, its changes unseen."""
+    (repo / "data").mkdir()
+    (repo / "data" / "tcps.json").write_text("{}")
+    install_generator(repo, REAL + "(Path(__file__).parents[2] / 'data/tcps.json').read_text()\n")
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"]) == (2, "generator_read_untracked_file")
+    assert finding["message"].startswith(f"read data/tcps.json, outside {ABB}/, which is no input")

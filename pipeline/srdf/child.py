@@ -1,11 +1,13 @@
 """Child-process side of running a `gen_srdf()` source; run as a script, imports no pipeline code.
 
-Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON (environment: generate.py).
+Usage: PYTHONHASHSEED=0 python -s -B child.py ... (environment: generate.py).
 Writes one JSON object to RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}.
+Usage: ... child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]].
 An audit hook refuses file writes and process spawns while the source runs, and reads of files
-in the robot's folder that are no input of the srdf step: a generator computes XML and returns
-it; the CLI writes the file.
+that are no input of the srdf step: in the robot's folder anything but its modules and
+robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
+folders and the ALLOWED_FOLDERs. A generator computes XML and returns it; the CLI writes the file.
 """
 
 from __future__ import annotations
@@ -53,17 +55,30 @@ class _Refused(PermissionError):
 _READABLE = (".py", ".pyc")
 
 
-def _untracked(path: str, folder: str) -> str | None:
-    """The file of the robot's folder, relative to it, that reading `path` reads when it is no
-    srdf-step input; None otherwise."""
-    full = os.path.realpath(path)
-    inside = full.startswith(folder + os.sep)
-    if not inside or full.endswith(_READABLE) or full == os.path.join(folder, "robot.urdf"):
-        return None
-    return os.path.relpath(full, folder)
+class _Scope:
+    """Where a generator may read: the robot's folder (its inputs only), and in the repository
+    nothing else but the allowed folders (an interpreter or virtual environment kept there)."""
+
+    def __init__(self, folder: str, repo: str | None, allowed: list[str]) -> None:
+        self.folder = folder
+        self.repo = repo
+        self.allowed = tuple(a + os.sep for a in allowed)
+
+    def untracked(self, path: str) -> str | None:
+        """The file that reading `path` reads when it is no srdf-step input, relative to the
+        repository (to the robot's folder when no repository was given); None otherwise."""
+        full = os.path.realpath(path)
+        if full.startswith(self.folder + os.sep):
+            if full.endswith(_READABLE) or full == os.path.join(self.folder, "robot.urdf"):
+                return None
+        elif self.repo is None or not full.startswith(self.repo + os.sep):
+            return None  # outside the repository: installed libraries, the system's files
+        elif full.startswith(self.allowed):
+            return None  # the interpreter's folders, the compiler's package
+        return os.path.relpath(full, self.folder if self.repo is None else self.repo)
 
 
-def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], folder: str) -> None:
+def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], scope: _Scope) -> None:
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
             path, mode, flags = args[0], args[1], args[2]
@@ -75,7 +90,7 @@ def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], fol
                 raise _Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
             untracked = None
             if isinstance(path, (str, bytes, os.PathLike)):
-                untracked = _untracked(os.fsdecode(path), folder)
+                untracked = scope.untracked(os.fsdecode(path))
             if untracked is not None:
                 reads.append(untracked)
                 raise _Refused(f"gen_srdf() may not read {untracked}")
@@ -163,12 +178,17 @@ def _run(source: str) -> dict[str, Any]:
 def main() -> None:
     """Run the source, write the result JSON, exit 0."""
     source, result_path = os.path.abspath(sys.argv[1]), sys.argv[2]
+    repo = os.path.realpath(sys.argv[3]) if len(sys.argv) > 3 else None
+    # the interpreter's folders are code, not data: a virtual environment in the checkout
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    allowed = [os.path.realpath(p) for p in [*prefixes, *sys.argv[4:]]]
+    scope = _Scope(os.path.dirname(os.path.realpath(source)), repo, allowed)
     sys.path.insert(0, os.path.dirname(source))
     attempts: list[str] = []
     spawns: list[str] = []
     reads: list[str] = []
     with open(result_path, "w", encoding="utf-8") as out:
-        _install_guard(attempts, spawns, reads, os.path.dirname(os.path.realpath(source)))
+        _install_guard(attempts, spawns, reads, scope)
         result = _run(source)
         result["write_attempts"] = attempts
         result["spawn_attempts"] = spawns

@@ -87,6 +87,8 @@ def run_child(
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Run the source's gen_srdf() in a child with a fresh temporary cwd and a time limit."""
     findings: list[Finding] = []
+    # reads outside the source's folder are guarded within the repository holding it
+    in_repo = repo_root is not None and source.resolve().is_relative_to(repo_root.resolve())
     with tempfile.TemporaryDirectory(prefix="gen_srdf.") as work:
         sandbox = Path(work) / "cwd"
         sandbox.mkdir()
@@ -95,6 +97,9 @@ def run_child(
         # iterates a set of names write another order on every build. The environment is built
         # here (no other PYTHON* variable), and child.py drops its own folder from sys.path.
         command = [sys.executable, "-s", "-B", str(CHILD), str(source.resolve()), str(result_path)]
+        if in_repo and repo_root is not None:
+            # the compiler's own package may be imported, wherever the checkout keeps it
+            command += [str(repo_root.resolve()), str(Path(__file__).resolve().parents[1])]
         env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": str(seed)}
         process = subprocess.Popen(
             command,
@@ -164,13 +169,16 @@ def run_child(
         )
     if result.get("read_attempts"):
         folder = display.rsplit("/", 1)[0]
+        read = result["read_attempts"][0]
+        read = read if in_repo else f"{folder}/{read}"
+        where = "" if read.startswith(f"{folder}/") else f", outside {folder}/"
         findings.append(
             _finding(
                 "generator_read_untracked_file",
                 display,
                 "gen_srdf()",
-                f"read {folder}/{result['read_attempts'][0]}, which is no input of the srdf "
-                "step: a change to it would leave the built SRDF stale",
+                f"read {read}{where}, which is no input of the srdf step: a change to it "
+                "would leave the built SRDF stale",
                 "keep the data in a Python module beside srdf.py (tcps.py holding TCPS = {...}) "
                 "and import it: modules there are inputs",
             )
