@@ -119,6 +119,17 @@ def command_line_choice(option: str) -> str | None:
     return None
 
 
+def _load_tasks_locals() -> dict[str, object] | None:
+    """The locals of doit's loader while it calls the task creators; None outside it."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        names = frame.f_locals
+        if frame.f_code.co_name == "load_tasks" and "allow_delayed" in names and "args" in names:
+            return names
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
 def runs_default_tasks() -> bool:
     """Whether this doit run executes its default tasks: a command that runs tasks, none named.
 
@@ -126,14 +137,15 @@ def runs_default_tasks() -> bool:
     the command executes tasks among its locals. Where they cannot be found, False: every
     creator then makes all its tasks, as before.
     """
-    frame = sys._getframe(1)
-    while frame is not None:
-        names = frame.f_locals
-        if frame.f_code.co_name == "load_tasks" and "allow_delayed" in names and "args" in names:
-            named = [arg for arg in names["args"] or () if not str(arg).startswith("-")]
-            return bool(names["allow_delayed"]) and not named
-        frame = frame.f_back  # type: ignore[assignment]
-    return False
+    names = _load_tasks_locals()
+    return names is not None and bool(names["allow_delayed"]) and not named_tasks(names)
+
+
+def named_tasks(names: dict[str, object] | None = None) -> list[str]:
+    """The tasks (or targets) this doit command names on its command line, as written."""
+    names = _load_tasks_locals() if names is None else names
+    args = names.get("args") if names is not None else None
+    return [str(arg) for arg in args or () if not str(arg).startswith("-")]  # type: ignore[attr-defined]
 
 
 def refuse_other_backend(backend: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import gc
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,14 @@ from pipeline.doitext import (
     output_record,
 )
 from pipeline.failures import WorkerDied, install_handlers, system_finding
+from pipeline.findings import Finding, escaped
 from pipeline.lock import BuildLock
 from pipeline.plan import cell_ids, plan
 from pipeline.session import (
     BACKEND,
     DEP_FILE,
     command_line_choice,
+    named_tasks,
     open_session,
     planned,
     refuse_other_backend,
@@ -132,11 +135,63 @@ def doit_config() -> dict[str, Any]:
 def _loaded(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[str, Any]]]]:
     """The session, once doit loads tasks (its database is open by then, not yet earlier)."""
     guard_database(Globals.dep_manager)
-    return _session(root)
+    session = _session(root)
+    _refuse_unknown_names(root)
+    return session
+
+
+@functools.cache
+def _refuse_unknown_names(root: Path) -> None:
+    """Stop a run naming a robot's or a cell's task that does not exist (`doit cell:wled_a`)
+    with a finding and exit status 2; doit itself would say "Invalid parameter" (status 3)."""
+    named = [n for n in named_tasks() if ":" in n and not any(c in n for c in "*?[")]
+    if not named:
+        return
+    groups = _session(root)[2]
+    known = {group: {task["name"] for task in tasks} for group, tasks in groups.items()}
+    known["cell"] = set(cell_ids(root))
+    findings = [
+        _unknown_subtask(group, name, sorted(known[group]))
+        for group, _, name in (n.partition(":") for n in named)
+        if group in _SUBTASK_OF and name not in known.get(group, ())
+    ]
+    if findings:
+        from pipeline.findings import render
+
+        print(render(findings), file=sys.stderr, flush=True)
+        raise SystemExit(2)
 
 
 def _group(stage: str) -> Iterator[dict[str, Any]]:
     yield from _loaded(Path.cwd())[2].get(stage, [])
+
+
+# the groups whose tasks are named after a robot or a cell: (folder, finding code)
+_SUBTASK_OF = {
+    **{group: ("robots", "unknown_model") for group in ("urdf", "config", "srdf", "spheres")},
+    "manifest": ("robots", "unknown_model"),
+    "cellbuild": ("cells", "unknown_cell"),
+    "cell": ("cells", "unknown_cell"),
+}
+
+
+def _unknown_subtask(group: str, name: str, known: list[str]) -> Finding:
+    """The finding of `doit <group>:<name>` naming no robot or cell of the checkout."""
+    import difflib
+
+    folder, code = _SUBTASK_OF[group]
+    shown = escaped(name)
+    close = difflib.get_close_matches(name, known, n=1)
+    listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+    return Finding(
+        code,
+        f"{folder}/{shown}",
+        "",
+        f"`doit {group}:{shown}` names no {folder[:-1]}: {folder}/ holds " + (listed or "none"),
+        f"run `doit {group}:{close[0]}`"
+        if close
+        else f"name one of them (`doit list --all` shows every task), or add {folder}/{shown}/",
+    )
 
 
 def task_cellbuild() -> Iterator[dict[str, Any]]:

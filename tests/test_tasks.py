@@ -381,3 +381,30 @@ def test_the_session_keeps_what_it_made_out_of_the_cyclic_collectors_reach(
     result = run_python(project, "-c", FROZEN)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0", "True"]
+
+
+@pytest.mark.parametrize(
+    ("named", "line"),
+    [
+        (
+            "cell:weld_cel_a",
+            "cells/weld_cel_a: unknown_cell: `doit cell:weld_cel_a` names no cell: cells/ holds "
+            "iiwa_bench, weld_cell_a; run `doit cell:weld_cell_a`",
+        ),
+        (
+            "srdf:ur5",
+            "robots/ur5: unknown_model: `doit srdf:ur5` names no robot: robots/ holds "
+            "abb_irb2400, lbr_iiwa_14_r820; name one of them (`doit list --all` shows every "
+            "task), or add robots/ur5/",
+        ),
+    ],
+)
+def test_a_task_naming_no_robot_or_cell_is_a_finding_line_and_exit_2(
+    project: Path, named: str, line: str
+) -> None:
+    """doit said "Invalid parameter" with exit status 3 for a mistyped `doit cell:<id>`."""
+    before = tree_bytes(project / "build")
+    result = run_doit(project, named, "cellbuild:iiwa_bench")
+    assert (result.returncode, result.stderr.splitlines()) == (2, [line]), result.stdout
+    assert "cellbuild:iiwa_bench" not in result.stdout  # nothing ran
+    assert tree_bytes(project / "build") == before
