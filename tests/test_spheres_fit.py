@@ -282,3 +282,24 @@ def test_this_fitter_version_fits_the_committed_spheres(model_id: str, name: str
     assert entry["provenance"]["fitter"]["parameters"] == FitParams().as_json()
     centers, radii = fit_link(shipped_link(name, model_id), FitParams())
     assert sphere_list(centers, radii) == entry["spheres"]
+
+
+def test_a_stray_speck_far_from_the_body_gets_a_sphere_of_its_own(tmp_path: Path) -> None:
+    """Fetch's laser_link mesh holds a 0.4 mm fragment 50 mm from its body: k-means seeded no
+    centre there, the sphere of the cluster that took its samples spanned both, and the fit kept
+    that one sphere (excess 55.9). Here: the shipped link_7 mesh at 0.3 scale (31 mm across, as
+    that body) and a 0.4 mm box 30 mm from it, which version 14 covered with one sphere."""
+    folder = tmp_path / "robots" / IIWA
+    shutil.copytree(REPO / "robots" / IIWA, folder)
+    mesh = Mesh("package://lbr_iiwa_14_r820/meshes/link_7.stl", "meshes/link_7.stl", (0.3,) * 3)
+    geometry = primitive_link(
+        ((0, 0, 0), (0, 0, 0), mesh),
+        ((0.05, 0.0, 0.03), (0, 0, 0), Box((0.0004, 0.0004, 0.0004))),
+        folder=folder,
+    )
+    centers, radii = fit_link(geometry, FitParams())
+    assert prove(geometry, centers, radii).proven
+    speck = np.linalg.norm(centers - [0.05, 0.0, 0.03], axis=1) <= radii
+    assert radii[speck].min() < 0.005  # a sphere of its own, not one spanning the body too
+    excess, _ = excess_ratio(geometry, centers, radii, 100_000)
+    assert len(radii) > 8 and excess < 1.0, (len(radii), excess)

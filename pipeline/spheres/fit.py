@@ -16,7 +16,7 @@ from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "14"
+FITTER_VERSION = "15"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 # quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where
@@ -25,6 +25,9 @@ PER_METRE = 1_000_000
 # More surface samples than this come from a mesh finer than the fit needs (the optimisation's
 # cost grows with them): they are thinned to one per cube of diagonal / (3 sample_divisions).
 SURFACE_CAP = 12_000
+# surface samples nearer than this many sample spacings on every axis belong to one piece of the
+# surface (refined patches put neighbours within one spacing; thinning spreads them a little)
+PIECE_GAP = 1.5
 
 
 @dataclass(frozen=True)
@@ -122,22 +125,99 @@ def start_centers(
     rng = np.random.default_rng(params.seed)
     axis = plate_axis(geometry, params.plate_ratio)
     if axis is None or len(problem.solid) < 4 * k:
-        return _kmeans(problem.surface, k, rng), None
-    lo, hi = geometry.bounds()
-    flat = problem.solid.copy()
-    flat[:, axis] = 0.5 * (lo[axis] + hi[axis])
-    return _kmeans(flat, k, rng), (axis, round(params.plate_share * params.rounds))
+        centers, pinned = _kmeans(problem.surface, k, rng), None
+    else:
+        lo, hi = geometry.bounds()
+        flat = problem.solid.copy()
+        flat[:, axis] = 0.5 * (lo[axis] + hi[axis])
+        centers, pinned = _kmeans(flat, k, rng), (axis, round(params.plate_share * params.rounds))
+    pieces = surface_pieces(problem.surface, PIECE_GAP * problem.scale / params.sample_divisions)
+    return _serve_pieces(problem.surface, centers, pieces), pinned
 
 
 def _kmeans(points: Array, k: int, rng: np.random.Generator, rounds: int = 12) -> Array:
-    centers = points[rng.choice(len(points), size=k, replace=False)]
+    return _lloyd(points, points[rng.choice(len(points), size=k, replace=False)], rounds)
+
+
+def _lloyd(points: Array, centers: Array, rounds: int) -> Array:
+    """Lloyd's rounds of k-means from `centers` (changed in place and returned)."""
     for _ in range(rounds):
         label = _nearest(points, centers)
-        for j in range(k):
+        for j in range(len(centers)):
             mine = points[label == j]
             if len(mine):
                 centers[j] = mine.mean(axis=0)
     return centers
+
+
+def surface_pieces(points: Array, size: float) -> Array:
+    """Per surface sample, the number of its piece: samples in one cube of `size` or in two
+    cubes that touch (at a face, edge or corner) share one, so samples nearer than `size` on
+    every axis always do."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    cell = np.floor((points - points.min(axis=0)) / size).astype(np.int64) + 1
+    cubes, of_point = np.unique(cell, axis=0, return_inverse=True)
+    dims = cubes.max(axis=0) + 2
+    key = (cubes[:, 0] * dims[1] + cubes[:, 1]) * dims[2] + cubes[:, 2]  # sorted, as cubes
+    rows, cols = [], []
+    for dx, dy, dz in _HALF_NEIGHBOURHOOD:
+        target = key + (dx * dims[1] + dy) * dims[2] + dz
+        at = np.minimum(np.searchsorted(key, target), len(key) - 1)
+        hit = np.flatnonzero(key[at] == target)
+        rows.append(hit)
+        cols.append(at[hit])
+    edges = (np.concatenate(rows), np.concatenate(cols))
+    ones = np.ones(len(edges[0]), dtype=np.int8)
+    graph = coo_matrix((ones, edges), shape=(len(key), len(key)))
+    return np.asarray(connected_components(graph, directed=False)[1])[of_point.ravel()]
+
+
+# one of each pair of opposite neighbour offsets of a cube: 13 of the 26
+_HALF_NEIGHBOURHOOD = [
+    (dx, dy, dz)
+    for dx in (-1, 0, 1)
+    for dy in (-1, 0, 1)
+    for dz in (-1, 0, 1)
+    if (dx, dy, dz) > (0, 0, 0)
+]
+
+
+def _serve_pieces(points: Array, centers: Array, piece: Array) -> Array:
+    """Start centres with one in each separate piece of the surface, as far as the budget goes.
+
+    k-means seldom seeds a piece of a few samples far from the rest (a stray speck of a mesh):
+    its samples then join a cluster of the main body, whose covering sphere spans both, and the
+    optimisation keeps that one sphere and drops every other. A centre is moved from the piece
+    with most centres (one with fewest samples first) to the mean of the largest unserved piece.
+    """
+    count = int(piece.max()) + 1
+    if count == 1:
+        return centers
+    centers = centers.copy()
+    size = np.bincount(piece, minlength=count)
+    for _ in range(len(centers)):
+        label = _nearest(points, centers)
+        held = np.zeros((len(centers), count), dtype=np.int64)
+        np.add.at(held, (label, piece), 1)
+        busy = held.sum(axis=1) > 0
+        main = np.where(busy, held.argmax(axis=1), -1)  # the piece each centre mostly serves
+        unserved = [int(q) for q in np.argsort(-size, kind="stable") if q not in set(main)]
+        per_piece = np.bincount(main[busy], minlength=count)
+        idle = np.flatnonzero(~busy)
+        if not unserved:
+            break
+        if len(idle):
+            donor = int(idle[0])
+        else:
+            rich = int(np.argmax(per_piece))
+            if per_piece[rich] < 2:
+                break  # more pieces than spheres: the rest share
+            mine = np.flatnonzero(main == rich)
+            donor = int(mine[np.argmin(held[mine].sum(axis=1), axis=0)])
+        centers[donor] = points[piece == unserved[0]].mean(axis=0)
+    return _lloyd(points, centers, 4)
 
 
 def _nearest(points: Array, centers: Array) -> Array:
