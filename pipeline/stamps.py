@@ -149,8 +149,8 @@ def read_stamp(root: Path, step: str, unsealed_ok: bool = False) -> Stamp | None
     """The stamp of a step, or None when there is none, it is unreadable or its seal differs.
 
     `unsealed_ok`: a stamp without any seal (written before stamps were sealed, by an older
-    version of this tool) is read too. Such a stamp never makes a step current; it only tells
-    which bytes that step wrote, so that spheres.json is reused, not refitted, on upgrading.
+    version of this tool) is read too. Such a stamp never makes a step current, nor vouches for
+    an output; it only lets `pipeline check` say why the step is stale.
     A symbolic link (to a stamp's very bytes, say) is none: a build writes a regular file.
     """
     found = read_regular(os.path.join(root, stamp_path(step)), JSON_LIMIT, follow=False)

@@ -453,15 +453,16 @@ def test_hand_edited_spheres_json_is_not_reused_by_the_step(
 @pytest.mark.parametrize(
     ("seal", "reused"),
     [
-        pytest.param(None, True, id="older_version_unsealed_stamp"),
+        pytest.param(None, False, id="older_version_unsealed_stamp"),
         pytest.param("0" * 64, False, id="seal_of_nothing"),
     ],
 )
-def test_upgrading_from_an_unsealed_stamp_reuses_spheres_json(
+def test_a_stamp_without_its_seal_vouches_for_no_spheres_json(
     project: Path, seal: str | None, reused: bool
 ) -> None:
-    """Versions before sealed stamps wrote the same spheres.json; every link was refitted on
-    upgrading (iiwa and irb2400: 19 s) because the unsealed stamp was taken for a hand edit."""
+    """An unsealed stamp (the format before seals) was trusted, so deleting a stamp's seal line
+    made a hand-edited spheres.json reused and sealed anew as current (hostile-input trial);
+    the versions that wrote such stamps had an older fitter, which refits every link anyway."""
     from pipeline.spheres import task
 
     committed = (project / "build" / "robots" / IIWA / "spheres.json").read_bytes()

@@ -252,8 +252,8 @@ def test_a_stamp_whose_seal_does_not_match_is_not_read(tree: Path, edit: Any) ->
 def test_an_unsealed_stamp_of_an_older_version_is_read_only_when_asked(
     tree: Path, edit: Any, read: bool
 ) -> None:
-    """Stamps written before seals existed say which bytes their step wrote (spheres.json is
-    reused on upgrading), but never make the step current: it runs again and seals its stamp."""
+    """Stamps written before seals existed are read when asked (`pipeline check` says "older
+    version" of them), but never make the step current: it runs again and seals its stamp."""
     make = Maker({"build/out.txt": b"made"})
     step = Step("t:x", "doc", ("src/in.txt",), make)
     run_step(tree, step)

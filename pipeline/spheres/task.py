@@ -31,12 +31,13 @@ def trusted_previous(root: Path, model_id: str) -> bytes | None:
 
 
 def written_by_step(root: Path, model_id: str, data: bytes) -> bool:
-    """Whether `data` are the bytes the spheres step's stamp recorded writing to build/.
+    """Whether `data` are the bytes the spheres step's sealed stamp recorded writing to build/.
 
-    A stamp of the unsealed format of older versions counts: upgrading the tool must not refit
-    links whose provenance (geometry, fitter version, parameters) still matches.
+    A stamp of the unsealed format of older versions does not count: deleting a stamp's seal
+    line made a hand-edited spheres.json reused, sealed anew and current. (Those versions
+    fitted with an older fitter version, which refits every link anyway.)
     """
-    stamp = read_stamp(root, f"spheres:{model_id}", unsealed_ok=True)
+    stamp = read_stamp(root, f"spheres:{model_id}")
     return stamp is not None and stamp.outputs.get(target_of(model_id)) == sha256_bytes(data)
 
 
