@@ -326,6 +326,15 @@ def write_fix(exc: OSError, writable: str, folder: Path | None = None, parent: s
 
 
 def _unwritable(path: Path, exc: OSError) -> Finding:
+    blocker = _file_in_the_way(path) if exc.errno in (errno.EEXIST, errno.ENOTDIR) else None
+    if blocker is not None:  # the system's "File exists" names neither the file nor the cause
+        return Finding(
+            "output_unwritable",
+            path.as_posix(),
+            "",
+            f"cannot be written: {blocker.as_posix()} is a file, not a folder",
+            "name a path whose folders are folders (or move that file away) and run again",
+        )
     return Finding(
         "output_unwritable",
         path.as_posix(),
@@ -333,6 +342,14 @@ def _unwritable(path: Path, exc: OSError) -> Finding:
         f"cannot be written: {exc.strerror or exc}",
         _WRITE_FIXES.get(exc.errno or 0, "name a file in a folder you can create and write to"),
     )
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest folder of `path` that exists but is no folder (a file), or None."""
+    for folder in path.parents:
+        if os.path.lexists(folder):
+            return None if os.path.isdir(folder) else folder
+    return None
 
 
 def write_output(path: Path, data: bytes) -> bool:

@@ -16,6 +16,7 @@ from pipeline.strict_io import (
     read_fd,
     read_regular,
     require_source,
+    write_output,
 )
 from tests.conftest import refuse_under
 
@@ -214,3 +215,19 @@ def test_symlink_refused_a_folder_beside_srdf_py_that_is_a_link(
         if refused
         else []
     )
+
+
+@pytest.mark.parametrize("below", ["x.srdf", "a/b/x.srdf"])
+def test_output_unwritable_under_a_file_names_that_file(tmp_path: Path, below: str) -> None:
+    """`-o notes.txt/x.srdf` said only the system's "File exists" (hostile-input trial)."""
+    (tmp_path / "notes.txt").write_text("mine")
+    target = tmp_path / "notes.txt" / below
+    with pytest.raises(ContractError) as raised:
+        write_output(target, b"<robot/>")
+    [finding] = raised.value.findings
+    assert finding.code == "output_unwritable"
+    assert (
+        finding.message
+        == f"cannot be written: {tmp_path.as_posix()}/notes.txt is a file, not a folder"
+    )
+    assert (tmp_path / "notes.txt").read_text() == "mine"
