@@ -8,7 +8,7 @@ from pipeline.archive import archive_bytes, identity_of_listing, listing, over_l
 from pipeline.cell import cell_build_dir, cell_dir
 from pipeline.findings import ContractError, Finding
 from pipeline.stamps import changed_outputs, read_stamp
-from pipeline.strict_io import atomic_write_all, write_fix
+from pipeline.strict_io import atomic_write_all, file_in_the_way, write_fix
 
 
 def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:
@@ -64,9 +64,16 @@ def package_cell(root: Path, cell_id: str) -> str:
                     "output_unwritable",
                     bundle_path,
                     "",
-                    f"cannot be written: {exc.strerror or exc}",
+                    f"cannot be written: {_why(root, exc)}",
                     write_fix(exc, "dist/", root / "dist", "the checkout root"),
                 )
             ]
         ) from None
     return identity
+
+
+def _why(root: Path, exc: OSError) -> str:
+    """What the system refused, or the file standing where dist/ must be."""
+    if file_in_the_way(root / "dist" / "x") is not None:
+        return "dist is a file, not a folder"
+    return str(exc.strerror or exc)

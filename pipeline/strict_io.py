@@ -319,6 +319,8 @@ def write_fix(exc: OSError, writable: str, folder: Path | None = None, parent: s
     """How to fix a refused write: free space, raise a limit, or make `writable` writable (or,
     when `folder`, the one written in, is not there, `parent`, which it is to be made in)."""
     fix = _WRITE_FIXES.get(exc.errno or 0)
+    if fix is None and folder is not None and os.path.lexists(folder) and not folder.is_dir():
+        return f"move the file {writable.rstrip('/')} away (a folder goes there) and run again"
     if fix is None and folder is not None and not os.path.lexists(folder):
         fix = f"{writable} does not exist and cannot be made in {parent}: make {parent} writable"
         return f"{fix} (or create {writable} there, writable by you) and run again"
@@ -326,7 +328,7 @@ def write_fix(exc: OSError, writable: str, folder: Path | None = None, parent: s
 
 
 def _unwritable(path: Path, exc: OSError) -> Finding:
-    blocker = _file_in_the_way(path) if exc.errno in (errno.EEXIST, errno.ENOTDIR) else None
+    blocker = file_in_the_way(path) if exc.errno in (errno.EEXIST, errno.ENOTDIR) else None
     if blocker is not None:  # the system's "File exists" names neither the file nor the cause
         return Finding(
             "output_unwritable",
@@ -344,7 +346,7 @@ def _unwritable(path: Path, exc: OSError) -> Finding:
     )
 
 
-def _file_in_the_way(path: Path) -> Path | None:
+def file_in_the_way(path: Path) -> Path | None:
     """The nearest folder of `path` that exists but is no folder (a file), or None."""
     for folder in path.parents:
         if os.path.lexists(folder):

@@ -103,3 +103,19 @@ def test_output_unwritable_packaging_names_the_folder_that_refused(
         assert list((root / "dist").iterdir()) == []  # no temporary file left behind
     else:
         assert not (root / "dist").exists()
+
+
+def test_output_unwritable_packaging_when_dist_is_a_file_names_it(tmp_path: Path) -> None:
+    """A file named dist said only the system's "File exists; make dist/ writable"."""
+    root = copy_repo(tmp_path)
+    (root / "dist").write_text("mine")
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file, finding.message, finding.hint) == (
+        "output_unwritable",
+        "dist/iiwa_bench.tar.gz",
+        "cannot be written: dist is a file, not a folder",
+        "move the file dist away (a folder goes there) and run again",
+    )
+    assert (root / "dist").read_text() == "mine"
