@@ -77,3 +77,29 @@ def _why(root: Path, exc: OSError) -> str:
     if file_in_the_way(root / "dist" / "x") is not None:
         return "dist is a file, not a folder"
     return str(exc.strerror or exc)
+
+
+def bundle_shape_problem(names: list[str]) -> str | None:
+    """Why archive entries are no cell bundle's (`<cell_id>/cell.json`, all in that folder, no
+    two names one file where case or Unicode form is ignored), or None."""
+    import unicodedata
+
+    tops = sorted({name.split("/", 1)[0] for name in names if "/" in name})
+    if not names or len(tops) != 1 or any("/" not in name for name in names):
+        return "a bundle's entries all lie in one folder, <cell_id>/" + (
+            f" (it has {len(names)} entries, folders {', '.join(map(repr, tops[:3]))})"
+            if names
+            else " (it has none)"
+        )
+    if f"{tops[0]}/cell.json" not in names:
+        return f"it holds no {tops[0]}/cell.json"
+    seen: dict[str, str] = {}
+    for name in sorted(names):
+        key = unicodedata.normalize("NFC", name).casefold()
+        if key in seen:
+            return (
+                f"entries {seen[key]!r} and {name!r} differ only in case or Unicode form: macOS "
+                "and Windows unpack them as one file"
+            )
+        seen[key] = name
+    return None

@@ -83,12 +83,17 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
     import zlib
 
     from pipeline.archive import BUNDLE_LIMIT, identity_of_listing, listing_of_archive
+    from pipeline.bundle import bundle_shape_problem
     from pipeline.strict_io import read_bytes
 
     path = Path(args.archive)
     display = shown(path)
     try:
         text = listing_of_archive(read_bytes(path, display, BUNDLE_LIMIT))
+        names = [line.split(" ", 2)[2] for line in text.splitlines()[1:]]
+        problem = bundle_shape_problem(names)
+        if problem is not None:
+            raise ValueError(problem)
     except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
         raise ContractError(
             [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", "rebuild it")]

@@ -153,7 +153,7 @@ def _tar(entries: list[tuple[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
-GOOD = gzip.compress(_tar([("a", b"1")]), mtime=0)
+GOOD = gzip.compress(_tar([("c/cell.json", b"{}")]), mtime=0)
 BAD_BUNDLES = [
     # unpacking keeps the last copy: the listing named both
     ("duplicate", gzip.compress(_tar([("a", b"1"), ("a", b"2")])), "appears more than once"),
@@ -182,3 +182,34 @@ def test_bad_archive_cases(
     assert main(["bundle-identity", str(bundle)]) == 2
     err = capsys.readouterr().err
     assert ": bad_archive: is not a cell bundle (" in err and why in err, case
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        ({}, "a bundle's entries all lie in one folder, <cell_id>/ (it has none)"),
+        ({"a/x": b"", "b/cell.json": b"{}"}, "a bundle's entries all lie in one folder"),
+        ({"cell.json": b"{}"}, "a bundle's entries all lie in one folder"),
+        ({"a/x": b""}, "it holds no a/cell.json"),
+        (
+            {**FILES, "cell_a/description/meshes/LINK_1.stl": b""},
+            "entries 'cell_a/description/meshes/LINK_1.stl' and "
+            "'cell_a/description/meshes/link_1.stl' differ only in case or Unicode form",
+        ),
+        (
+            {**FILES, "cell_a/\u00e9.json": b"", "cell_a/e\u0301.json": b""},
+            "differ only in case or Unicode form",
+        ),
+    ],
+    ids=["empty", "two_folders", "file_at_top", "no_cell_json", "case", "unicode_form"],
+)
+def test_bad_archive_that_is_no_cell_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, bytes], why: str
+) -> None:
+    """bundle-identity printed an identity for any archive: empty, of other files, or of names
+    that macOS and Windows unpack as one file (hostile-input trial)."""
+    bundle = tmp_path / "cell_a.tar.gz"
+    bundle.write_bytes(archive.archive_bytes(files))
+    assert main(["bundle-identity", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert ": bad_archive: is not a cell bundle (" in err and why in err, err
