@@ -295,13 +295,67 @@ def atomic_write_all(files: dict[Path, bytes]) -> None:
     try:
         for path, data in files.items():
             staged.append((str(stage_write(path, data, always=True)), path))
-        for tmp, path in staged:
-            os.replace(tmp, path)
+        replace_all(staged)
     except BaseException:
         for tmp, _ in staged:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         raise
+
+
+class _Failed(OSError):
+    """A rename into place the system refused, naming its target."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror)
+        self.path, self.error = path, error
+
+
+def replace_all(staged: Sequence[tuple[str, Path]]) -> None:
+    """Rename staged files into place, all or none: when a rename fails (an immutable target,
+    say), the renames before it are undone, from hard links kept of the files they replaced."""
+    done: list[tuple[Path, bool, str | None]] = []  # target, whether it existed, its old file
+    try:
+        for tmp, path in staged:
+            existed = os.path.lexists(path)
+            aside = _link_aside(path) if existed else None
+            try:
+                os.replace(tmp, path)
+            except BaseException as exc:
+                if aside is not None:
+                    os.unlink(aside)
+                if isinstance(exc, OSError):
+                    raise _Failed(path, exc) from exc
+                raise
+            done.append((path, existed, aside))
+    except BaseException:
+        for path, existed, aside in reversed(done):
+            if aside is not None:
+                os.replace(aside, path)
+            elif not existed:
+                os.unlink(path)
+        raise
+    finally:
+        for _, _, aside in done:
+            if aside is not None and os.path.lexists(aside):
+                os.unlink(aside)
+
+
+def _link_aside(path: Path) -> str | None:
+    """A hard link to the file at `path` under a temporary name beside it; None where the file
+    system refuses one (then that rename cannot be undone)."""
+    import secrets
+
+    for _ in range(8):
+        aside = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.link(path, aside, follow_symlinks=False)
+            return aside
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+    return None
 
 
 # what to do when the system refuses a write, by errno (the default: permissions)
@@ -384,12 +438,11 @@ def write_outputs(outputs: Sequence[tuple[Path, bytes]]) -> list[Path]:
     try:
         if findings:
             raise ContractError(findings)
-        for index, (path, tmp) in enumerate(staged):
-            try:
-                os.replace(tmp, path)
-            except OSError as exc:
-                raise ContractError([_unwritable(path, exc)]) from None
-            staged[index] = (path, "")
+        try:
+            replace_all([(tmp, path) for path, tmp in staged])
+        except _Failed as failed:
+            raise ContractError([_unwritable(failed.path, failed.error)]) from None
+        staged = [(path, "") for path, _ in staged]
     finally:
         for _, tmp in staged:
             if tmp and os.path.exists(tmp):
