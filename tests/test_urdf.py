@@ -559,6 +559,45 @@ def test_mesh_missing_in_another_case_names_the_file_that_is_there(repo: Path) -
     assert finding.hint == "the folder holds 'link_1.stl': write the name as it is cased"
 
 
+@pytest.mark.parametrize(
+    ("held", "hint"),
+    [
+        (
+            ["textured_objs/link_1.stl"],
+            "meshes/ holds one file of that name, 'meshes/textured_objs/link_1.stl': name it "
+            "package://abb_irb2400/meshes/textured_objs/link_1.stl",
+        ),
+        (
+            ["a/LINK_1.STL"],
+            "meshes/ holds one file of that name in another case, 'meshes/a/LINK_1.STL': name it "
+            "package://abb_irb2400/meshes/a/LINK_1.STL",
+        ),
+        # two candidates, or one the build does not read: the plain fix
+        (["a/link_1.stl", "b/link_1.stl"], "put the mesh file itself in meshes/"),
+        ([".old/link_1.stl"], "put the mesh file itself in meshes/"),
+    ],
+    ids=["in-a-subfolder", "another-case", "two", "hidden-folder"],
+)
+def test_mesh_missing_held_in_a_subfolder_names_the_uri_of_that_file(
+    repo: Path, held: list[str], hint: str
+) -> None:
+    """A PartNet URDF names textured_objs/a.obj; copied in below meshes/, the URI naming
+    meshes/a.obj was mesh_missing with no word of where the file is."""
+    meshes = repo / ABB / "meshes"
+    for path in held:
+        (meshes / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(meshes / "link_1.stl", meshes / path)
+    (meshes / "link_1.stl").unlink()
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.hint) == ("mesh_missing", hint)
+    if len(held) == 1 and not held[0].startswith("."):
+        # the fix works: the URI it names loads
+        break_urdf(repo, [(L1_MESH, hint.rpartition(" ")[2])])
+        load_robot(repo / ABB, repo)
+
+
 def test_symlinked_mesh_is_refused(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = tmp_path_factory.mktemp("outside") / "link_1.stl"
     mesh = repo / ABB / "meshes" / "link_1.stl"
@@ -1244,9 +1283,19 @@ def test_mesh_uri_not_package_fix_names_the_file_meshes_holds(repo: Path) -> Non
     (repo / ABB / "meshes" / "collision").mkdir()
     (repo / ABB / "meshes" / "link_1.stl").rename(repo / ABB / "meshes" / "collision" / "l1.stl")
     long = "x" * 300 + "/l1.stl"  # too long a name for the system: no example, no traceback
+    for folder in ("textured_objs", "meshes_v3"):
+        (repo / ABB / "meshes" / folder).mkdir()
+        (repo / ABB / "meshes" / folder / f"{folder}.obj").write_bytes(b"v 0 0 0\n")
     for uri, example in [
         ("package://erd/robots/ur/meshes/ur5/collision/l1.stl", "collision/l1.stl"),
         (f"package://erd/meshes/{long}", long),
+        # a PartNet URDF names textured_objs/<file>, Atlas's package meshes_v3/<file>, each
+        # folder copied into meshes/: the fix named meshes/<file>, which does not exist
+        ("textured_objs/textured_objs.obj", "textured_objs/textured_objs.obj"),
+        ("package://atlas_description/meshes_v3/meshes_v3.obj", "meshes_v3/meshes_v3.obj"),
+        ("file:///home/me/atlas/meshes_v3/meshes_v3.obj", "meshes_v3/meshes_v3.obj"),
+        # the package's name is no folder of meshes/, even where meshes/ holds one so named
+        ("package://textured_objs/textured_objs.obj", "textured_objs.obj"),
     ]:
         path = repo / ABB / "robot.urdf"
         text = (REPO / ABB / "robot.urdf").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -44,22 +45,29 @@ def mesh_uri_path(
 
 # Suffixes of the mesh files a description serves, for the example in a URI's fix.
 _MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".gltf", ".glb")
+# `scheme://`, and the schemes whose first segment is a package's (or model's) name
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_PACKAGE_SCHEMES = frozenset({"package", "model"})
 
 
 def _meshes_tail(filename: str, in_meshes: Callable[[str], bool] | None) -> str:
-    """The path a mesh URI of another package likely has under meshes/: what follows its
-    `meshes/` folder, else its file name; the longest end of that path where meshes/ holds a
-    file (`in_meshes`), if any; "" when it names no mesh file."""
-    _, found, after = filename.partition("/meshes/")
-    if not found and filename.startswith("meshes/"):
-        after = filename[len("meshes/") :]
-    tail = after or filename.rsplit("/", 1)[-1]
-    parts = tail.split("/")
+    """The path a mesh URI of another package likely has under meshes/: the longest end of its
+    path (after a `package://<pkg>/` or other scheme prefix) at which meshes/ holds a file
+    (`in_meshes`), else what follows its own `meshes/` folder, else its file name; "" when it
+    names no mesh file."""
+    scheme = _SCHEME.match(filename)
+    path = filename[scheme.end() :] if scheme else filename
+    if scheme and scheme.group(1).lower() in _PACKAGE_SCHEMES:
+        path = path.partition("/")[2]  # the package's name is no folder of meshes/
+    parts = path.lstrip("/").split("/")
     if (
-        not tail.lower().endswith(_MESH_SUFFIXES)
-        or "\\" in tail
+        not path.lower().endswith(_MESH_SUFFIXES)
+        or "\\" in path
         or any(p in ("", ".", "..") for p in parts)
     ):
         return ""
+    # a PartNet URDF's textured_objs/a.obj, Atlas's meshes_v3/r_farm.dae copied into meshes/
     ends = ["/".join(parts[i:]) for i in range(len(parts))]
-    return next((end for end in ends if in_meshes is not None and in_meshes(end)), tail)
+    below = len(parts) - 1 - parts[::-1].index("meshes") if "meshes" in parts[:-1] else -1
+    default = "/".join(parts[below + 1 :]) if below >= 0 else parts[-1]
+    return next((end for end in ends if in_meshes is not None and in_meshes(end)), default)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, escaped, raise_if_errors
+from pipeline.sourcenames import ignored_part
 from pipeline.strict_io import (
     XML_LIMIT,
     case_collisions,
@@ -132,6 +133,7 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
     refused: set[str] = set()
     # Not (folder / "meshes").resolve(): a link below meshes/ must not move the root either.
     meshes = folder.resolve() / "meshes"
+    names: dict[str, list[str]] | None = None  # meshes/'s files by name, once one is missing
     for link in robot.links:
         elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
         for element in elements:
@@ -168,7 +170,11 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
                 hint = "give the user who builds read and search permission on meshes/ (chmod a+rx)"
             except OSError:
                 code, message = "mesh_missing", "does not exist"
-                hint = _case_hint(path) or hint
+                if names is None:  # one walk of meshes/, and only when a mesh is missing
+                    names = _names_in_meshes(meshes)
+                hint = (
+                    _case_hint(path) or _elsewhere_hint(geometry.path, names, folder.name) or hint
+                )
             if code:
                 refused.add(geometry.path)
                 out.append(
@@ -190,6 +196,36 @@ def _case_hint(path: Path) -> str:
     except OSError:
         return ""
     return f"the folder holds {names[0]!r}: write the name as it is cased" if names else ""
+
+
+def _names_in_meshes(meshes: Path) -> dict[str, list[str]]:
+    """The regular files below meshes/ (as meshes/<path>) by their name in lower case; links
+    and names the build does not read are left out."""
+    found: dict[str, list[str]] = {}
+    for top, folders, files in os.walk(meshes):
+        below = PurePosixPath("meshes", Path(top).relative_to(meshes).as_posix())
+        folders[:] = sorted(f for f in folders if ignored_part(f) is None)
+        for name in sorted(files):
+            path = str(below / name)
+            full = os.path.join(top, name)
+            if ignored_part(path) is None and os.path.isfile(full) and not os.path.islink(full):
+                found.setdefault(name.casefold(), []).append(path)
+    return found
+
+
+def _elsewhere_hint(missing: str, names: dict[str, list[str]], model_id: str) -> str:
+    """When meshes/ holds one file of the missing mesh's name (or, failing that, one in
+    another case) in another folder: the URI that names it."""
+    name = PurePosixPath(missing).name
+    alike = names.get(name.casefold(), [])
+    same = [path for path in alike if PurePosixPath(path).name == name]
+    if len(same or alike) != 1:
+        return ""
+    path = (same or alike)[0]
+    cased = "" if same else " in another case"
+    return (
+        f"meshes/ holds one file of that name{cased}, {path!r}: name it package://{model_id}/{path}"
+    )
 
 
 # The model id is the folder's name: it is a path segment, a package:// name and part of doit
