@@ -110,7 +110,9 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
     except ContractError as exc:
         findings += exc.findings
     try:
-        meshes |= companion_files(src, meshes, source_dir(model_id))
+        companions, unserved = companion_files(src, meshes, source_dir(model_id))
+        meshes |= companions
+        findings += unserved
     except ContractError as exc:
         findings += exc.findings
     findings += case_collision_findings(robot, meshes, model_id)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.description import make_urdf_copies
+from pipeline.description import make_urdf_copies, read_urdf_sources
+from pipeline.findings import Finding, Severity
 
 ABB = "robots/abb_irb2400"
 OUT = "build/robots/abb_irb2400"
@@ -164,3 +165,114 @@ def test_gltf_buffers_and_images_are_copied(repo: Path, gltf: object, copied: li
     )
     assert named == copied
     assert not [path for path in copies if "outside" in path]
+
+
+MTL_IN = MTL.replace(b"bump ../../outside.png\n", b"")  # every reference a file in meshes/
+MISSING = "add the file at robots/abb_irb2400/meshes/visual/{}, or remove the reference"
+RENAME = "rename the file to a plain name and name that, or remove the reference"
+COPY_IN = "copy the file into meshes/ and name it by its path from meshes/visual/, or remove the "
+
+
+def unserved(repo: Path) -> list[Finding]:
+    """The companion_missing warnings of the ABB's sources, as validate and the build give them."""
+    warnings = read_urdf_sources(repo, "abb_irb2400").warnings
+    return [f for f in warnings if f.code == "companion_missing"]
+
+
+# (obj, mtl, a file of meshes/visual/ to remove, (file in meshes/visual/, line, message, hint))
+COMPANION_CASES = [
+    pytest.param(
+        OBJ,
+        MTL_IN,
+        "link_1.mtl",
+        ("link_1.obj", "1", "mtllib names 'link_1.mtl', which does not exist", MISSING),
+        id="material-library-missing",
+    ),
+    pytest.param(
+        OBJ,
+        MTL_IN,
+        "textures/skin.png",
+        ("link_1.mtl", "3", "map_Kd names 'textures/skin.png', which does not exist", MISSING),
+        id="texture-missing",
+    ),
+    # PartNet's textured_objs/*.mtl name ../images/texture_0.jpg
+    pytest.param(
+        OBJ,
+        MTL,
+        "",
+        ("link_1.mtl", "4", "bump names '../../outside.png', which is outside meshes/", COPY_IN),
+        id="texture-outside-meshes",
+    ),
+    pytest.param(
+        OBJ,
+        MTL_IN + b"map_Ks C:\\tex\\s.png\n",
+        "",
+        (
+            "link_1.mtl",
+            "4",
+            "map_Ks names 'C:\\\\tex\\\\s.png', which is an absolute path",
+            COPY_IN,
+        ),
+        id="texture-absolute",
+    ),
+    pytest.param(
+        OBJ,
+        MTL_IN + b"map_Ks .s.png\n",
+        "",
+        ("link_1.mtl", "4", "map_Ks names '.s.png', which is a name the build never", RENAME),
+        id="texture-name-not-a-source",
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "mtl", "remove", "expected"), COMPANION_CASES)
+def test_companion_missing_names_the_referring_line_and_the_fix(
+    repo: Path, obj: bytes, mtl: bytes, remove: str, expected: tuple[str, str, str, str]
+) -> None:
+    """Before: a missing .mtl or texture was left out of the description without a word
+    (`pipeline validate` said ok), so the planner's viewer drew the mesh untextured."""
+    folder = with_obj_visual(repo, obj, mtl)
+    if remove:
+        (folder / remove).unlink()
+    name, line, message, hint = expected
+    [finding] = unserved(repo)
+    assert (finding.file, finding.place) == (f"{ABB}/meshes/visual/{name}", line)
+    assert finding.message.startswith(message), finding.message
+    assert finding.hint.startswith(hint.format(remove)), finding.hint
+    assert finding.severity is Severity.WARNING
+
+
+def test_companion_missing_fixes_followed_serve_the_file(repo: Path) -> None:
+    """The fixes work: the missing file added; the file out of meshes/ copied in and named by
+    its path from the .mtl's folder."""
+    folder = with_obj_visual(repo, mtl=MTL.replace(b"textures/skin.png", b"gone.png"))
+    assert len(unserved(repo)) == 2
+    (folder / "gone.png").write_bytes(b"added")
+    (folder / "textures" / "outside.png").write_bytes(b"copied in")
+    mtl = MTL.replace(b"textures/skin.png", b"gone.png").replace(
+        b"../../outside.png", b"textures/outside.png"
+    )
+    (folder / "link_1.mtl").write_bytes(mtl)
+    assert unserved(repo) == []
+    copies = make_urdf_copies(repo, "abb_irb2400")
+    assert copies[f"{OUT}/meshes/visual/gone.png"] == b"added"
+    assert copies[f"{OUT}/meshes/visual/textures/outside.png"] == b"copied in"
+
+
+def test_companion_missing_is_one_warning_per_file_however_often_named(repo: Path) -> None:
+    """Atlas's COLLADA meshes name each texture outside meshes/ up to 16 times: one line each."""
+    with_obj_visual(repo, mtl=MTL_IN + b"map_Ks gone.png\nmap_Ka gone.png\nbump ./gone.png\n")
+    [finding] = unserved(repo)
+    assert finding.place == "4"
+    assert "(as are 2 other references to it)" in finding.message
+
+
+def test_companion_missing_of_a_gltf_buffer_and_not_of_embedded_data(repo: Path) -> None:
+    """A glTF file has no lines: the warning names the file. A data: URI is no file's name."""
+    gltf = {"buffers": [{"uri": "data:application/octet-stream;base64,AAAA"}, {"uri": "g.bin"}]}
+    (repo / ABB / "meshes" / "link_1.gltf").write_text(json.dumps(gltf))
+    urdf = repo / ABB / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace(L1_VISUAL, "package://abb_irb2400/meshes/link_1.gltf"))
+    [finding] = unserved(repo)
+    assert (finding.file, finding.place) == (f"{ABB}/meshes/link_1.gltf", "")
+    assert finding.message.startswith("\"uri\" names 'g.bin', which does not exist")

@@ -7,7 +7,9 @@ images (`uri`), and a URDF, besides its meshes, the textures of its materials
 Without these the compiled description serves an OBJ whose `mtllib` names a missing file.
 A reference that is absolute, a URL, leaves meshes/, names no regular file or one the build
 does not list as a source (sourcenames.py: `.DS_Store`, `x~`) is not followed:
-the mesh is still served, as a viewer that cannot find the file still draws it.
+the mesh is still served, as a viewer that cannot find the file still draws it, and a warning
+(`companion_missing`) names the referring file's line (a glTF file's: the file) and the fix.
+An embedded `data:` URI is no reference to a file.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from urllib.parse import unquote
 
 from lxml import etree
 
+from pipeline.findings import Finding, Severity
 from pipeline.sourcenames import ignored_part
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 
@@ -48,25 +51,40 @@ _MAP_STATEMENTS = frozenset(
 )
 
 
-def _lines(data: bytes) -> list[list[str]]:
-    return [line.split() for line in data.decode("utf-8", "replace").splitlines()]
+# A file a mesh names: the line naming it (0 when the format has none), the statement, the name.
+Reference = tuple[int, str, str]
 
 
-def _obj_references(data: bytes) -> list[str]:
-    return [name for words in _lines(data) if words[:1] == ["mtllib"] for name in words[1:]]
+def _lines(data: bytes) -> list[tuple[int, list[str]]]:
+    # numbered as mesh_bytes numbers an OBJ's lines (at each \n), as an editor shows them
+    text = data.decode("utf-8", "replace")
+    return [(number, line.split()) for number, line in enumerate(text.split("\n"), start=1)]
 
 
-def _mtl_references(data: bytes) -> list[str]:
-    return [w[-1] for w in _lines(data) if len(w) > 1 and w[0].lower() in _MAP_STATEMENTS]
+def _obj_references(data: bytes) -> list[Reference]:
+    return [
+        (number, "mtllib", name)
+        for number, words in _lines(data)
+        if words[:1] == ["mtllib"]
+        for name in words[1:]
+    ]
+
+
+def _mtl_references(data: bytes) -> list[Reference]:
+    return [
+        (number, w[0], w[-1])
+        for number, w in _lines(data)
+        if len(w) > 1 and w[0].lower() in _MAP_STATEMENTS
+    ]
 
 
 def _local(node: etree._Element) -> str:
     return etree.QName(node).localname
 
 
-def _dae_references(data: bytes) -> list[str]:
+def _dae_references(data: bytes) -> list[Reference]:
     from pipeline.findings import ContractError
-    from pipeline.strict_xml import parse_xml
+    from pipeline.strict_xml import parse_xml, source_line
 
     try:
         root = parse_xml(data, "", huge_text=True)  # as mesh_findings reads it
@@ -83,11 +101,12 @@ def _dae_references(data: bytes) -> list[str]:
         refs = [
             c.text for c in node if isinstance(c.tag, str) and etree.QName(c).localname == "ref"
         ]
-        out += [text.strip() for text in [node.text, *refs] if text and text.strip()]
-    return [unquote(ref.removeprefix("./")) for ref in out]
+        texts = [text.strip() for text in [node.text, *refs] if text and text.strip()]
+        out += [(source_line(node), "<init_from>", text) for text in texts]
+    return [(line, what, unquote(ref.removeprefix("./"))) for line, what, ref in out]
 
 
-def _gltf_references(data: bytes) -> list[str]:
+def _gltf_references(data: bytes) -> list[Reference]:
     try:
         # a visual may be any format: a .gltf that is not JSON is served as it is
         document = json.loads(data)
@@ -103,10 +122,10 @@ def _gltf_references(data: bytes) -> list[str]:
         for entry in document[key]
     ]
     uris = [entry.get("uri") for entry in entries if isinstance(entry, dict)]
-    return [unquote(uri) for uri in uris if isinstance(uri, str) and uri]
+    return [(0, '"uri"', unquote(uri)) for uri in uris if isinstance(uri, str) and uri]
 
 
-_READERS: dict[str, Callable[[bytes], list[str]]] = {
+_READERS: dict[str, Callable[[bytes], list[Reference]]] = {
     ".obj": _obj_references,
     ".mtl": _mtl_references,
     ".dae": _dae_references,
@@ -116,21 +135,47 @@ _READERS: dict[str, Callable[[bytes], list[str]]] = {
 
 def _resolve(folder: Path, referrer: str, name: str) -> str | None:
     """The robot-relative path `name` means beside `referrer`, when it is a file in meshes/."""
+    path, problem = _followed(folder, referrer, name)
+    return path if problem is None else None
+
+
+# why a reference is not followed, and the fix; {path} is the robot-relative path it means
+_HINT_INSIDE = (
+    "copy the file into meshes/ and name it by its path from {folder}/, or remove the reference"
+)
+_NOT_RELATIVE = ("is an absolute path or a URL, not a file in meshes/", _HINT_INSIDE)
+_OUTSIDE = ("is outside meshes/", _HINT_INSIDE)
+_MISSING = ("does not exist", "add the file at {path}, or remove the reference")
+_IGNORED = (
+    "is a name the build never reads as a source (a hidden file, an editor's backup, OS metadata)",
+    "rename the file to a plain name and name that, or remove the reference",
+)
+_NOT_REGULAR = (
+    "is not a regular file inside meshes/ (a symbolic link or a folder)",
+    "put the file itself at {path}, or remove the reference",
+)
+
+
+def _followed(folder: Path, referrer: str, name: str) -> tuple[str | None, tuple[str, str] | None]:
+    """_resolve's path, or None and why it is not followed (None when it is no file's name:
+    an embedded data: URI)."""
+    if name.startswith("data:"):
+        return None, None
     if "\\" in name or ":" in name or name.startswith("/"):
-        return None
+        return None, _NOT_RELATIVE
     path = posixpath.normpath(posixpath.join(posixpath.dirname(referrer), name))
     if not path.startswith("meshes/") or ".." in PurePosixPath(path).parts:
-        return None
+        return None, _OUTSIDE
     if ignored_part(path) is not None:  # not listed as an input: its changes would go unseen
-        return None
+        return None, _IGNORED
     try:
         info = os.lstat(folder / path)
     except OSError:
-        return None
+        return path, _MISSING
     meshes = folder.resolve() / "meshes"
     if not stat.S_ISREG(info.st_mode) or not (folder / path).resolve().is_relative_to(meshes):
-        return None
-    return path
+        return path, _NOT_REGULAR
+    return path, None
 
 
 def urdf_texture_files(
@@ -154,19 +199,59 @@ def urdf_texture_files(
 
 def companion_files(
     folder: Path, meshes: dict[str, bytes], display_folder: str
-) -> dict[str, bytes]:
-    """Every file the meshes refer to, transitively, by robot-relative path (meshes excluded)."""
+) -> tuple[dict[str, bytes], list[Finding]]:
+    """Every file the meshes refer to, transitively, by robot-relative path (meshes excluded),
+    and a warning per reference that is not followed (a missing .mtl, a texture out of meshes/)."""
     found: dict[str, bytes] = {}
+    unserved: dict[str, list[Finding]] = {}  # by the file meant: one warning per file
     todo = list(meshes.items())
     while todo:
         referrer, data = todo.pop()
         reader = _READERS.get(PurePosixPath(referrer).suffix.lower())
         if reader is None:
             continue
-        for name in reader(data):
-            path = _resolve(folder, referrer, name)
-            if path is None or path in meshes or path in found:
+        for line, statement, name in reader(data):
+            path, problem = _followed(folder, referrer, name)
+            if problem is not None:
+                where = (display_folder, referrer, line)
+                meant = posixpath.normpath(posixpath.join(posixpath.dirname(referrer), name))
+                finding = _not_followed(where, statement, name, path, problem)
+                unserved.setdefault(meant, []).append(finding)
+            if path is None or problem is not None or path in meshes or path in found:
                 continue
             found[path] = read_bytes(folder / path, f"{display_folder}/{path}", MESH_LIMIT)
             todo.append((path, found[path]))
-    return dict(sorted(found.items()))
+    warnings = sorted((_first(named) for named in unserved.values()), key=_place)
+    return dict(sorted(found.items())), warnings
+
+
+def _place(finding: Finding) -> tuple[str, int]:
+    return finding.file, int(finding.place or 0)
+
+
+def _first(findings: list[Finding]) -> Finding:
+    """The first of the warnings about one file, saying how many other references name it
+    (Atlas's COLLADA meshes name each of their textures outside meshes/ up to 16 times)."""
+    first, *others = sorted(findings, key=_place)
+    if not others:
+        return first
+    more = " (as is 1 other reference to it)" if len(others) == 1 else ""
+    more = more or f" (as are {len(others)} other references to it)"
+    return first._replace(message=first.message + more)
+
+
+def _not_followed(
+    where: tuple[str, str, int], statement: str, name: str, path: str | None, why: tuple[str, str]
+) -> Finding:
+    """The warning that `statement` (at the robot folder's file and line `where`) names a file
+    the description cannot serve."""
+    display_folder, referrer, line = where
+    message, hint = why
+    return Finding(
+        "companion_missing",
+        f"{display_folder}/{referrer}",
+        str(line) if line else "",
+        f"{statement} names {name!r}, which {message}: the description is served without it",
+        hint.format(path=f"{display_folder}/{path}", folder=posixpath.dirname(referrer)),
+        Severity.WARNING,
+    )
