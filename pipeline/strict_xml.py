@@ -51,6 +51,41 @@ _XML_HINTS = (
 
 _EXTRA_CONTENT = "Extra content at the end of the document"
 
+# libxml2's message for an element, or an attribute, of a prefix no xmlns: declares
+_UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:for (\S+) )?on (\S+) is not defined")
+# Gazebo's extensions in old URDFs (roboschool's fetch.urdf <sensor:camera>): the namespaces
+# PR2's URDF declares them in; any absolute URI declares a prefix no reader looks up
+_GAZEBO = frozenset({"sensor", "controller", "interface", "body", "geom"})
+_GAZEBO_URI = "http://playerstage.sourceforge.net/gazebo/xmlschema/#"
+_ROOT = re.compile(rb"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>|<([^\s/>!?]+)", re.S)
+
+
+def undeclared_prefix(message: str) -> str | None:
+    """The prefix an invalid_xml finding's message says no xmlns: declares, else None."""
+    match = re.match(r"the namespace prefix (\S+): ", message)
+    return match.group(1) if match else None
+
+
+def _undeclared(message: str, data: bytes) -> tuple[str, str] | None:
+    """Message and hint for an element or attribute of an undeclared namespace prefix: the
+    declaration to add on the root element (named from `data`), or what to remove."""
+    match = _UNDECLARED.match(message)
+    if match is None:
+        return None
+    prefix, attribute, element = match.groups()
+    what = f"the attribute {prefix}:{attribute} of <{element}>" if attribute else ""
+    what = what or f"the <{prefix}:{element}> element"
+    root = next((m.group(1) for m in _ROOT.finditer(data) if m.group(1)), b"").decode(
+        "utf-8", "replace"
+    )
+    uri = f"{_GAZEBO_URI}{prefix}" if prefix in _GAZEBO else f"urn:{prefix}"
+    return (
+        f"the namespace prefix {prefix}: of {what} is declared by no xmlns:{prefix}, which "
+        "namespace-aware XML readers require",
+        f'declare it on the root element, <{root or "..."} xmlns:{prefix}="{uri}" ...> (any '
+        f"absolute URI), or remove {what}",
+    )
+
 
 def _extra_content(data: bytes, line: int, column: int) -> tuple[str, str]:
     """Message and hint naming what follows the root element, which may be invisible (NUL).
@@ -121,6 +156,8 @@ def parse_xml(data: bytes, display: str, *, huge_text: bool = False) -> etree._E
             message, hint = _extra_content(data, line, exc.position[1] if exc.position else 1)
         elif "XML_PARSE_HUGE" in message:  # libxml2's option, which a user cannot set
             message, hint = _over_limit(message)
+        else:
+            message, hint = _undeclared(message, data) or (message, hint)
         raise refusal("invalid_xml", display, f"{line}", message, hint) from None
     if root is None:
         raise refusal("invalid_xml", display, "1", "the document is empty", "write an XML document")

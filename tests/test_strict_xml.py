@@ -50,6 +50,47 @@ def test_xml_declaration_refusals_name_their_fix(data: bytes, line: str, hint: s
     assert hint in finding.hint
 
 
+GAZEBO_SENSOR = "http://playerstage.sourceforge.net/gazebo/xmlschema/#sensor"
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "what", "declaration"),
+    [
+        # roboschool's fetch.urdf: a Gazebo camera in a <gazebo> block, sensor: undeclared
+        (
+            b'<!-- <a> -->\n<robot name="x">\n<gazebo>\n'
+            b'<sensor:camera name="c"/>\n</gazebo>\n</robot>',
+            "4",
+            "the <sensor:camera> element",
+            f'<robot xmlns:sensor="{GAZEBO_SENSOR}" ...>',
+        ),
+        (
+            b'<robot name="x">\n<gazebo my:flag="1"/>\n</robot>',
+            "2",
+            "the attribute my:flag of <gazebo>",
+            '<robot xmlns:my="urn:my" ...>',
+        ),
+    ],
+    ids=["element", "attribute"],
+)
+def test_invalid_xml_undeclared_prefix_says_the_declaration_to_add(
+    data: bytes, line: str, what: str, declaration: str
+) -> None:
+    """libxml2 said `Namespace prefix sensor on camera is not defined; fix the XML syntax`."""
+    with pytest.raises(ContractError) as exc:
+        parse_xml(data, "robot.urdf")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.place) == ("invalid_xml", line)
+    prefix = declaration.split(":")[1].split("=")[0]
+    assert finding.message.startswith(f"the namespace prefix {prefix}: of {what} ")
+    assert finding.hint == (
+        f"declare it on the root element, {declaration} (any absolute URI), or remove {what}"
+    )
+    # followed, either fix parses
+    declared = declaration.removeprefix("<robot").removesuffix(" ...>")
+    parse_xml(data.replace(b"<robot", b"<robot" + declared.encode()), "robot.urdf")
+
+
 @pytest.mark.parametrize(
     ("data", "line", "what"),
     [

@@ -116,3 +116,29 @@ def test_an_undeclared_xacro_prefix_is_xacro_not_expanded_not_invalid_xml(repo: 
     assert finding.code == "xacro_not_expanded" and "not even declared" in finding.message
     text = (repo / ABB / "robot.urdf").read_text().splitlines()
     assert "<xacro:property" in text[int(finding.place) - 1]
+
+
+GAZEBO_CAMERA = '<gazebo reference="link_1">\n  <sensor:camera name="c"/>\n</gazebo>\n'
+
+
+def test_an_undeclared_simulator_prefix_is_invalid_xml_with_a_fix_that_works(repo: Path) -> None:
+    """roboschool's fetch.urdf holds <sensor:camera> without xmlns:sensor: refused as it is
+    (strict XML, docs/security.md), with a fix beyond `fix the XML syntax`."""
+    plain = ROOT.replace('xmlns:xacro="http://ros.org/wiki/xacro" ', "")
+    path = break_urdf(repo, [(ROOT, plain), (FIRST_LINK, GAZEBO_CAMERA + FIRST_LINK)])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    (finding,) = exc.value.findings
+    assert finding.code == "invalid_xml"
+    assert "<sensor:camera" in path.read_text().splitlines()[int(finding.place) - 1]
+    assert finding.hint.startswith('declare it on the root element, <robot xmlns:sensor="')
+    assert finding.hint.endswith(
+        "or remove the <sensor:camera> element (an extension for a simulator, which no URDF "
+        "reader uses)"
+    )
+    # followed: the prefix declared on <robot>, or the element removed
+    uri = finding.hint.split('"')[1]
+    path.write_text(path.read_text().replace(plain, plain.replace(">", f' xmlns:sensor="{uri}">')))
+    read_urdf_sources(repo, "abb_irb2400")
+    break_urdf(repo, [(f' xmlns:sensor="{uri}"', ""), ('  <sensor:camera name="c"/>\n', "")])
+    read_urdf_sources(repo, "abb_irb2400")

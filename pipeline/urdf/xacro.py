@@ -12,7 +12,7 @@ from typing import Any
 from lxml import etree
 
 from pipeline.findings import Finding
-from pipeline.strict_xml import source_line
+from pipeline.strict_xml import source_line, undeclared_prefix
 
 # the namespace xacro declares, in the spellings its documentation and packages use
 XACRO_NAMESPACES = frozenset(
@@ -60,15 +60,24 @@ def xacro_findings(root: etree._Element, display: str, model_id: str, data: byte
 
 def undeclared_xacro(refused: list[Finding], display: str, model_id: str) -> list[Finding]:
     """A URDF the XML reader refused for an undeclared `xacro:` prefix (xacro itself needs no
-    declaration): xacro_not_expanded at that line instead; else the findings as they are."""
+    declaration): xacro_not_expanded at that line instead; for another undeclared prefix, the
+    fix says what the element is; else the findings as they are."""
+    out = []
     for finding in refused:
-        if finding.code == "invalid_xml" and "Namespace prefix xacro " in finding.message:
+        prefix = undeclared_prefix(finding.message) if finding.code == "invalid_xml" else None
+        if prefix == "xacro":
             message = (
                 "is xacro source, not URDF: it holds xacro elements (its xacro: prefix is not "
                 "even declared), which no URDF reader expands"
             )
             return [Finding("xacro_not_expanded", display, finding.place, message, _hint(model_id))]
-    return refused
+        if prefix is not None:
+            # Gazebo's <sensor:camera> in a <gazebo> block: read by no URDF reader, Tesseract's
+            # tinyxml2 reads past the prefix; the strict reader refuses it (docs/security.md)
+            extension = " (an extension for a simulator, which no URDF reader uses)"
+            finding = finding._replace(hint=finding.hint + extension)
+        out.append(finding)
+    return out
 
 
 def _hint(model_id: str) -> str:
