@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipeline.failures import WorkerDied, system_finding
+from pipeline.failures import WorkerDied, escape_unencodable, system_finding
 from pipeline.findings import ContractError, Finding, errors, render
 
 Command = Callable[[argparse.Namespace], int]
@@ -342,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; bad input prints finding lines on stderr and returns 2."""
+    escape_unencodable(sys.stdout, sys.stderr)  # a path or finding holding an é, no traceback
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -3,11 +3,13 @@
 Bad input is a ContractError raised where the rule lives; what the system refuses while a step
 runs (EMFILE on opening a source, MemoryError in a sphere fit, ENOSPC on doit's own database) is
 caught at the edge, here, and said in one line naming the file, what failed and what to do.
+A terminal whose encoding cannot show a character of a finding or path gets it escaped.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import signal
 import sys
@@ -20,6 +22,15 @@ from pipeline.strict_io import write_fix
 # exit status of a run stopped by SIGTERM, as the shell reports a process killed by it
 TERMINATED_STATUS = 128 + signal.SIGTERM
 INTERRUPTED = "interrupted"
+
+
+def escape_unencodable(*streams: object) -> None:
+    """Make text streams escape what their encoding cannot hold (`\\xe9`), as stderr does."""
+    # stdout's errors are strict (PYTHONIOENCODING=ascii, a C locale): a finding or a path
+    # holding an é ended the command with a traceback, after its outputs were written
+    for stream in streams:
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def system_fix(exc: OSError) -> str:

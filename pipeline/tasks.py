@@ -22,7 +22,7 @@ from pipeline.doitext import (
     digest_cache,
     output_record,
 )
-from pipeline.failures import WorkerDied, install_handlers, system_finding
+from pipeline.failures import WorkerDied, escape_unencodable, install_handlers, system_finding
 from pipeline.findings import Finding, escaped
 from pipeline.lock import BuildLock
 from pipeline.plan import cell_ids, plan
@@ -108,6 +108,9 @@ def doit_groups(root: Path, steps: list[Step] | None = None) -> Mapping[str, lis
 @functools.cache
 def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[str, Any]]]]:
     """One doit run in one checkout: its build lock (held until exit), its steps and graph."""
+    # doit's reporter writes findings on this stdout (its outstream): an é in a joint's name
+    # under PYTHONIOENCODING=ascii is escaped, not a traceback and exit status 3
+    escape_unencodable(sys.stdout, sys.stderr)
     refuse_other_backend(command_line_choice("backend"))
     lock = open_session(root, command_line_choice("dep_file") or DOIT_CONFIG["dep_file"])
     install_handlers()

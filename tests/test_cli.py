@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -449,3 +451,18 @@ def test_validate_reports_a_broken_urdf_and_a_broken_json_source_in_one_run(
         assert [(x.split(":")[0], x.split(": ")[1]) for x in lines] == expected
         assert lines[1].startswith(f"robots/abb_irb2400/{name}:{place}: {code}: ")
     assert tree_bytes(project / "build") == before
+
+
+def test_a_path_stdout_cannot_encode_is_escaped_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under PYTHONIOENCODING=ascii, stdout's errors are strict: `srdf -o é2.srdf` wrote the
+    file, then stopped with a UnicodeEncodeError printing its name (stderr escapes it)."""
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="ascii")  # strict, as Python opens stdout
+    monkeypatch.setattr(sys, "stdout", out)
+    target = tmp_path / "é2.srdf"
+    assert main(["srdf", str(REPO / "robots/abb_irb2400/srdf.py"), "-o", str(target)]) == 0
+    out.flush()
+    assert raw.getvalue().decode("ascii").endswith("\\xe92.srdf written\n")
+    assert target.is_file()

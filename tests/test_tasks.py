@@ -408,3 +408,23 @@ def test_a_task_naming_no_robot_or_cell_is_a_finding_line_and_exit_2(
     assert (result.returncode, result.stderr.splitlines()) == (2, [line]), result.stdout
     assert "cellbuild:iiwa_bench" not in result.stdout  # nothing ran
     assert tree_bytes(project / "build") == before
+
+
+def test_a_finding_stdout_cannot_encode_is_escaped_not_a_traceback(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under PYTHONIOENCODING=ascii (strict on stdout), an é in a joint's name stopped doit's
+    reporter with a UnicodeEncodeError and exit status 3."""
+    (project / "robots" / "t1").mkdir()
+    (project / "robots" / "t1" / "robot.urdf").write_text(
+        '<robot name="t1"><link name="a"/><link name="b"/>\n'
+        '<joint name="jé1" type="revolute"><parent link="a"/><child link="b"/>\n'
+        '<axis xyz="0 0 1"/><limit lower="1" upper="-1" effort="1" velocity="1"/></joint>\n'
+        "</robot>\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
+    result = run_doit(project, "urdf:t1")
+    assert "Traceback" not in result.stdout + result.stderr
+    assert result.returncode == 2, result.stderr
+    assert "robots/t1/robot.urdf:3: invalid_joint_limit: joint 'j\\xe91'" in result.stdout
