@@ -268,7 +268,7 @@ def cmd_srdf(args: argparse.Namespace) -> int:
 
 
 class UsageError(Exception):
-    """A command line argparse refuses, raised so that `--json` can print it as JSON."""
+    """A command line argparse refuses, raised so that main() prints it as a finding."""
 
     def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
         super().__init__(message)
@@ -280,7 +280,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse's parser (and, through add_subparsers, its subparsers') raising UsageError."""
 
     def error(self, message: str) -> NoReturn:
-        """Raise instead of printing and exiting: main() prints it as text or as JSON."""
+        """Raise instead of printing and exiting: main() prints it as a finding line or JSON."""
         raise UsageError(self, message)
 
 
@@ -348,14 +348,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(words)
     except UsageError as exc:
-        # exit status 2 as argparse gives; with --json, a finding a tool can parse
-        if "--json" in words[: words.index("--") if "--" in words else None]:
-            hint = f"see `{exc.parser.prog} --help`"
-            usage = Finding("usage_error", exc.parser.prog, "", exc.message, hint)
-            print(render([usage], as_json=True), file=sys.stderr)
-        else:
-            exc.parser.print_usage(sys.stderr)
-            print(f"{exc.parser.prog}: error: {exc.message}", file=sys.stderr)
+        # exit status 2 as argparse gives, and one finding line as for any bad input (argparse
+        # printed its usage and `pipeline: error: ...`); with --json, a finding a tool can parse
+        as_json = "--json" in words[: words.index("--") if "--" in words else None]
+        hint = f"see `{exc.parser.prog} --help`"
+        usage = Finding("usage_error", exc.parser.prog, "", exc.message, hint)
+        print(render([usage], as_json=as_json), file=sys.stderr)
         raise SystemExit(2) from None
     run: Command = args.run
     try:

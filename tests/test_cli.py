@@ -44,14 +44,42 @@ def run(argv: list[str]) -> int:
         "json-after-double-dash",
     ],
 )
-def test_usage_error_prints_usage_and_exits_2(
+def test_usage_error_is_one_finding_line_and_exits_2(
     argv: list[str], prog: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """argparse printed its usage and `pipeline: error: ...`, lines of no finding's form."""
     assert run(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith(f"usage: {prog}")
-    assert f"{prog}: error: " in captured.err and message in captured.err
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"{prog}: usage_error: ") and message in line
+    assert line.endswith(f"; see `{prog} --help`")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["foo"],
+        ["template", "foo"],
+        ["validate", "--bogus"],
+        ["spheres", "foo"],
+        ["spheres", "verify", "--samples", "x"],
+        ["cell"],
+    ],
+)
+def test_each_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(argv) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"pipeline[a-z ]*: usage_error: .+; see `pipeline[a-z ]* --help`", line)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["spheres", "--help"], ["cell", "-h"]])
+def test_help_still_prints_help_and_exits_0(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: pipeline") and captured.err == ""
 
 
 @pytest.mark.parametrize(
