@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -101,14 +102,16 @@ def cmd_identity(args: argparse.Namespace) -> int:
         return 0
     # the files on disk are not what was compiled (a build that failed half way, an edit):
     # the number printed is theirs, but nothing deployed was made with it
-    print(
-        f"{shown(folder)}: identity_not_recorded: {identity} is not the identity "
-        f"{shown(recorded[0])} records for it ({recorded[1]}); the folder changed after that "
-        "was written (a failed or interrupted build, an edit, or `doit cell:<id>` without "
-        "`doit`): `pipeline check` says what is stale, `doit` rebuilds; deploy only a "
-        "description whose identity is recorded",
-        file=sys.stderr,
+    unrecorded = Finding(
+        "identity_not_recorded",
+        shown(folder),
+        "",
+        f"{identity} is not the identity {shown(recorded[0])} records for it ({recorded[1]})",
+        "the folder changed after that was written (a failed or interrupted build, an edit, "
+        "or `doit cell:<id>` without `doit`): `pipeline check` says what is stale, `doit` "
+        "rebuilds; deploy only a description whose identity is recorded",
     )
+    print(render([unrecorded], as_json=args.json), file=sys.stderr)
     return 1
 
 
@@ -154,8 +157,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         known.save()
     finally:
         known.close()
-    for problem in problems:
-        print(problem.line())
+    if args.json:  # the list a tool reads (stdout); the advice and summary stay for people
+        print(json.dumps([p._asdict() for p in problems], indent=2, sort_keys=True))
+    else:
+        for problem in problems:
+            print(problem.line())
     for hint in advice(problems):
         print(hint, file=sys.stderr)
     # files no step makes (the user's, or an interrupted build's): `doit` leaves them
@@ -167,7 +173,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if problems:
         print(f"build/ is stale: {len(problems)} file(s); run `doit` to rebuild", file=sys.stderr)
         return 1
-    print(f"build/ is current: {len(steps)} steps")
+    print(f"build/ is current: {len(steps)} steps", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

@@ -230,6 +230,12 @@ def test_identity_of_a_description_its_build_did_not_record_exits_1(
     assert out.startswith("sha256:") and out.strip() != recorded
     assert err.startswith(f"{folder}: identity_not_recorded: {out.strip()} is not the identity ")
     assert f"{record} records for it ({recorded})" in err
+    # with --json, the same finding as JSON (it was printed as the text line regardless)
+    assert main(["--json", "identity", folder]) == 1
+    out, err = capsys.readouterr()
+    [finding] = json.loads(err)
+    assert (finding["code"], finding["file"]) == ("identity_not_recorded", folder)
+    assert finding["message"].startswith(f"{out.strip()} is not the identity {record} records")
 
 
 def test_identity_outside_a_build_compares_with_nothing(
@@ -316,6 +322,30 @@ def test_check_with_only_files_no_step_makes_says_delete_them_not_run_doit(
     assert captured.err.splitlines() == [
         "build/ holds 1 file(s) that no step makes: delete them (`doit` leaves them)"
     ]
+
+
+def test_check_with_json_prints_the_stale_files_as_json_on_stdout(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pipeline --json check` printed its stale list as text lines a tool cannot parse."""
+    (project / "build" / "robots" / "abb_irb2400" / "notes.txt").write_text("mine")
+    monkeypatch.chdir(project)
+    assert run(["--json", "check"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == [
+        {
+            "kind": "extra",
+            "path": "build/robots/abb_irb2400/notes.txt",
+            "reason": "no step makes it; delete it",
+        }
+    ]
+    assert captured.err.splitlines() == [
+        "build/ holds 1 file(s) that no step makes: delete them (`doit` leaves them)"
+    ]
+    (project / "build" / "robots" / "abb_irb2400" / "notes.txt").unlink()
+    assert run(["--json", "check"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == [] and captured.err.startswith("build/ is current: ")
 
 
 def _robot_outside(project: Path, outside: Path) -> None:
