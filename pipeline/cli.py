@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from pipeline.failures import WorkerDied, escape_unencodable, system_finding
-from pipeline.findings import ContractError, Finding, errors, render
+from pipeline.findings import ContractError, Finding, errors, escaped, render
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -177,8 +177,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_model_ids(model_ids: Sequence[str]) -> None:
-    """Refuse model ids given on the command line that are not a plain folder name of robots/."""
+def check_model_ids(model_ids: Sequence[str], root: Path) -> None:
+    """Refuse model ids given on the command line that are not a plain folder name of robots/,
+    or name no folder there (with the models there are, and the closest one)."""
     findings = [
         Finding(
             "unknown_model",
@@ -190,6 +191,34 @@ def check_model_ids(model_ids: Sequence[str]) -> None:
         for model_id in model_ids
         if model_id in ("", ".", "..") or any(c in model_id for c in "/\\\x00")
     ]
+    from pipeline.urdf.rules import MODEL_ID  # a name that is no model id is refused as such
+
+    absent = [
+        m
+        for m in model_ids
+        if not findings and MODEL_ID.fullmatch(m) and not os.path.lexists(root / "robots" / m)
+    ]
+    if absent:
+        import difflib
+
+        from pipeline.plan import model_ids as known_models
+
+        known = known_models(root)
+        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        for model_id in absent:
+            close = difflib.get_close_matches(model_id, known, n=1)
+            findings.append(
+                Finding(
+                    "unknown_model",
+                    f"robots/{escaped(model_id)}",
+                    "",
+                    f"robots/ has no folder {model_id!r}; it holds {listed or 'no robot'}",
+                    f"name {close[0]!r}"
+                    if close
+                    else "name one of them, or add the robot's "
+                    "folder (docs/robots.md: adding a robot)",
+                )
+            )
     if findings:
         raise ContractError(findings)
 
@@ -200,7 +229,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from pipeline.plan import model_ids
 
     root = repository_root()
-    check_model_ids(args.models)
+    check_model_ids(args.models, root)
     # the robots the build compiles: a robot.urdf that is a folder, a FIFO or a dangling link
     # is refused here as there, not skipped
     models = args.models or model_ids(root)
@@ -236,7 +265,7 @@ def cmd_template(args: argparse.Namespace) -> int:
         from pipeline.urdf import load_robot
 
         root = repository_root()
-        check_model_ids([args.model])
+        check_model_ids([args.model], root)
         robot = load_robot(root / "robots" / args.model, root)
         sys.stdout.write(starter_source(robot, args.model))
         return 0

@@ -524,3 +524,34 @@ def test_a_path_stdout_cannot_encode_is_escaped_not_a_traceback(
     out.flush()
     assert raw.getvalue().decode("ascii").endswith("\\xe92.srdf written\n")
     assert target.is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["validate", "abb_irb240"],
+            "robots/abb_irb240: unknown_model: robots/ has no folder 'abb_irb240'; it holds "
+            "abb_irb2400, lbr_iiwa_14_r820; name 'abb_irb2400'",
+        ),
+        (
+            ["spheres", "verify", "ur5"],
+            "robots/ur5: unknown_model: robots/ has no folder 'ur5'; it holds abb_irb2400, "
+            "lbr_iiwa_14_r820; name one of them, or add the robot's folder (docs/robots.md: "
+            "adding a robot)",
+        ),
+        (
+            ["template", "srdf", "lbr_iiwa"],
+            "robots/lbr_iiwa: unknown_model: robots/ has no folder 'lbr_iiwa'; it holds "
+            "abb_irb2400, lbr_iiwa_14_r820; name 'lbr_iiwa_14_r820'",
+        ),
+    ],
+    ids=["validate", "spheres_verify", "template_srdf"],
+)
+def test_unknown_model_a_model_id_naming_no_folder_lists_the_models(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], line: str
+) -> None:
+    """It said `robots/ur5/robot.urdf: file_missing`, naming neither the models nor a near one."""
+    monkeypatch.chdir(REPO)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [line]

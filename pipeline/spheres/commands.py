@@ -26,7 +26,7 @@ def _models(args: argparse.Namespace, root: Path) -> list[str]:
     from pipeline.plan import model_ids
 
     chosen: list[str] = list(dict.fromkeys(args.models))  # a robot named twice is one robot
-    check_model_ids(chosen)
+    check_model_ids(chosen, root)
     return chosen or model_ids(root)
 
 
@@ -189,7 +189,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         message = f"the output {args.output!r} does not end in .png"
         raise ContractError([Finding("output_not_png", args.output, "", message, hint)])
     root = repository_root()
-    check_model_ids([args.model])
+    check_model_ids([args.model], root)
     robot, folder, display, data = _load(root, args.model, args.file)
     if data is None:
         raise ContractError(
