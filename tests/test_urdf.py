@@ -272,6 +272,23 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     assert all(f.place.isdigit() for f in found)
 
 
+@pytest.mark.parametrize(
+    ("kind", "fix"),
+    [
+        ("continuous", "model it as revolute with <limit lower upper>"),
+        ("planar", "prismatic x, prismatic y and revolute about z"),
+        ("floating", "three prismatic, three revolute"),
+    ],
+)
+def test_unbounded_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) -> None:
+    """A planar joint (three coordinates) was told to become one revolute or prismatic joint."""
+    break_urdf(repo, [(J1, f'<joint name="joint_1" type="{kind}">')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "unbounded_joint_type"]
+    assert fix in finding.hint
+
+
 J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
 J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
 J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))

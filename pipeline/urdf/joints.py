@@ -36,6 +36,19 @@ _LIMIT_CAPS = {
 }
 
 
+# a continuous joint is one revolute coordinate; a planar (x, y, yaw) or floating (6) joint is
+# several, each a joint of its own between links that carry no geometry
+_UNBOUNDED_FIXES = {
+    "continuous": "model it as revolute with <limit lower upper> (the range the controller allows)",
+    "planar": "model it as a chain of three joints through two links without geometry: "
+    "prismatic x, prismatic y and revolute about z, each with <limit lower upper>; or, for a "
+    "mobile base, leave it out of the URDF (the SRDF's planar virtual_joint moves the root)",
+    "floating": "model it as a chain of six joints (three prismatic, three revolute) through "
+    "links without geometry, each with <limit lower upper>; or, for a mobile base, leave it out "
+    "of the URDF (the SRDF's floating virtual_joint moves the root)",
+}
+
+
 def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
     """The rules of one joint: its links, type, axis, origin and limits."""
     for end in (joint.parent, joint.child):
@@ -51,7 +64,7 @@ def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
             "unbounded_joint_type",
             joint.line,
             f"joint {joint.name!r} is {joint.type}, which cannot be bounded",
-            "model it as revolute or prismatic with <limit lower upper>",
+            _UNBOUNDED_FIXES[joint.type],
         )
     elif joint.type not in JOINT_TYPES:
         add(
