@@ -184,6 +184,12 @@ CASES: list[tuple[str, Edit, str]] = [
         edit_json(CFG, _set(["planning", "upperLimit"], 1.9199)),
         "/planning/upperLimit: restates_urdf",
     ),
+    # a note the config template writes beside each field is no URDF number (hostile trial)
+    (
+        "unexpected_field-template-note",
+        edit_json(CFG, _set(["calibration_caps", "joint_2", "rpy_rad_doc"], "Largest ...")),
+        "/calibration_caps/joint_2/rpy_rad_doc: unexpected_field",
+    ),
     (
         "reset_pose_outside_limits",
         edit_json(CFG, _set(["reset_pose", "joint_2"], 2.0)),
