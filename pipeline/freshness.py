@@ -17,6 +17,7 @@ from pipeline.stamps import (
     STAMP_ROOT,
     Stamp,
     Step,
+    behind_links,
     changed_inputs,
     changed_outputs,
     hash_inputs,
@@ -35,6 +36,11 @@ CRLF = "line endings only: CRLF"
 EXECUTABLE = "execute bit set; a build writes it without one"
 # an output or stamp that is a symbolic link (to its very bytes, say), which git commits as one
 LINKED_OUTPUT = "a symbolic link; a build writes a regular file"
+# a folder of build/ (or build/ itself) replaced by one: git sees every file in it deleted
+LINKED_FOLDER = (
+    "is a symbolic link; run `doit`: it removes the link (not what it points at) and writes "
+    "a real folder"
+)
 # a source that has become one: its step's reader refuses it (symlink_refused), but for a module
 # srdf.py imports, whose changes are then followed through the link
 LINKED_SOURCE = "is a symbolic link"
@@ -109,6 +115,7 @@ def check(
     recorded: dict[str, str] = {}
     stamps = [read_stamp(root, step.name) for step in steps]
     listed = _build_files(root) if extras else set()
+    folders: dict[str, bool] = {}  # folder -> whether a symbolic link, for behind_links
     if known.memo is not None:  # settled: nothing changes while checked, so it is read ahead
         wanted: dict[str, str] = {}
         for step, stamp in zip(steps, stamps, strict=True):
@@ -131,6 +138,11 @@ def check(
             continue
         claimed.update(stamp.outputs)
         recorded.update(stamp.outputs)
+        linked = behind_links(root, [step.stamp, *stamp.outputs], folders)
+        claimed.update(linked.values())  # the links, which the outputs' lines name
+        out.extend(
+            Staleness("stale", path, f"{link} {LINKED_FOLDER}") for path, link in linked.items()
+        )
         current = hash_inputs(root, step.inputs, known, stamp.inputs)
         changed = changed_inputs(stamp, current)
         upstream = [causes[path] for path in step.inputs if path in causes]
@@ -147,10 +159,12 @@ def check(
             stale, kept = _rebuilt(root, step, stamp, will_hold, recorded, known)
             # a step none of whose outputs changes (code:<stage>, or copies of unchanged files
             # after a code change) is reported by its stamp, which is all that is rewritten
-            out.extend(Staleness("stale", path, reason) for path in stale or [step.stamp])
-            out.extend(_differs(root, step, stamp, kept))
+            stale = [path for path in stale or [step.stamp] if path not in linked]
+            out.extend(Staleness("stale", path, reason) for path in stale)
+            out.extend(_differs(root, step, stamp, [p for p in kept if p not in linked]))
             continue
-        out.extend(_differs(root, step, stamp, changed_outputs(root, stamp, known)))
+        differ = [p for p in changed_outputs(root, stamp, known, linked) if p not in linked]
+        out.extend(_differs(root, step, stamp, differ))
         if stamp.crlf or stamp.executable:  # read for what it records; `doit` writes it again
             note = EXECUTABLE if stamp.executable else CRLF
             out.append(

@@ -180,27 +180,71 @@ def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]
     return sorted(k for k in keys if digests.get(k) != stamp.inputs.get(k))
 
 
-def changed_outputs(root: Path, stamp: Stamp, digests: Digests | None = None) -> list[str]:
-    """Recorded outputs that are missing or no longer hold the recorded bytes."""
-    return (digests or Digests(root, remember=False)).unheld(stamp.outputs)
+def behind_links(
+    root: Path, paths: Iterable[str], folders: dict[str, bool] | None = None
+) -> dict[str, str]:
+    """Each of `paths` (repo-relative, in build/) that lies in a folder a symbolic link stands
+    in the place of (build/ itself or one below it, dangling or not) -> that link.
+
+    Reading through it would take what it points at for the step's work, and writing through
+    it would write there. `folders` (folder -> whether a link) spares a folder a second lstat.
+    """
+    known = {} if folders is None else folders
+    base = os.path.join(root, "")
+    out: dict[str, str] = {}
+    for path in paths:
+        end = path.find("/")
+        while end > 0:
+            folder = path[:end]
+            linked = known.get(folder)
+            if linked is None:
+                linked = known[folder] = os.path.islink(base + folder)
+            if linked:
+                out[path] = folder
+                break
+            end = path.find("/", end + 1)
+    return out
+
+
+def changed_outputs(
+    root: Path,
+    stamp: Stamp,
+    digests: Digests | None = None,
+    linked: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Recorded outputs that are missing or no longer hold the recorded bytes, and the stamp and
+    outputs in a folder a symbolic link replaced (`linked`: those, when already found)."""
+    if linked is None:
+        linked = behind_links(root, [stamp_path(stamp.step), *stamp.outputs])
+    outputs = stamp.outputs
+    if linked:  # nothing behind a link is read: what it points at is not the step's work
+        outputs = {path: digest for path, digest in outputs.items() if path not in linked}
+    unheld = (digests or Digests(root, remember=False)).unheld(outputs)
+    return sorted([*unheld, *linked]) if linked else unheld
 
 
 def clear_way(root: Path, path: str) -> None:
-    """Remove what a hand edit put in an output's place in build/: a folder, or a file as a parent.
+    """Remove what a hand edit put in an output's place in build/: a folder, or a file or a
+    symbolic link as a parent (the link itself, never what it points at).
 
     build/ is generated (deleting it and running doit recreates it), so what stands where an
     output or its folder must go is removed rather than stopping every later build.
     """
     parts = path.split("/")
-    for depth in range(2, len(parts)):  # the folders below build/ that hold the output
+    for depth in range(1, len(parts)):  # build/ and the folders below it that hold the output
         folder = root.joinpath(*parts[:depth])
         if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
-            folder.unlink()
+            folder.unlink(missing_ok=True)  # missing: a step beside it (`doit -n 2`) removed it
     target = root / path
     if target.is_dir() and not target.is_symlink():
         import shutil  # here: only a hand edit puts a folder in an output's place
 
         shutil.rmtree(target)
+
+
+def _linked(root: Path, step: Step, stamp: Stamp) -> dict[str, str]:
+    """The step's stamp and outputs in a folder a symbolic link replaced -> that link."""
+    return behind_links(root, [step.stamp, *stamp.outputs])
 
 
 def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
@@ -213,7 +257,7 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
         and not stamp.crlf
         and not stamp.executable
         and not changed_inputs(stamp, digests)
-        and not changed_outputs(root, stamp, known)
+        and not changed_outputs(root, stamp, known, _linked(root, step, stamp))
     ):
         return False
     outputs = dict(step.make(root))

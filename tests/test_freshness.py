@@ -16,7 +16,15 @@ import pytest
 from pipeline.cli import main
 from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
 from pipeline.filesig import RACY_SECONDS, stat_signature
-from pipeline.freshness import ABSENT, ADVICE, LINKED_OUTPUT, OLDER, UNREADABLE, _build_files
+from pipeline.freshness import (
+    ABSENT,
+    ADVICE,
+    LINKED_FOLDER,
+    LINKED_OUTPUT,
+    OLDER,
+    UNREADABLE,
+    _build_files,
+)
 from pipeline.lock import FINISHED, LOCK_NAME, MARK
 from pipeline.plan import needed, plan
 from pipeline.stamps import stamp_path
@@ -482,6 +490,38 @@ def test_not_a_regular_file_an_output_or_stamp_replaced_by_a_link_to_its_bytes_i
     result = run_doit(project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert not target.is_symlink() and target.read_bytes() == before
+    assert check(project, capsys) == (0, ["build/ is current: 20 steps"])
+    assert main(["manifest", "--check", str(project / "build" / "robots" / "abb_irb2400")]) == 0
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        "build/robots/abb_irb2400",
+        "build/robots/abb_irb2400/meshes",
+        "build/cells/weld_cell_a/description",
+    ],
+)
+def test_a_folder_of_outputs_replaced_by_a_link_to_a_copy_is_stale_and_made_again(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path, folder: str
+) -> None:
+    """A folder of build/ replaced by a link to a copy of it: check named only the link, as an
+    extra file to delete, and doit kept it (exit 0) while git saw every file in it deleted."""
+    assert run_doit(project).returncode == 0  # a no-op that leaves the output record
+    target = project / folder
+    before = tree_bytes(target)
+    shutil.copytree(target, tmp_path / "copy")
+    shutil.rmtree(target)
+    target.symlink_to(tmp_path / "copy")
+    code, lines = check(project, capsys)
+    assert code == 1
+    reason = f"({folder} {LINKED_FOLDER})"
+    assert lines and all(line.endswith(reason) for line in lines), lines
+    assert {line.split(" ")[1] for line in lines} >= {f"{folder}/{name}" for name in before}
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not target.is_symlink() and tree_bytes(target) == before
+    assert tree_bytes(tmp_path / "copy") == before  # the link's target is left as it was
     assert check(project, capsys) == (0, ["build/ is current: 20 steps"])
     assert main(["manifest", "--check", str(project / "build" / "robots" / "abb_irb2400")]) == 0
 

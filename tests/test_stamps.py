@@ -13,6 +13,7 @@ from pipeline.findings import ContractError, Finding
 from pipeline.stamps import (
     Stamp,
     Step,
+    behind_links,
     changed_inputs,
     read_stamp,
     run_step,
@@ -122,6 +123,48 @@ def test_invalid_path_character_an_input_name_not_utf8_is_refused_before_anythin
     assert [(f.code, f.file) for f in exc.value.findings] == [("invalid_path_character", odd)]
     assert exc.value.findings[0].line().startswith("src/x\\udcff.txt: invalid_path_character: ")
     assert make.calls == 0 and not (tree / "build").exists()
+
+
+@pytest.mark.parametrize("folder", ["build", "build/sub", "build/stamps", "build/stamps/t"])
+def test_a_folder_moved_aside_and_linked_back_is_replaced_and_its_outputs_made_again(
+    tree: Path, tmp_path_factory: pytest.TempPathFactory, folder: str
+) -> None:
+    """A folder of build/ moved out and replaced by a link to it still held the bytes the step
+    made: the step was taken as current and the link stayed, so git saw its files deleted."""
+    make = Maker({"build/sub/out.txt": b"made"})
+    step = Step("t:x", "doc", ("src/in.txt",), make)
+    run_step(tree, step)
+    aside = tmp_path_factory.mktemp("aside") / "moved"
+    (tree / folder).rename(aside)
+    (tree / folder).symlink_to(aside)
+    before = {p: p.read_bytes() for p in aside.rglob("*") if p.is_file()}
+    assert run_step(tree, step) is True
+    assert (tree / folder).is_dir() and not (tree / folder).is_symlink()
+    assert (tree / "build" / "sub" / "out.txt").read_bytes() == b"made"
+    assert read_stamp(tree, "t:x") is not None
+    # the link was removed, not what it pointed at
+    assert {p: p.read_bytes() for p in aside.rglob("*") if p.is_file()} == before
+    assert run_step(tree, step) is False
+
+
+def test_behind_links_names_the_link_nearest_build_dangling_or_not(tmp_path: Path) -> None:
+    (tmp_path / "build" / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (tmp_path / "build" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "build" / "real" / "gone").symlink_to(tmp_path / "nowhere")
+    folders: dict[str, bool] = {}
+    paths = ["build/real/deep/a", "build/linked/deep/b", "build/real/gone/c", "build/d"]
+    assert behind_links(tmp_path, paths, folders) == {
+        "build/linked/deep/b": "build/linked",
+        "build/real/gone/c": "build/real/gone",
+    }
+    assert folders == {
+        "build": False,
+        "build/real": False,
+        "build/real/deep": False,
+        "build/linked": True,
+        "build/real/gone": True,
+    }
 
 
 @pytest.mark.parametrize("shape", ["folder", "parent-file", "parent-link-out"])
