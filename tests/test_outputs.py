@@ -47,6 +47,36 @@ def test_a_step_left_as_it_was_is_unchanged_across_processes(tmp_path: Path) -> 
     assert not record.unchanged("s:never_ran")
 
 
+@pytest.mark.parametrize("folder", ["build", "build/stamps"])
+def test_a_folder_moved_aside_and_replaced_by_a_link_to_it_is_noticed(
+    tmp_path: Path, folder: str
+) -> None:
+    """Moving a folder keeps the inodes and ctimes of the files in it: only the folder's own
+    lstat tells that a link now stands in its place (doit then left it there, exit 0)."""
+    record = noted(tmp_path)
+    (tmp_path / folder).rename(tmp_path / "aside")
+    (tmp_path / folder).symlink_to(tmp_path / "aside")
+    assert not record.unchanged("s:x")
+
+
+def test_a_file_written_beside_an_output_leaves_its_step_unchanged(tmp_path: Path) -> None:
+    """A folder's ctime changes with every file written in it (by another step): not taken."""
+    record = noted(tmp_path)
+    (tmp_path / "build" / "another_steps.json").write_text("x")
+    (tmp_path / "build" / "stamps" / "another_step.json").write_text("x")
+    assert record.unchanged("s:x")
+
+
+def test_a_folder_is_looked_at_again_once_a_step_ran(tmp_path: Path) -> None:
+    """Until a step of the run ran, a folder's lstat serves every step in it; not after."""
+    record = noted(tmp_path)
+    assert record.unchanged("s:x")
+    (tmp_path / "build" / "stamps").rename(tmp_path / "aside")
+    (tmp_path / "build" / "stamps").symlink_to(tmp_path / "aside")
+    record.step_ran()
+    assert not record.unchanged("s:x")
+
+
 @pytest.mark.parametrize(
     "change",
     [
