@@ -127,7 +127,9 @@ def check(
         claimed.add(step.stamp)
         if stamp is None:
             built = [t for t in step.targets or (step.stamp,) if os.path.lexists(root / t)]
-            state = _stampless_state(root, step, bool(built))
+            linked = behind_links(root, [step.stamp], folders)
+            claimed.update(linked.values())
+            state = _stampless_state(root, step, bool(built), linked.get(step.stamp))
             causes[step.stamp] = _stampless_cause(root, step, state, causes)
             will_hold.update(dict.fromkeys(step.targets))
             stampless.append(step)
@@ -308,8 +310,11 @@ def _crlf_only(root: Path, path: str, recorded: str) -> bool:
     return sha256_bytes(found[0].replace(b"\r\n", b"\n")) == recorded
 
 
-def _stampless_state(root: Path, step: Step, built: bool) -> str:
-    """Why a step's stamp vouches for nothing: conflicted, older, unreadable, or never written."""
+def _stampless_state(root: Path, step: Step, built: bool, link: str | None) -> str:
+    """Why a step's stamp vouches for nothing: in a folder a (dangling) `link` replaced,
+    conflicted, older, unreadable, or never written."""
+    if link is not None:
+        return f"has its stamp in {link}, which {LINKED_FOLDER}"
     if _conflicted(root, step.stamp):
         return CONFLICTED
     if read_stamp(root, step.name, unsealed_ok=True) is not None:

@@ -526,6 +526,20 @@ def test_a_folder_of_outputs_replaced_by_a_link_to_a_copy_is_stale_and_made_agai
     assert main(["manifest", "--check", str(project / "build" / "robots" / "abb_irb2400")]) == 0
 
 
+def test_a_dangling_link_in_place_of_build_stamps_is_named_not_called_extra(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """With build/stamps a dangling link, check said every step had no readable stamp and
+    called the link a file some step may make."""
+    (project / "build" / "stamps").rename(tmp_path / "stamps")
+    (project / "build" / "stamps").symlink_to(tmp_path / "gone")
+    code, lines = check(project, capsys)
+    assert code == 1
+    cause = f"urdf:abb_irb2400 has its stamp in build/stamps, which {LINKED_FOLDER}"
+    assert f"stale: build/robots/abb_irb2400/robot.urdf ({cause})" in lines, lines
+    assert not [line for line in lines if line.startswith("extra: build/stamps")]
+
+
 def test_symlink_refused_a_source_replaced_by_a_link_to_its_bytes_is_stale_and_refused(
     project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
