@@ -8,7 +8,7 @@ from pipeline.archive import archive_bytes, identity_of_listing, listing, over_l
 from pipeline.cell import cell_build_dir, cell_dir
 from pipeline.findings import ContractError, Finding
 from pipeline.stamps import changed_outputs, read_stamp
-from pipeline.strict_io import atomic_write_all, file_in_the_way, write_fix
+from pipeline.writing import atomic_write_all, file_in_the_way, write_fix
 
 
 def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:

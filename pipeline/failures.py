@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 
 from pipeline.findings import Finding
-from pipeline.strict_io import write_fix
+from pipeline.writing import write_fix
 
 # exit status of a run stopped by SIGTERM, as the shell reports a process killed by it
 TERMINATED_STATUS = 128 + signal.SIGTERM

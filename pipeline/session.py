@@ -28,7 +28,7 @@ from pipeline.stamps import Step
 BUILD = "build"
 DEP_FILE = ".doit.db"  # doit's state database (its dep_file)
 BACKEND = "json"  # doit's backend for it: written whole, so a torn one is found and removed
-# strict_io.atomic_write's temporary names: "." + final name + "." + mkstemp's 8 characters + ".tmp"
+# writing.atomic_write's temporary names: "." + final name + "." + mkstemp's 8 characters + ".tmp"
 _TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
 

@@ -9,6 +9,7 @@ BASE_CODE = (
     "pipeline/strict_io.py",
     "pipeline/strict_json.py",
     "pipeline/stamps.py",
+    "pipeline/writing.py",
 )
 URDF_CODE = (
     *BASE_CODE,

@@ -23,15 +23,9 @@ from typing import NamedTuple
 from pipeline.digests import Digests
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.gitindex import tracks_file_mode
-from pipeline.strict_io import (
-    EXECUTE_BITS,
-    JSON_LIMIT,
-    atomic_write,
-    is_utf8,
-    read_regular,
-    write_fix,
-)
+from pipeline.strict_io import EXECUTE_BITS, JSON_LIMIT, is_utf8, read_regular
 from pipeline.strict_json import dump_json
+from pipeline.writing import atomic_write, write_fix
 
 STAMP_ROOT = "build/stamps"
 Make = Callable[[Path], Mapping[str, bytes]]

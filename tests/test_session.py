@@ -22,7 +22,7 @@ from pipeline.session import (
     remove_leftover_temps,
     repair_doit_db,
 )
-from pipeline.strict_io import atomic_write
+from pipeline.writing import atomic_write
 from tests.conftest import refuse_under, run_doit, tree_bytes
 
 TORN_DB = b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}'

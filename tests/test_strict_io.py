@@ -1,4 +1,4 @@
-"""Reading untrusted files: regular files only, within a size limit; atomic writes."""
+"""Reading untrusted files: regular files only, within a size limit."""
 
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.strict_io import (
-    atomic_write,
     linked_helper_folders,
     read_bytes,
     read_fd,
     read_regular,
     require_source,
-    write_output,
-    write_outputs,
 )
 from tests.conftest import refuse_under
 
@@ -82,15 +79,6 @@ def test_file_missing_a_cell_folder_offers_only_machine_files_to_rename(tmp_path
 def test_require_source_accepts_a_folder_holding_the_file(tmp_path: Path) -> None:
     (tmp_path / "machine.json").write_text("{}")
     require_source(tmp_path, "machine.json", "cells/x/machine.json")
-
-
-def test_atomic_write_replaces_and_skips_equal(tmp_path: Path) -> None:
-    target = tmp_path / "sub" / "out.json"
-    assert atomic_write(target, b"one")
-    assert not atomic_write(target, b"one")
-    assert atomic_write(target, b"two")
-    assert target.read_bytes() == b"two"
-    assert [p.name for p in target.parent.iterdir()] == ["out.json"]
 
 
 @pytest.mark.parametrize(
@@ -216,42 +204,3 @@ def test_symlink_refused_a_folder_beside_srdf_py_that_is_a_link(
         if refused
         else []
     )
-
-
-@pytest.mark.parametrize("below", ["x.srdf", "a/b/x.srdf"])
-def test_output_unwritable_under_a_file_names_that_file(tmp_path: Path, below: str) -> None:
-    """`-o notes.txt/x.srdf` said only the system's "File exists" (hostile-input trial)."""
-    (tmp_path / "notes.txt").write_text("mine")
-    target = tmp_path / "notes.txt" / below
-    with pytest.raises(ContractError) as raised:
-        write_output(target, b"<robot/>")
-    [finding] = raised.value.findings
-    assert finding.code == "output_unwritable"
-    assert (
-        finding.message
-        == f"cannot be written: {tmp_path.as_posix()}/notes.txt is a file, not a folder"
-    )
-    assert (tmp_path / "notes.txt").read_text() == "mine"
-
-
-def test_write_outputs_undoes_its_renames_when_a_later_one_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`pipeline srdf a=x b=y` with y immutable wrote x anyway, though docs/srdf.md says only
-    when all pass is anything written (hostile-input trial)."""
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    (tmp_path / "a" / "old.srdf").write_bytes(b"old")
-    refuse_under(monkeypatch, "replace", tmp_path / "b")  # a rename into b/ is refused
-    outputs = [
-        (tmp_path / "a" / "old.srdf", b"new"),
-        (tmp_path / "a" / "new.srdf", b"new"),
-        (tmp_path / "b" / "x.srdf", b"new"),
-    ]
-    with pytest.raises(ContractError) as raised:
-        write_outputs(outputs)
-    [finding] = raised.value.findings
-    assert (finding.code, finding.file) == ("output_unwritable", f"{tmp_path.as_posix()}/b/x.srdf")
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["old.srdf"]  # no temporaries
-    assert (tmp_path / "a" / "old.srdf").read_bytes() == b"old"
-    assert list((tmp_path / "b").iterdir()) == []

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.cli import check_model_ids, repository_root
 from pipeline.findings import ContractError, Finding
-from pipeline.strict_io import JSON_LIMIT, read_bytes, write_output
+from pipeline.strict_io import JSON_LIMIT, read_bytes
+from pipeline.writing import write_output
 
 if TYPE_CHECKING:
     from pipeline.spheres.checks import LinkCheck

@@ -8,7 +8,7 @@ from pathlib import Path
 from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.srdf.compile import checked_srdf
 from pipeline.srdf.generate import DEFAULT_TIMEOUT
-from pipeline.strict_io import write_outputs
+from pipeline.writing import write_outputs
 
 Target = tuple[Path, Path]
 
