@@ -67,7 +67,11 @@ class _Scope:
     def untracked(self, path: str) -> str | None:
         """The file that reading `path` reads when it is no srdf-step input, relative to the
         repository (to the robot's folder when no repository was given); None otherwise."""
-        full = os.path.realpath(path)
+        # a module file of the folder may be a link (its digest follows what it points to): the
+        # folder's rules apply to the path as named, the repository's to where it leads
+        full = os.path.abspath(path)
+        if not full.startswith(self.folder + os.sep):
+            full = os.path.realpath(path)
         if full.startswith(self.folder + os.sep):
             if full.endswith(_READABLE) or full == os.path.join(self.folder, "robot.urdf"):
                 return None
