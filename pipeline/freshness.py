@@ -115,7 +115,7 @@ def check(
     recorded: dict[str, str] = {}
     stamps = [read_stamp(root, step.name) for step in steps]
     listed = _build_files(root) if extras else set()
-    folders: dict[str, bool] = {}  # folder -> whether a symbolic link, for behind_links
+    folders: dict[str, str] = {}  # folder -> the link at or above it, for behind_links
     if known.memo is not None:  # settled: nothing changes while checked, so it is read ahead
         wanted: dict[str, str] = {}
         for step, stamp in zip(steps, stamps, strict=True):

@@ -175,29 +175,40 @@ def changed_inputs(stamp: Stamp | None, digests: Mapping[str, str]) -> list[str]
 
 
 def behind_links(
-    root: Path, paths: Iterable[str], folders: dict[str, bool] | None = None
+    root: Path, paths: Iterable[str], folders: dict[str, str] | None = None
 ) -> dict[str, str]:
     """Each of `paths` (repo-relative, in build/) that lies in a folder a symbolic link stands
     in the place of (build/ itself or one below it, dangling or not) -> that link.
 
     Reading through it would take what it points at for the step's work, and writing through
-    it would write there. `folders` (folder -> whether a link) spares a folder a second lstat.
+    it would write there. `folders` (folder -> the link at or above it, "" for none) spares a
+    folder a second look: one lstat per folder, one lookup per path.
     """
     known = {} if folders is None else folders
     base = os.path.join(root, "")
     out: dict[str, str] = {}
     for path in paths:
-        end = path.find("/")
-        while end > 0:
-            folder = path[:end]
-            linked = known.get(folder)
-            if linked is None:
-                linked = known[folder] = os.path.islink(base + folder)
-            if linked:
-                out[path] = folder
-                break
-            end = path.find("/", end + 1)
+        parent = path.rpartition("/")[0]
+        link = known.get(parent)
+        if link is None:
+            link = _link_at_or_above(base, parent, known)
+        if link:
+            out[path] = link
     return out
+
+
+def _link_at_or_above(base: str, folder: str, known: dict[str, str]) -> str:
+    """The outermost symbolic link among `folder` and the folders holding it, "" for none."""
+    if not folder:
+        return ""
+    above = folder.rpartition("/")[0]
+    link = known.get(above)
+    if link is None:
+        link = _link_at_or_above(base, above, known)
+    if not link and os.path.islink(base + folder):
+        link = folder
+    known[folder] = link
+    return link
 
 
 def changed_outputs(

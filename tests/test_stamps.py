@@ -152,18 +152,20 @@ def test_behind_links_names_the_link_nearest_build_dangling_or_not(tmp_path: Pat
     (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
     (tmp_path / "build" / "linked").symlink_to(tmp_path / "elsewhere")
     (tmp_path / "build" / "real" / "gone").symlink_to(tmp_path / "nowhere")
-    folders: dict[str, bool] = {}
+    folders: dict[str, str] = {}
     paths = ["build/real/deep/a", "build/linked/deep/b", "build/real/gone/c", "build/d"]
     assert behind_links(tmp_path, paths, folders) == {
         "build/linked/deep/b": "build/linked",
         "build/real/gone/c": "build/real/gone",
     }
+    # each folder looked at once, and nothing below a link (it is not read through)
     assert folders == {
-        "build": False,
-        "build/real": False,
-        "build/real/deep": False,
-        "build/linked": True,
-        "build/real/gone": True,
+        "build": "",
+        "build/real": "",
+        "build/real/deep": "",
+        "build/linked": "build/linked",
+        "build/linked/deep": "build/linked",
+        "build/real/gone": "build/real/gone",
     }
 
 
