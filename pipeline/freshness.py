@@ -76,10 +76,12 @@ class Staleness(NamedTuple):
         return f"{self.kind}: {self.path} ({self.reason})"
 
 
-def _build_files(root: Path) -> set[str]:
-    """Every file (or link) below build/, repo-relative."""
+def _build_files(root: Path) -> tuple[set[str], bool]:
+    """Every file (or link) below build/, repo-relative, and whether build/ or any of them is a
+    symbolic link."""
     out: set[str] = set()
     base = os.path.join(root, "")
+    linked = os.path.islink(base + BUILD)
     folders = [BUILD]
     while folders:  # scandir's entry types save the stat os.walk's bookkeeping adds per folder
         folder = folders.pop()
@@ -91,9 +93,10 @@ def _build_files(root: Path) -> set[str]:
                         folders.append(prefix + entry.name)
                     else:
                         out.add(prefix + entry.name)
+                        linked = linked or entry.is_symlink()
         except OSError:
             continue
-    return out
+    return out, linked
 
 
 def check(
@@ -114,8 +117,9 @@ def check(
     will_hold: dict[str, str | None] = {}
     recorded: dict[str, str] = {}
     stamps = [read_stamp(root, step.name) for step in steps]
-    listed = _build_files(root) if extras else set()
-    folders: dict[str, str] = {}  # folder -> the link at or above it, for behind_links
+    listed, any_link = _build_files(root) if extras else (set(), True)
+    # folder -> the link at or above it, for behind_links (not called when build/ lists none)
+    folders: dict[str, str] = {}
     if known.memo is not None:  # settled: nothing changes while checked, so it is read ahead
         wanted: dict[str, str] = {}
         for step, stamp in zip(steps, stamps, strict=True):
@@ -127,7 +131,7 @@ def check(
         claimed.add(step.stamp)
         if stamp is None:
             built = [t for t in step.targets or (step.stamp,) if os.path.lexists(root / t)]
-            linked = behind_links(root, [step.stamp], folders)
+            linked = behind_links(root, [step.stamp], folders) if any_link else {}
             claimed.update(linked.values())
             state = _stampless_state(root, step, bool(built), linked.get(step.stamp))
             causes[step.stamp] = _stampless_cause(root, step, state, causes)
@@ -140,7 +144,7 @@ def check(
             continue
         claimed.update(stamp.outputs)
         recorded.update(stamp.outputs)
-        linked = behind_links(root, [step.stamp, *stamp.outputs], folders)
+        linked = behind_links(root, [step.stamp, *stamp.outputs], folders) if any_link else {}
         claimed.update(linked.values())  # the links, which the outputs' lines name
         out.extend(
             Staleness("stale", path, f"{link} {LINKED_FOLDER}") for path, link in linked.items()
