@@ -196,17 +196,17 @@ def _serve_pieces(points: Array, centers: Array, piece: Array) -> Array:
     if count == 1:
         return centers
     centers = centers.copy()
-    size = np.bincount(piece, minlength=count)
+    largest_first = np.argsort(-np.bincount(piece, minlength=count), kind="stable")
     for _ in range(len(centers)):
         label = _nearest(points, centers)
         held = np.zeros((len(centers), count), dtype=np.int64)
         np.add.at(held, (label, piece), 1)
         busy = held.sum(axis=1) > 0
         main = np.where(busy, held.argmax(axis=1), -1)  # the piece each centre mostly serves
-        unserved = [int(q) for q in np.argsort(-size, kind="stable") if q not in set(main)]
+        unserved = largest_first[~np.isin(largest_first, main)]
         per_piece = np.bincount(main[busy], minlength=count)
         idle = np.flatnonzero(~busy)
-        if not unserved:
+        if not len(unserved):
             break
         if len(idle):
             donor = int(idle[0])
