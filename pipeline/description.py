@@ -106,7 +106,9 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
     # Material libraries and textures the meshes and the URDF name, so a visual keeps its look.
     urdf = out[f"{build_dir(model_id)}/robot.urdf"]
     try:
-        meshes |= urdf_texture_files(src, urdf, model_id, source_dir(model_id))
+        textures, unserved = urdf_texture_files(src, urdf, model_id, source_dir(model_id))
+        meshes |= textures
+        findings += unserved
     except ContractError as exc:
         findings += exc.findings
     try:

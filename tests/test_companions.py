@@ -276,3 +276,41 @@ def test_companion_missing_of_a_gltf_buffer_and_not_of_embedded_data(repo: Path)
     [finding] = unserved(repo)
     assert (finding.file, finding.place) == (f"{ABB}/meshes/link_1.gltf", "")
     assert finding.message.startswith("\"uri\" names 'g.bin', which does not exist")
+
+
+YELLOW = '<material name="yellow">\n        <color rgba="1 1 0 1"/>'
+
+
+@pytest.mark.parametrize(
+    ("filename", "message", "hint"),
+    [
+        (
+            "package://abb_irb2400/meshes/tex/skin.png",
+            "<texture filename> names 'package://abb_irb2400/meshes/tex/skin.png', which does "
+            "not exist",
+            "add the file at robots/abb_irb2400/meshes/tex/skin.png, or remove the reference",
+        ),
+        (
+            "package://other_arm/meshes/skin.png",
+            "<texture filename> names 'package://other_arm/meshes/skin.png', which is not "
+            "package://abb_irb2400/meshes/<file>",
+            "copy the file into meshes/ and name it package://<model_id>/meshes/<file>",
+        ),
+    ],
+    ids=["urdf-texture-missing", "urdf-texture-other-package"],
+)
+def test_companion_missing_a_urdf_texture_the_description_cannot_serve(
+    repo: Path, filename: str, message: str, hint: str
+) -> None:
+    """A <material><texture> naming a missing file or another package's was left as it was
+    without a word, and the compiled URDF named a texture no consumer could find."""
+    urdf = repo / ABB / "robot.urdf"
+    text = urdf.read_text()
+    assert text.count(YELLOW) >= 1
+    urdf.write_text(text.replace(YELLOW, f'{YELLOW}<texture filename="{filename}"/>', 1))
+    line = text[: text.index(YELLOW)].count("\n") + 2  # the <color> line holds the <texture>
+    [finding] = unserved(repo)
+    assert (finding.file, finding.place) == (f"{ABB}/robot.urdf", str(line))
+    assert finding.message.startswith(message), finding.message
+    assert finding.hint.startswith(hint), finding.hint
+    assert finding.severity is Severity.WARNING

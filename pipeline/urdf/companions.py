@@ -114,7 +114,7 @@ def _gltf_references(data: bytes) -> list[Reference]:
         return []
     if not isinstance(document, dict):
         return []
-    # buffers (the geometry itself, in a .bin) and images; a data: URI is refused by _resolve
+    # buffers (the geometry itself, in a .bin) and images; a data: URI is not followed (_followed)
     entries = [
         entry
         for key in ("buffers", "images")
@@ -133,12 +133,6 @@ _READERS: dict[str, Callable[[bytes], list[Reference]]] = {
 }
 
 
-def _resolve(folder: Path, referrer: str, name: str) -> str | None:
-    """The robot-relative path `name` means beside `referrer`, when it is a file in meshes/."""
-    path, problem = _followed(folder, referrer, name)
-    return path if problem is None else None
-
-
 # why a reference is not followed, and the fix; {path} is the robot-relative path it means
 _HINT_INSIDE = (
     "copy the file into meshes/ and name it by its path from {folder}/, or remove the reference"
@@ -146,6 +140,10 @@ _HINT_INSIDE = (
 _NOT_RELATIVE = ("is an absolute path or a URL, not a file in meshes/", _HINT_INSIDE)
 _OUTSIDE = ("is outside meshes/", _HINT_INSIDE)
 _MISSING = ("does not exist", "add the file at {path}, or remove the reference")
+_HINT_PACKAGE = (
+    "copy the file into meshes/ and name it package://<model_id>/meshes/<file>, or remove the "
+    "<texture>"
+)
 _IGNORED = (
     "is a name the build never reads as a source (a hidden file, an editor's backup, OS metadata)",
     "rename the file to a plain name and name that, or remove the reference",
@@ -157,7 +155,8 @@ _NOT_REGULAR = (
 
 
 def _followed(folder: Path, referrer: str, name: str) -> tuple[str | None, tuple[str, str] | None]:
-    """_resolve's path, or None and why it is not followed (None when it is no file's name:
+    """The robot-relative path `name` means beside `referrer` when it is a file in meshes/, or
+    None; and why it is not followed (None when it is, or is no file's name:
     an embedded data: URI)."""
     if name.startswith("data:"):
         return None, None
@@ -180,21 +179,31 @@ def _followed(folder: Path, referrer: str, name: str) -> tuple[str | None, tuple
 
 def urdf_texture_files(
     folder: Path, urdf: bytes, model_id: str, display_folder: str
-) -> dict[str, bytes]:
-    """The textures the URDF's materials name as package://<model_id>/meshes/..., by path."""
+) -> tuple[dict[str, bytes], list[Finding]]:
+    """The textures the URDF's materials name as package://<model_id>/meshes/..., by path, and
+    a warning per texture the description cannot serve (missing, another package's)."""
     from pipeline.strict_xml import parse_xml
 
     prefix = f"package://{model_id}/"
     found: dict[str, bytes] = {}
+    warnings: list[Finding] = []
     for node in parse_xml(urdf, "").iter("texture"):
         parent = node.getparent()
         name = node.get("filename", "")
-        if parent is None or parent.tag != "material" or not name.startswith(prefix):
+        if parent is None or parent.tag != "material" or not name:
+            continue  # a <texture> without a filename is the URDF rules' finding
+        line = node.sourceline
+        where = (display_folder, "robot.urdf", line if isinstance(line, int) else 0)
+        if not name.startswith(prefix):
+            why = (f"is not package://{model_id}/meshes/<file>", _HINT_PACKAGE)
+            warnings.append(_not_followed(where, "<texture filename>", name, None, why))
             continue
-        path = _resolve(folder, "robot.urdf", name.removeprefix(prefix))
-        if path is not None and path not in found:
+        path, problem = _followed(folder, "robot.urdf", name.removeprefix(prefix))
+        if problem is not None:
+            warnings.append(_not_followed(where, "<texture filename>", name, path, problem))
+        elif path is not None and path not in found:
             found[path] = read_bytes(folder / path, f"{display_folder}/{path}", MESH_LIMIT)
-    return dict(sorted(found.items()))
+    return dict(sorted(found.items())), warnings
 
 
 def companion_files(
