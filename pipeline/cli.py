@@ -199,24 +199,22 @@ def check_model_ids(model_ids: Sequence[str], root: Path) -> None:
         if not findings and MODEL_ID.fullmatch(m) and not os.path.lexists(root / "robots" / m)
     ]
     if absent:
-        import difflib
-
+        from pipeline.plan import listed_and_closest
         from pipeline.plan import model_ids as known_models
 
         known = known_models(root)
-        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
         for model_id in absent:
-            close = difflib.get_close_matches(model_id, known, n=1)
+            listed, close = listed_and_closest(model_id, known)
             findings.append(
                 Finding(
                     "unknown_model",
                     f"robots/{escaped(model_id)}",
                     "",
                     f"robots/ has no folder {model_id!r}; it holds {listed or 'no robot'}",
-                    f"name {close[0]!r}"
+                    f"name {close!r}"
                     if close
-                    else "name one of them, or add the robot's "
-                    "folder (docs/robots.md: adding a robot)",
+                    else "name one of them, or add the robot's folder (docs/robots.md: adding "
+                    "a robot)",
                 )
             )
     if findings:

@@ -23,9 +23,9 @@ from pipeline.doitext import (
     output_record,
 )
 from pipeline.failures import WorkerDied, escape_unencodable, install_handlers, system_finding
-from pipeline.findings import Finding, escaped
+from pipeline.findings import Finding, escaped, render
 from pipeline.lock import BuildLock
-from pipeline.plan import cell_ids, plan
+from pipeline.plan import cell_ids, listed_and_closest, plan
 from pipeline.session import (
     BACKEND,
     DEP_FILE,
@@ -159,8 +159,6 @@ def _refuse_unknown_names(root: Path) -> None:
         if group in _SUBTASK_OF and name not in known.get(group, ())
     ]
     if findings:
-        from pipeline.findings import render
-
         print(render(findings), file=sys.stderr, flush=True)
         raise SystemExit(2)
 
@@ -171,27 +169,22 @@ def _group(stage: str) -> Iterator[dict[str, Any]]:
 
 # the groups whose tasks are named after a robot or a cell: (folder, finding code)
 _SUBTASK_OF = {
-    **{group: ("robots", "unknown_model") for group in ("urdf", "config", "srdf", "spheres")},
-    "manifest": ("robots", "unknown_model"),
-    "cellbuild": ("cells", "unknown_cell"),
-    "cell": ("cells", "unknown_cell"),
+    **dict.fromkeys(("urdf", "config", "srdf", "spheres", "manifest"), ("robots", "unknown_model")),
+    **dict.fromkeys(("cellbuild", "cell"), ("cells", "unknown_cell")),
 }
 
 
 def _unknown_subtask(group: str, name: str, known: list[str]) -> Finding:
     """The finding of `doit <group>:<name>` naming no robot or cell of the checkout."""
-    import difflib
-
     folder, code = _SUBTASK_OF[group]
     shown = escaped(name)
-    close = difflib.get_close_matches(name, known, n=1)
-    listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+    listed, close = listed_and_closest(name, known)
     return Finding(
         code,
         f"{folder}/{shown}",
         "",
         f"`doit {group}:{shown}` names no {folder[:-1]}: {folder}/ holds " + (listed or "none"),
-        f"run `doit {group}:{close[0]}`"
+        f"run `doit {group}:{close}`"
         if close
         else f"name one of them (`doit list --all` shows every task), or add {folder}/{shown}/",
     )
