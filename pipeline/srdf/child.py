@@ -1,9 +1,8 @@
 """Child-process side of running a `gen_srdf()` source; run as a script, imports no pipeline code.
 
-Usage: PYTHONHASHSEED=0 python -s -B child.py ... (environment: generate.py).
-Writes one JSON object to RESULT_JSON:
+Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]]
+(environment: generate.py). Writes one JSON object to RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}.
-Usage: ... child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]].
 An audit hook refuses file writes and process spawns while the source runs, and reads of files
 that are no input of the srdf step: in the robot's folder anything but its modules and
 robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
