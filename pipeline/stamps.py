@@ -247,11 +247,6 @@ def clear_way(root: Path, path: str) -> None:
         shutil.rmtree(target)
 
 
-def _linked(root: Path, step: Step, stamp: Stamp) -> dict[str, str]:
-    """The step's stamp and outputs in a folder a symbolic link replaced -> that link."""
-    return behind_links(root, [step.stamp, *stamp.outputs])
-
-
 def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
     """Bring a step's outputs up to date; True when anything was made."""
     raise_if_errors(unrecordable_names(step.inputs))
@@ -262,7 +257,7 @@ def run_step(root: Path, step: Step, known: Digests | None = None) -> bool:
         and not stamp.crlf
         and not stamp.executable
         and not changed_inputs(stamp, digests)
-        and not changed_outputs(root, stamp, known, _linked(root, step, stamp))
+        and not changed_outputs(root, stamp, known)  # the stamp and outputs behind a link too
     ):
         return False
     outputs = dict(step.make(root))
