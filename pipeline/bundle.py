@@ -64,7 +64,7 @@ def package_cell(root: Path, cell_id: str) -> str:
                     "output_unwritable",
                     bundle_path,
                     "",
-                    f"cannot be written: {_why(root, exc)}",
+                    f"cannot be written: {_why(root, bundle_path, exc)}",
                     write_fix(exc, "dist/", root / "dist", "the checkout root"),
                 )
             ]
@@ -72,10 +72,11 @@ def package_cell(root: Path, cell_id: str) -> str:
     return identity
 
 
-def _why(root: Path, exc: OSError) -> str:
-    """What the system refused, or the file standing where dist/ must be."""
-    if file_in_the_way(root / "dist" / "x") is not None:
-        return "dist is a file, not a folder"
+def _why(root: Path, path: str, exc: OSError) -> str:
+    """What the system refused, or the file standing where a folder of `path` must be."""
+    blocker = file_in_the_way(root / path)
+    if blocker is not None:
+        return f"{blocker.relative_to(root).as_posix()} is a file, not a folder"
     return str(exc.strerror or exc)
 
 

@@ -210,9 +210,8 @@ def write_outputs(outputs: Sequence[tuple[Path, bytes]]) -> list[Path]:
             replace_all([(tmp, path) for path, tmp in staged])
         except _Failed as failed:
             raise ContractError([_unwritable(failed.path, failed.error)]) from None
-        staged = [(path, "") for path, _ in staged]
-    finally:
+    finally:  # what is still staged (a renamed file's temporary name is gone)
         for _, tmp in staged:
-            if tmp and os.path.exists(tmp):
+            if os.path.exists(tmp):
                 os.unlink(tmp)
     return [path for path, _ in staged]
