@@ -215,7 +215,7 @@ def _serve_pieces(points: Array, centers: Array, piece: Array) -> Array:
             if per_piece[rich] < 2:
                 break  # more pieces than spheres: the rest share
             mine = np.flatnonzero(main == rich)
-            donor = int(mine[np.argmin(held[mine].sum(axis=1), axis=0)])
+            donor = int(mine[np.argmin(held[mine].sum(axis=1))])
         centers[donor] = points[piece == unserved[0]].mean(axis=0)
     return _lloyd(points, centers, 4)
 
