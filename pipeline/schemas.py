@@ -32,6 +32,13 @@ _CODES: dict[str, tuple[str, str]] = {
     "pattern": ("invalid_value", "write a text of the documented form"),
     "minProperties": ("invalid_value", "give at least one entry"),
 }
+# The `pattern` of every free text (a calibration's source, a provenance note, a controller's
+# axis name): not blank, and no control character, C0 (tab and line break too), DEL or C1. The
+# JSON reader refuses them raw; escaped (`\u0000`), they passed, and a text copied into cell.json
+# or a description served a NUL to a C string reader, or a line break into a log line.
+TEXT = "^(?=.*\\S)[^\\x00-\\x1f\\x7f-\\x9f]*(?!\\n)$"
+# what TEXT refuses beyond a blank, to say which character it is
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # Each `pattern` of the packaged schemas in words, for the finding (a regex is no message);
 # tests/test_schemas.py checks that every pattern has one.
 FORMS: dict[str, str] = {
@@ -41,7 +48,7 @@ FORMS: dict[str, str] = {
     ),
     "^[0-9a-f]{64}(?!\\n)$": "64 lowercase hex digits and nothing else",
     "^sha256:[0-9a-f]{64}(?!\\n)$": "'sha256:' and 64 lowercase hex digits",
-    "\\S": "a text that is not blank",
+    TEXT: "a text that is not blank",
 }
 
 
@@ -208,6 +215,10 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
             return [Finding(code, display, json_pointer(path), message, hint)]
     if code == "out_of_range":
         hint = _range_hint(error.schema if isinstance(error.schema, dict) else {}) or hint
+    if keyword == "pattern" and error.validator_value == TEXT and isinstance(instance, str):
+        control = _CONTROL.search(instance)
+        if control is not None:
+            return [_control_character(instance, control.group(), display, json_pointer(path))]
     form = FORMS.get(str(error.validator_value)) if keyword == "pattern" else None
     if form is not None:
         message = f"{_short(repr(error.instance), 80)} is not {form}"
@@ -226,6 +237,19 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
             )
         ]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
+
+
+def _control_character(text: str, character: str, display: str, place: str) -> Finding:
+    """The finding of a free text holding a control character (the first one named)."""
+    return Finding(
+        "invalid_text_character",
+        display,
+        place,
+        f"{_short(repr(text), 80)} holds {ascii(character)[1:-1]} (U+{ord(character):04X}), "
+        "a control character",
+        "write the text in printable characters, on one line (no tab, line break, NUL or other "
+        "control character, escaped or not)",
+    )
 
 
 # a range keyword -> how its bound reads in a hint

@@ -270,6 +270,9 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     # these four crashed the pin check (os.lstat, Path.resolve) with a traceback
     ("invalid_path_character-pin_nul", None, _pin("path", "cal\x00.json")),
     ("invalid_path_character-pin_lone_surrogate", None, _pin("path", "\ud800.json")),
+    # an escaped NUL passed as a non-blank source and was copied into cell.json
+    ("invalid_text_character-source_nul", None, _pin("source", "tracker run 7\x00")),
+    ("invalid_text_character-source_c1", None, _pin("source", "tracker\x85run 7")),
     ("file_missing-pin_name_too_long", None, _pin("path", "a" * 5000)),
     ("file_missing-pin_path_too_long", None, _pin("path", "/".join(["a"] * 3000))),
     # int() refuses over 4300 digits; float() overflows past 1.8e308

@@ -167,6 +167,60 @@ def test_invalid_value_a_pattern_is_said_in_words(cell_id: str, says: str) -> No
     assert "^" not in finding.message and finding.hint == "write it in that form"
 
 
+# each free text of the schemas: (schema, a document holding `text` there, its place)
+FREE_TEXTS: list[tuple[str, Callable[[str], dict[str, Any]], str]] = [
+    (
+        "machine-config",
+        lambda text: {"robot": {"machine_planning_calibration": {"source": text}}},
+        "/robot/machine_planning_calibration/source",
+    ),
+    ("robot-config", lambda text: {"provenance": {"planning": text}}, "/provenance/planning"),
+    (
+        "robot-config",
+        lambda text: {"axes": {"joint_1": {"controller_axis": text}}},
+        "/axes/joint_1/controller_axis",
+    ),
+    (
+        "robot-definition",
+        lambda text: {"joints": {"joint_1": {"gear_ratio_source": text}}},
+        "/joints/joint_1/gear_ratio_source",
+    ),
+]
+# a text -> the code of its finding (None: accepted)
+CONTROL_TEXTS: list[tuple[str, str | None]] = [
+    ("datasheet p. 12", None),
+    ("r\u00e9glage \u2192 \u00b5m", None),  # any printable character, of any script
+    ("a\x00b", "invalid_text_character"),  # NUL: a C reader of cell.json stops there
+    ("a\tb", "invalid_text_character"),
+    ("a\nb", "invalid_text_character"),
+    ("a\rb", "invalid_text_character"),
+    ("a\x1b[2Jb", "invalid_text_character"),  # a terminal's escape sequence
+    ("a\x7fb", "invalid_text_character"),  # DEL
+    ("a\x85b", "invalid_text_character"),  # C1: NEL, a line break to some readers
+    ("a\x9fb", "invalid_text_character"),
+    ("ab\n", "invalid_text_character"),  # a final line break, which `$` matches before
+    (" \t ", "invalid_text_character"),  # blank, and a tab: the character is the fix
+    ("   ", "invalid_value"),  # blank
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "document", "place"), FREE_TEXTS, ids=[f"{s}{p}" for s, _, p in FREE_TEXTS]
+)
+@pytest.mark.parametrize(("text", "code"), CONTROL_TEXTS)
+def test_invalid_text_character_in_a_free_text_is_refused(
+    schema: str, document: Callable[[str], dict[str, Any]], place: str, text: str, code: str | None
+) -> None:
+    """A free text escaping a control character ("\\u0000") passed as non-blank, and
+    machine.json's calibration source reached cell.json holding it."""
+    found = [f for f in check_schema(document(text), schema, "x.json") if f.place == place]
+    assert [f.code for f in found] == ([code] if code else [])
+    if code == "invalid_text_character":
+        assert "control character" in found[0].message and "printable" in found[0].hint
+        first = next(c for c in text if ord(c) < 32 or 127 <= ord(c) < 160)
+        assert f"(U+{ord(first):04X})" in found[0].message
+
+
 def test_packaged_schemas_are_found() -> None:
     assert {"robot-config", "robot-definition"} <= set(schema_names())
     assert {"robot", "config"} <= set(template_names())
