@@ -191,12 +191,12 @@ def check_model_ids(model_ids: Sequence[str], root: Path) -> None:
         for model_id in model_ids
         if model_id in ("", ".", "..") or any(c in model_id for c in "/\\\x00")
     ]
-    from pipeline.urdf.rules import MODEL_ID  # a name that is no model id is refused as such
+    from pipeline.urdf.rules import is_model_id  # a name that is no model id is refused as such
 
     absent = [
         m
         for m in model_ids
-        if not findings and MODEL_ID.fullmatch(m) and not os.path.lexists(root / "robots" / m)
+        if not findings and is_model_id(m) and not os.path.lexists(root / "robots" / m)
     ]
     if absent:
         from pipeline.plan import listed_and_closest

@@ -28,6 +28,7 @@ from pipeline.urdf.mesh_bytes import mesh_findings
 from pipeline.urdf.rules import model_id_findings, robot_findings
 from pipeline.urdf.scales import scale_findings
 from pipeline.urdf.uncollided import uncollided_findings
+from pipeline.winnames import unportable_part
 
 INDEX_PATH = "build/index.json"
 
@@ -179,26 +180,6 @@ def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) 
     return findings
 
 
-# what Windows file names cannot hold or be; git for Windows refuses to check out such a path
-_WINDOWS_CHARACTERS = frozenset('<>:"|?*') | {chr(c) for c in range(32)}
-_WINDOWS_DEVICES = frozenset(
-    ["CON", "PRN", "AUX", "NUL", *(f"{kind}{n}" for kind in ("COM", "LPT") for n in range(10))]
-)
-
-
-def _unportable_part(path: str) -> str | None:
-    """Why a '/'-separated path cannot be a Windows path, or None."""
-    for part in path.split("/"):
-        odd = sorted({c for c in part if c in _WINDOWS_CHARACTERS})
-        if odd:
-            return f"{part!a} holds {', '.join(repr(c) for c in odd)}"
-        if part.endswith((".", " ")):
-            return f"{part!a} ends in a dot or a space"
-        if part.split(".")[0].rstrip(" ").upper() in _WINDOWS_DEVICES:
-            return f"{part!a} is the name of a Windows device"
-    return None
-
-
 def unportable_name_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
     """A warning per copied file whose path Windows cannot hold: build/ and every bundle hold
     the copy, so a clone or an unpacked bundle there fails at that file."""
@@ -213,7 +194,7 @@ def unportable_name_findings(robot: Robot, copies: Iterable[str], model_id: str)
             Severity.WARNING,
         )
         for path in order
-        if (why := _unportable_part(path)) is not None
+        if (why := unportable_part(path)) is not None
     ]
 
 

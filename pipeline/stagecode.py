@@ -15,6 +15,7 @@ URDF_CODE = (
     *BASE_CODE,
     "pipeline/strict_xml.py",
     "pipeline/sourcenames.py",
+    "pipeline/winnames.py",
     "pipeline/urdf/__init__.py",
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",

@@ -350,6 +350,21 @@ def test_cell_id_mismatch_names_the_folder_escaped(repo: Path, name: str, shown:
     assert finding.message == f"cell_id 'weld_cell_a' differs from the folder name '{shown}'"
 
 
+@pytest.mark.parametrize("name", ["CON", "prn", "Aux", "nul.cell", "COM7", "lpt1"])
+def test_invalid_value_cell_id_windows_device_name(repo: Path, name: str) -> None:
+    """cells/CON compiled on Linux; a checkout on Windows then failed at that folder."""
+    shutil.copytree(repo / "cells/weld_cell_a", repo / "cells" / name)
+    machine = repo / "cells" / name / "machine.json"
+    write_doc(machine, {**read_doc(machine), "cell_id": name})
+    with pytest.raises(ContractError) as exc:
+        load_cell(repo, name)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.place) == ("invalid_value", "/cell_id")
+    assert finding.file == f"cells/{name}/machine.json"
+    assert "Windows device" in finding.message
+    assert finding.hint.startswith("rename the cell's folder and its cell_id")
+
+
 def test_check_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

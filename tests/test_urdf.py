@@ -11,6 +11,8 @@ import pytest
 from pipeline.description import make_urdf_copies
 from pipeline.findings import ContractError, Finding
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
+from pipeline.urdf.rules import invalid_model_ids
+from pipeline.winnames import device_name
 from tests.conftest import REPO, refuse_under
 
 ABB = "robots/abb_irb2400"
@@ -464,6 +466,47 @@ def test_invalid_model_id_folder_is_refused_alone(repo: Path, name: str) -> None
     assert len(finding.line().splitlines()) == 1
     assert finding.line().isascii()
     assert finding.file.startswith("robots/")
+
+
+# a name -> whether Windows takes it for a device's, so that it can be no folder there
+WINDOWS_DEVICE_NAMES = [
+    ("CON", True),
+    ("prn", True),
+    ("aux", True),
+    ("NUL", True),
+    ("COM1", True),
+    ("com9", True),
+    ("LPT1", True),
+    ("Lpt9", True),
+    ("con.txt", True),  # an extension does not make it a file name
+    ("nul.v2.urdf", True),
+    ("console", False),
+    ("con_robot", False),
+    ("auxiliary", False),
+    ("com10", False),
+    ("lpt", False),
+    ("my.con", False),  # a device only as the stem
+]
+
+
+@pytest.mark.parametrize(("name", "device"), WINDOWS_DEVICE_NAMES)
+def test_invalid_model_id_windows_device_name(name: str, device: bool) -> None:
+    """robots/CON compiled on Linux; a checkout on Windows then failed at that folder."""
+    found = invalid_model_ids([name])
+    assert [f.code for f in found] == (["invalid_model_id"] if device else [])
+    if device:
+        assert found[0].file == f"robots/{name}"
+        assert "Windows device" in found[0].message
+        assert "rename the folder, and its <robot name>" in found[0].hint
+        assert not device_name(found[0].hint.rsplit(" ", 1)[1])  # the example is no device
+
+
+def test_invalid_model_id_windows_device_folder_is_refused_alone(repo: Path) -> None:
+    shutil.copytree(repo / ABB, repo / "robots" / "Com3")
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / "robots" / "Com3", repo)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("invalid_model_id", "robots/Com3")
 
 
 # folder names that look alike or like cé: a finding shows which characters they hold, for a
@@ -1175,8 +1218,20 @@ def test_validate_refuses_a_robot_urdf_that_is_not_a_file_not_a_regular_file(
 
 @pytest.mark.parametrize(
     "argv",
-    [["validate", "a b"], ["validate", ".hidden"], ["spheres", "verify", "a:b"]],
-    ids=["invalid_model_id-space", "invalid_model_id-dot", "invalid_model_id-spheres-colon"],
+    [
+        ["validate", "a b"],
+        ["validate", ".hidden"],
+        ["spheres", "verify", "a:b"],
+        ["validate", "CON"],  # was unknown_model: "robots/ has no folder 'CON'"
+        ["spheres", "status", "lpt1.x"],
+    ],
+    ids=[
+        "invalid_model_id-space",
+        "invalid_model_id-dot",
+        "invalid_model_id-spheres-colon",
+        "invalid_model_id-windows_device",
+        "invalid_model_id-spheres-windows_device",
+    ],
 )
 def test_command_argument_that_is_no_model_id_invalid_model_id(
     repo: Path,

@@ -21,6 +21,7 @@ from pipeline.strict_io import (
 from pipeline.urdf.joints import Add, joint_findings, mimic_findings
 from pipeline.urdf.model import Collision, Joint, Mesh, Robot, Visual
 from pipeline.urdf.read import parse_urdf
+from pipeline.winnames import DEVICES_IN_WORDS, device_name
 
 
 def check_rules(robot: Robot) -> list[Finding]:
@@ -229,8 +230,14 @@ def _elsewhere_hint(missing: str, names: dict[str, list[str]], model_id: str) ->
 
 
 # The model id is the folder's name: it is a path segment, a package:// name and part of doit
-# task names and finding lines, so it is held to the pattern of a cell id (machine-config schema).
+# task names and finding lines, so it is held to the pattern of a cell id (machine-config schema),
+# and is no Windows device's name (`CON`, `nul.v2`), which no folder on Windows can have.
 MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII)
+
+
+def is_model_id(name: str) -> bool:
+    """Whether `name` is a valid model id: of MODEL_ID's form and no Windows device's name."""
+    return MODEL_ID.fullmatch(name) is not None and not device_name(name)
 
 
 def model_id_findings(folder: Path, display_root: Path) -> list[Finding]:
@@ -245,9 +252,22 @@ def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Find
     """One finding per name that is not a model id (a command's arguments, a folder's name)."""
     out = []
     for name in names:
-        if MODEL_ID.fullmatch(name):
+        if is_model_id(name):
             continue
         shown = escaped(name)
+        if MODEL_ID.fullmatch(name):  # of the form, but a device's name
+            out.append(
+                Finding(
+                    "invalid_model_id",
+                    f"{parent}/{shown}",
+                    "",
+                    f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS}), which no "
+                    "folder on Windows can have: a checkout there would fail",
+                    f"rename the folder, and its <robot name>, to a model id that is no device "
+                    f"name, such as {shown.split('.')[0].lower()}_robot",
+                )
+            )
+            continue
         out.append(
             Finding(
                 "invalid_model_id",

@@ -1,0 +1,30 @@
+"""Which names Windows cannot hold as a file or folder: git for Windows refuses to check out a
+path holding one, and a bundle does not unpack there."""
+
+from __future__ import annotations
+
+# the characters a Windows file name cannot hold
+_CHARACTERS = frozenset('<>:"|?*') | {chr(c) for c in range(32)}
+# the names Windows keeps for its devices, whatever their case and extension (`nul.stl`)
+_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL", *(f"{kind}{n}" for kind in ("COM", "LPT") for n in range(10))]
+)
+DEVICES_IN_WORDS = "CON, PRN, AUX, NUL, COM0-COM9 or LPT0-LPT9, in any case, with any extension"
+
+
+def device_name(name: str) -> bool:
+    """Whether Windows takes the name for a device's (`CON`, `prn`, `Lpt3.v2`, `nul.txt`)."""
+    return name.split(".")[0].rstrip(" ").upper() in _DEVICES
+
+
+def unportable_part(path: str) -> str | None:
+    """Why a '/'-separated path cannot be a Windows path, or None."""
+    for part in path.split("/"):
+        odd = sorted({c for c in part if c in _CHARACTERS})
+        if odd:
+            return f"{part!a} holds {', '.join(repr(c) for c in odd)}"
+        if part.endswith((".", " ")):
+            return f"{part!a} ends in a dot or a space"
+        if device_name(part):
+            return f"{part!a} is the name of a Windows device"
+    return None
