@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pipeline.cli import repository_root, shown
+from pipeline.commands import repository_root, shown
 from pipeline.findings import ContractError, Finding, render
 
 

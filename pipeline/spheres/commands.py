@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.cli import check_model_ids, repository_root
+from pipeline.commands import check_model_ids, repository_root
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.writing import write_output

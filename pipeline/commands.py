@@ -1,0 +1,285 @@
+"""The general subcommands of the `pipeline` command (manifest, identity, check, validate,
+template, srdf) and what every subcommand shares: the repository root, a path as shown."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.findings import ContractError, Finding, errors, escaped, render
+
+
+def shown(path: Path) -> str:
+    """A path given on the command line as findings and messages name it."""
+    from pipeline.urdf import display_path
+
+    return display_path(path, Path.cwd())
+
+
+def _holds_sources(folder: Path) -> bool:
+    return (folder / "robots").is_dir() or (folder / "cells").is_dir()
+
+
+def repository_root() -> Path:
+    """The current folder, which must be the repository root: it holds robots/ or cells/
+    (and is not the build/ of a folder that does: its robots/ and cells/ are outputs)."""
+    root = Path.cwd()
+    if _holds_sources(root) and not (root.name == "build" and _holds_sources(root.parent)):
+        return root
+    # build/ holds robots/ and cells/ too: a folder with dodo.py beside them is the root
+    holders = [p for p in root.parents if _holds_sources(p)]
+    up = next((p for p in holders if (p / "dodo.py").is_file()), holders[0] if holders else None)
+    where = "" if up is None else f" (here: cd {os.path.relpath(up, root)})"
+    raise ContractError(
+        [
+            Finding(
+                "not_repository_root",
+                ".",
+                "",
+                "the current folder is not the repository root: it holds no robots/ or cells/",
+                f"run the command from the repository root{where}",
+            )
+        ]
+    )
+
+
+def _cell_model(folder: Path) -> str | None:
+    """For a compiled cell's description/ (its name is not the model id): cell.json's model."""
+    from pipeline.strict_json import load_json
+
+    cell = Path(os.path.abspath(folder)).parent / "cell.json"
+    if Path(os.path.abspath(folder)).name != "description" or not cell.is_file():
+        return None
+    model = load_json(cell, shown(cell)).get("model_id")
+    return model if isinstance(model, str) else None
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    """Check description manifests and print one ok line per description."""
+    from pipeline.manifest import check_complete, read_manifest
+
+    if not args.check:
+        nothing = Finding("usage_error", "pipeline manifest", "", "nothing to do", "pass --check")
+        raise ContractError([nothing])
+    # the default is the build's descriptions: from a subfolder there are none, and "no
+    # finding" would read as "every manifest checked"
+    folders = [Path(d) for d in args.dirs] or sorted(
+        p for p in (repository_root() / "build" / "robots").glob("*") if p.is_dir()
+    )
+    findings: list[Finding] = []
+    for folder in folders:
+        display = shown(folder)
+        try:
+            manifest = read_manifest(folder, display, _cell_model(folder))
+        except ContractError as exc:
+            findings.extend(exc.findings)
+            continue
+        problems = check_complete(folder, manifest, display)
+        findings.extend(problems)
+        if not problems:
+            print(f"manifest: {manifest.model_id} ok, {len(manifest.files)} files")
+    if findings:
+        raise ContractError(findings)
+    return 0
+
+
+def cmd_identity(args: argparse.Namespace) -> int:
+    """Print the identity of a compiled description directory."""
+    from pipeline.identity import description_identity
+
+    folder = Path(args.dir)
+    identity, _ = description_identity(folder, shown(folder), _cell_model(folder))
+    print(identity)
+    recorded = _recorded_identity(folder)
+    if recorded is None or recorded[1] == identity:
+        return 0
+    # the files on disk are not what was compiled (a build that failed half way, an edit):
+    # the number printed is theirs, but nothing deployed was made with it
+    unrecorded = Finding(
+        "identity_not_recorded",
+        shown(folder),
+        "",
+        f"{identity} is not the identity {shown(recorded[0])} records for it ({recorded[1]})",
+        "the folder changed after that was written (a failed or interrupted build, an edit, "
+        "or `doit cell:<id>` without `doit`): `pipeline check` says what is stale, `doit` "
+        "rebuilds; deploy only a description whose identity is recorded",
+    )
+    print(render([unrecorded], as_json=args.json), file=sys.stderr)
+    return 1
+
+
+def _recorded_identity(folder: Path) -> tuple[Path, str] | None:
+    """Where the build recorded a compiled description's identity, and that identity:
+    build/index.json for build/robots/<model_id>, cell.json for a cell's description/."""
+    from pipeline.strict_json import load_json
+
+    here = Path(os.path.abspath(folder))
+    if here.name == "description":
+        record, key = here.parent / "cell.json", None
+    elif here.parent.name == "robots" and here.parent.parent.name == "build":
+        record, key = here.parent.parent / "index.json", here.name
+    else:
+        return None
+    if not record.is_file():
+        return None
+    try:
+        data = load_json(record, shown(record))
+    except ContractError:
+        return None  # a record that cannot be read vouches for nothing: not compared
+    robots = data.get("robots")
+    entry = data if key is None else robots.get(key) if isinstance(robots, dict) else None
+    field = "description_identity" if key is None else "identity"
+    recorded = entry.get(field) if isinstance(entry, dict) else None
+    return (record, recorded) if isinstance(recorded, str) else None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Say whether build/ is exactly what the sources produce; exit 1 when it is not."""
+    from pipeline.digests import COPY_BUDGET, Digests
+    from pipeline.findings import raise_if_errors
+    from pipeline.freshness import advice, check
+    from pipeline.plan import linked_folders, plan
+
+    root = repository_root()
+    known = Digests(root, keep_bytes=COPY_BUDGET, settled=True)
+    known.answer_build_elsewhere()  # with no digest cache yet: while this process plans
+    try:
+        steps = plan(root)
+        raise_if_errors(linked_folders(root, steps))
+        problems = check(root, steps, known)
+        known.save()
+    finally:
+        known.close()
+    if args.json:  # the list a tool reads (stdout); the advice and summary stay for people
+        print(json.dumps([p._asdict() for p in problems], indent=2, sort_keys=True))
+    else:
+        for problem in problems:
+            print(problem.line())
+    for hint in advice(problems):
+        print(hint, file=sys.stderr)
+    # files no step makes (the user's, or an interrupted build's): `doit` leaves them
+    manual = [p for p in problems if p.kind == "extra" and p.reason.endswith("; delete it")]
+    if problems and len(manual) == len(problems):
+        message = f"build/ holds {len(manual)} file(s) that no step makes: delete them"
+        print(f"{message} (`doit` leaves them)", file=sys.stderr)
+        return 1
+    if problems:
+        print(f"build/ is stale: {len(problems)} file(s); run `doit` to rebuild", file=sys.stderr)
+        return 1
+    print(f"build/ is current: {len(steps)} steps", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def check_model_ids(model_ids: Sequence[str], root: Path) -> None:
+    """Refuse model ids given on the command line that are not a plain folder name of robots/,
+    or name no folder there (with the models there are, and the closest one)."""
+    findings = [
+        Finding(
+            "unknown_model",
+            "robots",
+            "",
+            f"model id {model_id!r} is not the name of a folder of robots/",
+            "name the model by its folder's name, as in robots/<model_id>",
+        )
+        for model_id in model_ids
+        if model_id in ("", ".", "..") or any(c in model_id for c in "/\\\x00")
+    ]
+    from pipeline.urdf.rules import is_model_id  # a name that is no model id is refused as such
+
+    absent = [
+        m
+        for m in model_ids
+        if not findings and is_model_id(m) and not os.path.lexists(root / "robots" / m)
+    ]
+    if absent:
+        from pipeline.plan import listed_and_closest
+        from pipeline.plan import model_ids as known_models
+
+        known = known_models(root)
+        for model_id in absent:
+            listed, close = listed_and_closest(model_id, known)
+            findings.append(
+                Finding(
+                    "unknown_model",
+                    f"robots/{escaped(model_id)}",
+                    "",
+                    f"robots/ has no folder {model_id!r}; it holds {listed or 'no robot'}",
+                    f"name {close!r}"
+                    if close
+                    else "name one of them, or add the robot's folder (docs/robots.md: adding "
+                    "a robot)",
+                )
+            )
+    if findings:
+        raise ContractError(findings)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check each robot's sources (URDF, meshes, the JSON config files); ok lines."""
+    from pipeline.description import check_robot_sources
+    from pipeline.plan import model_ids
+
+    root = repository_root()
+    check_model_ids(args.models, root)
+    # the robots the build compiles: a robot.urdf that is a folder, a FIFO or a dangling link
+    # is refused here as there, not skipped
+    models = args.models or model_ids(root)
+    findings: list[Finding] = []
+    for model_id in models:
+        try:
+            # every source, each checked as the build checks it, all in this one run
+            sources = check_robot_sources(root, model_id)
+        except ContractError as exc:
+            findings.extend(exc.findings)
+            continue
+        findings.extend(sources.warnings)
+        count = len(sources.warnings)
+        print(f"validate: {model_id} ok" + (f", {count} warning(s)" if count else ""))
+    if errors(findings):
+        raise ContractError(findings)
+    if findings:  # warnings alone: printed as errors are, but the robots are acceptable
+        print(render(findings, as_json=args.json), file=sys.stderr)
+    return 0
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    """Print an annotated template, byte for byte, or a first srdf.py written from a URDF."""
+    if (args.name == "srdf") != (args.model is not None):
+        message, hint = (
+            ("srdf needs the model id of the robot to write it for", "pass MODEL_ID")
+            if args.name == "srdf"
+            else (f"the {args.name} template takes no model id", f"pipeline template {args.name}")
+        )
+        raise ContractError([Finding("usage_error", "pipeline template", "", message, hint)])
+    if args.name == "srdf":
+        from pipeline.srdf.starter import starter_source
+        from pipeline.urdf import load_robot
+
+        root = repository_root()
+        check_model_ids([args.model], root)
+        robot = load_robot(root / "robots" / args.model, root)
+        sys.stdout.write(starter_source(robot, args.model))
+        return 0
+    from pipeline.schemas import template_bytes
+
+    sys.stdout.write(template_bytes(args.name).decode("utf-8"))
+    return 0
+
+
+def cmd_srdf(args: argparse.Namespace) -> int:
+    """Run gen_srdf() sources and write their checked SRDF files, all or none."""
+    from pipeline.srdf.targets import compile_targets, parse_targets, write_targets
+
+    pairs = parse_targets(args.targets, args.output)
+    results, warnings = compile_targets(pairs, Path.cwd(), args.timeout)
+    written = set(write_targets(results))
+    for output, _ in results:
+        state = "written" if output in written else "unchanged"
+        print(f"srdf: {shown(output)} {state}")
+    if warnings:  # printed as errors are, in the form --json asks for; the SRDFs are written
+        print(render(warnings, as_json=args.json), file=sys.stderr)
+    return 0
