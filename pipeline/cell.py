@@ -21,16 +21,15 @@ from pipeline.findings import ContractError, Finding, escaped, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.machine import (
     MACHINE_NAME,
-    MACHINE_SCHEMA,
     PIN,
     MachineConfig,
     MachineFields,
     machine_fields,
+    machine_findings,
     pin_path_findings,
 )
 from pipeline.manifest import MANIFEST_NAME, SRDF_NAME
 from pipeline.review import kinematics_review
-from pipeline.schemas import check_schema
 from pipeline.sourcenames import ignored
 from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import srdf_from_bytes
@@ -91,7 +90,7 @@ def load_cell(root: Path, cell_id: str) -> Cell:
     require_source(root / folder, MACHINE_NAME, display, like="*machine*.json")
     # not JSON: no field of it can be trusted, not even the pin that names the calibration
     doc = parse_json(read_bytes(root / display, display, JSON_LIMIT), display)
-    findings = check_schema(doc, MACHINE_SCHEMA, display)
+    findings = machine_findings(doc, display)
     fields = machine_fields(doc, findings)
     if fields.cell_id is not None and fields.cell_id != cell_id:
         findings.append(

@@ -11,7 +11,7 @@ from pipeline.findings import Finding, raise_if_errors
 from pipeline.schemas import check_schema
 from pipeline.sourcenames import ignored_part
 from pipeline.strict_io import is_utf8
-from pipeline.strict_json import parse_json
+from pipeline.strict_json import lone_surrogates, parse_json
 
 MACHINE_NAME = "machine.json"
 MACHINE_SCHEMA = "machine-config"
@@ -72,10 +72,19 @@ def machine_fields(doc: dict[str, Any], findings: list[Finding]) -> MachineField
     )
 
 
+def machine_findings(doc: Any, display: str) -> list[Finding]:
+    """The schema's findings on a machine config, and a lone surrogate in any text they leave."""
+    findings = check_schema(doc, MACHINE_SCHEMA, display)
+    # a free text (the pin's source) is copied into cell.json, which UTF-8 cannot hold it in;
+    # a field the schema already refused is one problem, said once
+    reported = {finding.place for finding in findings}
+    return findings + [f for f in lone_surrogates(doc, display) if f.place not in reported]
+
+
 def parse_machine(data: bytes, display: str) -> MachineConfig:
     """Strictly parse and schema-check a machine config into its model."""
     doc = parse_json(data, display)
-    raise_if_errors(check_schema(doc, MACHINE_SCHEMA, display))
+    raise_if_errors(machine_findings(doc, display))
     robot = doc["robot"]
     pin = robot.get("machine_planning_calibration")
     return MachineConfig(

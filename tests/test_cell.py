@@ -269,7 +269,10 @@ REFUSALS: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], None]]
     ("unexpected_field", None, _machine(lambda d: d["robot"].__setitem__("tool", "torch"))),
     # these four crashed the pin check (os.lstat, Path.resolve) with a traceback
     ("invalid_path_character-pin_nul", None, _pin("path", "cal\x00.json")),
-    ("invalid_path_character-pin_lone_surrogate", None, _pin("path", "\ud800.json")),
+    # a lone surrogate is refused where the file is read, as in config.json: one line, not two
+    ("lone_surrogate-pin_path", None, _pin("path", "\ud800.json")),
+    # it passed as a source, and writing cell.json (UTF-8) ended in a traceback
+    ("lone_surrogate-source", None, _pin("source", "tracker run \udc07")),
     # an escaped NUL passed as a non-blank source and was copied into cell.json
     ("invalid_text_character-source_nul", None, _pin("source", "tracker run 7\x00")),
     ("invalid_text_character-source_c1", None, _pin("source", "tracker\x85run 7")),
