@@ -46,7 +46,7 @@ from pipeline.strict_io import (
 )
 from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
-from pipeline.winnames import DEVICES_IN_WORDS, device_name
+from pipeline.winnames import DEVICES_IN_WORDS, unportable_part
 
 CELLS = "cells"
 CELL_NAME = "cell.json"
@@ -104,17 +104,19 @@ def load_cell(root: Path, cell_id: str) -> Cell:
                 "make cell_id equal to the name of the cell's folder",
             )
         )
-    elif fields.cell_id is not None and device_name(fields.cell_id):
+    elif fields.cell_id is not None and (why := unportable_part(fields.cell_id)):
+        shown = escaped(fields.cell_id)
+        if why.endswith("device"):
+            why = f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS})"
         findings.append(
             Finding(
                 "invalid_value",
                 display,
                 "/cell_id",
-                f"cell_id '{escaped(fields.cell_id)}' is the name of a Windows device "
-                f"({DEVICES_IN_WORDS}), which no folder on Windows can have: a checkout there "
+                f"cell_id {why}: no folder on Windows can have that name, so a checkout there "
                 "would fail",
-                "rename the cell's folder and its cell_id to an id that is no device name, "
-                f"such as {fields.cell_id.split('.')[0].lower()}_cell",
+                "rename the cell's folder and its cell_id to an id Windows can hold, such as "
+                f"{shown.split('.')[0].lower() or 'my'}_cell",
             )
         )
     model_folder, problems = _model_folder(root, fields.model_id, display)

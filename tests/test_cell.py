@@ -368,6 +368,19 @@ def test_invalid_value_cell_id_windows_device_name(repo: Path, name: str) -> Non
     assert finding.hint.startswith("rename the cell's folder and its cell_id")
 
 
+def test_invalid_value_cell_id_trailing_dot(repo: Path) -> None:
+    """cells/cell_b. compiled on Linux; Windows drops the dot, so no folder has that name."""
+    shutil.copytree(repo / "cells/weld_cell_a", repo / "cells/cell_b.")
+    machine = repo / "cells/cell_b./machine.json"
+    write_doc(machine, {**read_doc(machine), "cell_id": "cell_b."})
+    with pytest.raises(ContractError) as exc:
+        load_cell(repo, "cell_b.")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.place) == ("invalid_value", "/cell_id")
+    assert "ends in a dot or a space" in finding.message
+    assert finding.hint.endswith("such as cell_b_cell")
+
+
 def test_check_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -487,6 +487,8 @@ WINDOWS_DEVICE_NAMES = [
     ("lpt", False),
     ("my.con", False),  # a device only as the stem
 ]
+# of the model id's form, but Windows drops a trailing dot: robots/arm. would become robots/arm
+TRAILING_DOTS = ["arm.", "arm_v2.."]
 
 
 @pytest.mark.parametrize(("name", "device"), WINDOWS_DEVICE_NAMES)
@@ -499,6 +501,16 @@ def test_invalid_model_id_windows_device_name(name: str, device: bool) -> None:
         assert "Windows device" in found[0].message
         assert "rename the folder, and its <robot name>" in found[0].hint
         assert not device_name(found[0].hint.rsplit(" ", 1)[1])  # the example is no device
+
+
+@pytest.mark.parametrize("name", TRAILING_DOTS)
+def test_invalid_model_id_trailing_dot(name: str) -> None:
+    """robots/arm. compiled on Linux; Windows has no folder of that name."""
+    [found] = invalid_model_ids([name])
+    assert found.code == "invalid_model_id"
+    assert "ends in a dot or a space" in found.message
+    assert "Windows" in found.message
+    assert found.hint.endswith(f" such as {name.split('.')[0]}_robot")
 
 
 def test_invalid_model_id_windows_device_folder_is_refused_alone(repo: Path) -> None:

@@ -21,7 +21,7 @@ from pipeline.strict_io import (
 from pipeline.urdf.joints import Add, joint_findings, mimic_findings
 from pipeline.urdf.model import Collision, Joint, Mesh, Robot, Visual
 from pipeline.urdf.read import parse_urdf
-from pipeline.winnames import DEVICES_IN_WORDS, device_name
+from pipeline.winnames import DEVICES_IN_WORDS, unportable_part
 
 
 def check_rules(robot: Robot) -> list[Finding]:
@@ -231,13 +231,13 @@ def _elsewhere_hint(missing: str, names: dict[str, list[str]], model_id: str) ->
 
 # The model id is the folder's name: it is a path segment, a package:// name and part of doit
 # task names and finding lines, so it is held to the pattern of a cell id (machine-config schema),
-# and is no Windows device's name (`CON`, `nul.v2`), which no folder on Windows can have.
+# and is a name a folder on Windows can have: no device's (`CON`, `nul.v2`), no trailing dot.
 MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII)
 
 
 def is_model_id(name: str) -> bool:
-    """Whether `name` is a valid model id: of MODEL_ID's form and no Windows device's name."""
-    return MODEL_ID.fullmatch(name) is not None and not device_name(name)
+    """Whether `name` is a valid model id: of MODEL_ID's form and a name Windows can hold."""
+    return MODEL_ID.fullmatch(name) is not None and unportable_part(name) is None
 
 
 def model_id_findings(folder: Path, display_root: Path) -> list[Finding]:
@@ -255,16 +255,19 @@ def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Find
         if is_model_id(name):
             continue
         shown = escaped(name)
-        if MODEL_ID.fullmatch(name):  # of the form, but a device's name
+        if MODEL_ID.fullmatch(name):  # of the form, but no name of a folder on Windows
+            why = unportable_part(name) or ""
+            if why.endswith("device"):
+                why = f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS})"
             out.append(
                 Finding(
                     "invalid_model_id",
                     f"{parent}/{shown}",
                     "",
-                    f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS}), which no "
-                    "folder on Windows can have: a checkout there would fail",
-                    f"rename the folder, and its <robot name>, to a model id that is no device "
-                    f"name, such as {shown.split('.')[0].lower()}_robot",
+                    f"{why}: no folder on Windows can have that name, so a checkout there would "
+                    "fail",
+                    "rename the folder, and its <robot name>, to a model id Windows can hold, "
+                    f"such as {shown.split('.')[0].lower() or 'my'}_robot",
                 )
             )
             continue
