@@ -134,6 +134,23 @@ def test_collision_scale_mismatch_names_the_collision_mesh_line_and_both_scales(
     assert 'scale="0.001 0.001 0.001"' in warning.hint
 
 
+def test_collision_scale_mismatch_hint_offers_either_scale_when_the_visual_is_wrong(
+    repo: Path,
+) -> None:
+    """The trial's millimetre mesh scaled right on its <collision> and not on its <visual>: the
+    fix said to give the collision the visual's "1 1 1", a collision model 1000 times too large."""
+    _millimetre_link_1(repo)
+    break_urdf(repo, [(L1_VISUAL, _mesh(MM)), (L1_COLLISION, _mesh(MM, "0.001 0.001 0.001"))])
+    [warning] = [
+        f
+        for f in read_urdf_sources(repo, "abb_irb2400").warnings
+        if f.code == "collision_scale_mismatch"
+    ]
+    assert "1/1000 of the size" in warning.message
+    assert '"1 1 1"' in warning.hint and '"0.001 0.001 0.001"' in warning.hint
+    assert 'the <collision>\'s "0.001 0.001 0.001"' in warning.hint
+
+
 def test_shipped_robots_have_no_warning() -> None:
     for model_id in ("abb_irb2400", "lbr_iiwa_14_r820"):
         assert read_urdf_sources(REPO, model_id).warnings == ()

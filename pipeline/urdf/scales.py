@@ -45,8 +45,12 @@ def scale_findings(robot: Robot) -> list[Finding]:
                     f"link {link.name!r}: its <collision> names {mesh.path!r} at scale "
                     f'"{_shown(mesh.scale)}", its <visual> at scale "{_shown(scale)}": the '
                     f"collision is {size} the size of the visual",
-                    f'give the <collision> the <visual>\'s scale="{_shown(scale)}" (a mesh '
-                    'in millimetres needs scale="0.001 0.001 0.001")',
+                    # which of the two is wrong the URDF does not say: the one a viewer draws
+                    # at the wrong size, or the one off from the mesh's units
+                    f"give both the scale of the mesh's units: the <visual>'s \"{_shown(scale)}\" "
+                    "if the visual is drawn at its true size, else the <collision>'s "
+                    f'"{_shown(mesh.scale)}" (a mesh in millimetres needs scale="0.001 0.001 '
+                    '0.001", one in metres none)',
                     Severity.WARNING,
                 )
             )
