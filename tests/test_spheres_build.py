@@ -218,6 +218,32 @@ def test_cli_show_writes_a_png(root: Path, fitted: bytes) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_cli_show_link_draws_only_the_links_named(root: Path, fitted: bytes) -> None:
+    """A 500-link robot drew a 1280 x 40 000 pixel PNG: --link picks the panels."""
+    from pipeline.spheres.picture import figure
+    from pipeline.urdf import load_robot
+
+    folder = root / "robots" / IIWA
+    fig = figure(load_robot(folder, root), folder, fitted, "spheres.json", ["link_6", "link_2"])
+    titles = [ax.get_title().split(":")[0] for ax in fig.axes]
+    assert titles == ["link_2", "link_6"]  # in the links' order, whatever the order given
+    out = root / "two.png"
+    assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(out), "--link", "link_2") == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_unknown_link_for_show_names_the_closest_link(
+    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    out = root / "none.png"
+    assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(out), "--link", "lnk_2") == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"robots/{IIWA}/robot.urdf: unknown_link: --link 'lnk_2' ")
+    assert line.endswith("did you mean --link link_2?")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("code", "output"),
     [("output_not_png", "fit.jpg"), ("output_unwritable", "blocker/fit.png")],

@@ -196,7 +196,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise ContractError(
             [Finding("file_missing", display, "", "file does not exist", "run `doit spheres`")]
         )
-    write_output(output, draw(robot, folder, data, display))
+    write_output(output, draw(robot, folder, data, display, args.link or ()))
     print(f"spheres: wrote {args.output}")
     return 0
 
@@ -242,4 +242,10 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     show.add_argument("model", help="model id under robots/")
     show.add_argument("-o", "--output", required=True, help="PNG file to write")
     show.add_argument("--file", help="a spheres.json (default: build/robots/<id>/spheres.json)")
+    show.add_argument(
+        "--link",
+        action="append",
+        metavar="NAME",
+        help="draw only this link (repeat for more; default: every link with collision geometry)",
+    )
     show.set_defaults(run=cmd_show)

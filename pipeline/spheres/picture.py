@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -16,7 +17,7 @@ from mpl_toolkits.mplot3d import proj3d
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 from mpl_toolkits.mplot3d.axes3d import Axes3D
 
-from pipeline.findings import ContractError, Finding
+from pipeline.findings import ContractError, Finding, raise_if_errors
 from pipeline.spheres.document import read_document, spheres_of
 from pipeline.spheres.geometry import Array, collision_links, load_link_geometry
 from pipeline.spheres.provenance import folder_display
@@ -53,24 +54,37 @@ def lay_out(fig: Figure, rows: int, title: str) -> None:
     fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - top))
 
 
-def draw(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -> bytes:
-    """PNG bytes: one panel per collision link, surface in grey, spheres as wireframes."""
-    fig = figure(robot, robot_folder, spheres_bytes, display)
+def draw(
+    robot: Robot,
+    robot_folder: Path,
+    spheres_bytes: bytes,
+    display: str,
+    only: Sequence[str] = (),
+) -> bytes:
+    """PNG bytes: one panel per collision link (or per link of `only`), surface in grey,
+    spheres as wireframes."""
+    fig = figure(robot, robot_folder, spheres_bytes, display, only)
     out = io.BytesIO()
     fig.savefig(out, format="png", metadata={"Software": None})
     plt.close(fig)
     return out.getvalue()
 
 
-def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str) -> Figure:
-    """The figure `draw` saves: one 3D panel per collision link, in the links' order."""
+def figure(
+    robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str, only: Sequence[str] = ()
+) -> Figure:
+    """The figure `draw` saves: one 3D panel per collision link (those of `only`, if given), in
+    the links' order."""
     document = read_document(spheres_bytes, display, robot.name)
     links = collision_links(robot)
+    urdf = f"{folder_display(robot)}/robot.urdf"
     if not links:
         message = "no link has a <collision> element: there is nothing to draw"
         hint = "add <collision> geometry to the links the planner must keep clear"
-        urdf = f"{folder_display(robot)}/robot.urdf"
         raise ContractError([Finding("no_collision_geometry", urdf, "", message, hint)])
+    if only:
+        raise_if_errors(_unknown_links(only, [link.name for link in links], urdf))
+        links = [link for link in links if link.name in only]
     cols = min(4, len(links))
     rows = math.ceil(len(links) / cols)
     fig = plt.figure(figsize=(4 * cols, 4 * rows), dpi=80)
@@ -118,3 +132,19 @@ def figure(robot: Robot, robot_folder: Path, spheres_bytes: bytes, display: str)
         ax.set_axis_off()
     lay_out(fig, rows, f"{robot.name}: collision geometry and spheres")
     return fig
+
+
+def _unknown_links(names: Sequence[str], known: list[str], urdf: str) -> list[Finding]:
+    """A finding per name that is no link with collision geometry, with the closest one."""
+    import difflib
+
+    out = []
+    for name in dict.fromkeys(names):
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        message = f"--link {name!r} is no link with collision geometry (those are: {listed})"
+        hint = f"did you mean --link {close[0]}?" if close else "name one of those links"
+        out.append(Finding("unknown_link", urdf, "", message, hint))
+    return out
