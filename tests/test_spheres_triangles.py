@@ -308,3 +308,76 @@ def test_each_refused_part_of_a_mesh_file_is_reported_at_once(
     with pytest.raises(ContractError) as caught:
         mesh_parts(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
     assert [f.code for f in caught.value.findings] == codes
+
+
+def _binary_stl(count: int) -> bytes:
+    """A binary STL of `count` copies of one triangle."""
+    import struct
+
+    triangle = struct.pack("<12fH", 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0)
+    return bytes(80) + struct.pack("<I", count) + triangle * count
+
+
+TOO_LARGE = [
+    ("stl-binary", "x.stl", _binary_stl(4), True),
+    ("obj", "x.obj", TETRA_OBJ, True),
+    ("ply", "x.ply", TETRA_PLY % 4, True),
+    ("dae", "x.dae", _dae(""), False),  # counted once read: COLLADA tells no count up front
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "before_reading"),
+    [r[1:] for r in TOO_LARGE],
+    ids=[r[0] for r in TOO_LARGE],
+)
+def test_collision_mesh_too_large_is_refused_before_fitting(
+    monkeypatch: pytest.MonkeyPatch, name: str, data: bytes, before_reading: bool
+) -> None:
+    """A 5.2 M-triangle STL took 10 GB in `doit`; a collision mesh over the limit (set to 3 here
+    for a mesh of 4) is refused by its count, which STL, OBJ and PLY tell before trimesh reads
+    them, with a hint to decimate it."""
+    import pipeline.spheres.triangles as triangles
+
+    monkeypatch.setattr(triangles, "COLLISION_TRIANGLE_LIMIT", 3)
+    if before_reading:
+
+        def unread(*args: object, **kwargs: object) -> None:
+            raise AssertionError("read by trimesh")
+
+        monkeypatch.setattr(triangles.trimesh, "load", unread)
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(data, Mesh(name, f"meshes/{name}"), f"robots/r/meshes/{name}")
+    [finding] = caught.value.findings
+    assert (finding.code, finding.file) == ("collision_mesh_too_large", f"robots/r/meshes/{name}")
+    assert finding.message.startswith("is a collision mesh of 4 triangles, over the limit of 3")
+    assert "decimate" in finding.hint
+    monkeypatch.undo()
+    assert len(mesh_parts(data, Mesh(name, f"meshes/{name}"), "x").triangles) == 4
+
+
+def test_collision_mesh_too_large_is_refused_by_the_urdf_step_not_as_a_visual(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The urdf step parses each collision mesh as the spheres step does, so the refusal comes
+    before anything is copied or fitted; the same file as a <visual> is copied."""
+    import pipeline.spheres.triangles as triangles
+    from pipeline.description import make_urdf_copies
+
+    meshes = repo / "robots/abb_irb2400/meshes"
+    sizes = {p.name: (p.stat().st_size - 84) // 50 for p in meshes.glob("*.stl")}
+    one = (meshes / "link_1.stl").read_bytes()
+    count = sizes["link_1.stl"] * 2
+    body = one[84:] * 2
+    (meshes / "big.stl").write_bytes(one[:80] + count.to_bytes(4, "little") + body)
+    monkeypatch.setattr(triangles, "COLLISION_TRIANGLE_LIMIT", max(count - 1, *sizes.values()))
+    urdf = repo / "robots/abb_irb2400/robot.urdf"
+    text = urdf.read_text()
+    urdf.write_text(text.replace("meshes/link_1.dae", "meshes/big.stl", 1))
+    make_urdf_copies(repo, "abb_irb2400")  # as a visual: copied
+    urdf.write_text(text.replace("meshes/link_1.stl", "meshes/big.stl", 1))
+    with pytest.raises(ContractError) as caught:
+        make_urdf_copies(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in caught.value.findings] == [
+        ("collision_mesh_too_large", "robots/abb_irb2400/meshes/big.stl")
+    ]

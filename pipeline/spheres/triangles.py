@@ -18,6 +18,13 @@ from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
 
+# The most triangles a collision mesh may hold. A link's geometry takes about 1 KB per triangle
+# while it is read and fitted (measured, docs/spheres.md: 1.31 M triangles peaked at 1.3 GB in
+# one fit, 5.24 M at 10 GB in `doit`); a collision mesh needs thousands, not millions.
+COLLISION_TRIANGLE_LIMIT = 1_000_000
+_OBJ_FACE = re.compile(rb"(?m)^[ \t]*f[ \t]")
+_PLY_FACES = re.compile(rb"(?m)^element[ \t]+face[ \t]+([0-9]{1,18})[ \t\r]*$")
+
 
 @dataclass(frozen=True)
 class MeshParts:
@@ -43,6 +50,7 @@ def load_mesh_parts(folder: Path, mesh: Mesh, display_folder: str) -> MeshParts:
 def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     """The triangles, lines and points of a mesh file's bytes with its URDF scale applied."""
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
+    _refuse_if_too_many(_declared_triangles(data, suffix), display)  # before reading it
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
         data = obj_absolute(data.removeprefix(b"\xef\xbb\xbf"))
     kind = suffix.upper() if suffix else "a mesh (its name has no extension)"
@@ -63,6 +71,7 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
                 )
             ]
         ) from None
+    _refuse_if_too_many(len(tri) if tri.ndim == 3 else 0, display)
     # Each check of the file's parts runs and reports (a <unit> finding does not hide a
     # <lines> one); a check stops only those of the same parts: a refused line or polygon list
     # (pycollada drops a <linestrips> with its geometry) leaves no triangles to judge.
@@ -119,6 +128,40 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
         )
     factor = unit * np.array(mesh.scale, dtype=float)
     return MeshParts(tri, segments, polygon_triangles(polygons, factor, display))
+
+
+def _declared_triangles(data: bytes, suffix: str) -> int:
+    """The fewest triangles a mesh file holds, told from its bytes without reading it: a binary
+    STL's count, an OBJ's face statements, a PLY header's faces (0 when not told)."""
+    if suffix == "stl" and len(data) >= 84:
+        count = int.from_bytes(data[80:84], "little")
+        return count if len(data) == 84 + 50 * count else 0
+    if suffix == "obj":
+        return sum(1 for _ in _OBJ_FACE.finditer(data))
+    if suffix == "ply" and data[:3] == b"ply":
+        head = data[: data.find(b"end_header")]
+        return sum(int(n) for n in _PLY_FACES.findall(head))
+    return 0
+
+
+def _refuse_if_too_many(count: int, display: str) -> None:
+    """Refuse a collision mesh of more triangles than COLLISION_TRIANGLE_LIMIT."""
+    if count > COLLISION_TRIANGLE_LIMIT:
+        raise ContractError(
+            [
+                Finding(
+                    "collision_mesh_too_large",
+                    display,
+                    "",
+                    f"is a collision mesh of {count:,} triangles, over the limit of "
+                    f"{COLLISION_TRIANGLE_LIMIT:,}: fitting its spheres would take gigabytes of "
+                    "memory",
+                    "decimate the collision mesh (a mesh tool's simplify or decimate: a "
+                    "collision mesh needs thousands of triangles), keep the detailed one as "
+                    "the <visual>",
+                )
+            ]
+        )
 
 
 def _triangle_findings(tri: np.ndarray, segments: np.ndarray, display: str) -> list[Finding]:
