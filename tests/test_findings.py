@@ -104,7 +104,7 @@ def test_validate_reports_the_findings_of_independent_checks_in_one_run(
     found = [line.removeprefix(at).split(": ")[:2] for line in captured.err.splitlines()]
     assert sorted((where.split(":")[0], code) for where, code in found) == [
         ("meshes/link_2_whole.stl", "mesh_not_a_mesh"),
-        ("meshes/link_3.stl", "mesh_not_a_mesh"),
+        ("meshes/link_3.stl", "mesh_empty"),
         ("meshes/link_4_in_inches.dae", "mesh_lines_or_points"),
         ("meshes/link_4_in_inches.dae", "mesh_unreadable"),
         ("robot.urdf", "geometry_out_of_range"),

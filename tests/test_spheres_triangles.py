@@ -30,6 +30,12 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
     [
         (b"# no faces\nv 0 0 0\n", "mesh_empty", "holds no triangles"),
         (
+            b"",
+            "mesh_empty",
+            "is empty (0 bytes): no mesh reader can load it, Tesseract's refuses it (on a visual "
+            "too), and with it the URDF",
+        ),
+        (
             b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n",
             "mesh_not_a_mesh",
             "has a triangle whose corner is not a finite number (NaN, inf)",
@@ -41,7 +47,7 @@ def mesh_triangles(data: bytes, mesh: Mesh, display: str) -> np.ndarray:
             "has a line or point whose corner is not a finite number (NaN, inf)",
         ),
     ],
-    ids=["no-faces", "nan", "lines-only", "line-to-inf"],
+    ids=["no-faces", "0-bytes", "nan", "lines-only", "line-to-inf"],
 )
 def test_mesh_empty_or_mesh_not_a_mesh_says_whether_a_mesh_is_empty_or_not_finite(
     data: bytes, code: str, message: str

@@ -1389,3 +1389,31 @@ def test_mesh_uri_not_package_fix_names_the_file_meshes_holds(repo: Path) -> Non
         (finding,) = [f for f in exc.value.findings if f.code == "mesh_uri_not_package"]
         want = f" (package://abb_irb2400/meshes/{example} for meshes/{example})"
         assert finding.hint.endswith(want)
+
+
+@pytest.mark.parametrize(
+    ("element", "old", "name"),
+    [
+        ("visual", "meshes/link_1.dae", "empty.dae"),
+        ("visual", "meshes/link_1.dae", "empty.obj"),
+        ("visual", "meshes/link_1.dae", "empty.ply"),
+        ("visual", "meshes/link_1.dae", "empty.stl"),
+        ("visual", "meshes/link_1.dae", "empty.glb"),  # a format copied as it is
+        ("collision", "meshes/link_1.stl", "empty.stl"),
+        ("collision", "meshes/link_1.stl", "empty.obj"),
+    ],
+    ids=["dae", "obj", "ply", "stl", "glb", "collision-stl", "collision-obj"],
+)
+def test_mesh_empty_any_mesh_file_of_0_bytes_says_it_is_empty(
+    repo: Path, element: str, old: str, name: str
+) -> None:
+    """A 0-byte .stl was mesh_not_a_mesh ('neither a binary STL ... nor an ASCII STL'), a 0-byte
+    .obj 'an OBJ without a vertex', a .glb was copied: each now says the file is empty."""
+    (repo / ABB / "meshes" / name).write_bytes(b"")
+    break_urdf(repo, [(old, f"meshes/{name}")])
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, "abb_irb2400")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("mesh_empty", f"{ABB}/meshes/{name}"), element
+    assert finding.message.startswith("is empty (0 bytes)")
+    assert finding.hint.startswith("export the mesh again")

@@ -17,6 +17,7 @@ from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
+from pipeline.urdf.mesh_bytes import empty_file
 
 # The most triangles a collision mesh may hold. A link's geometry takes about 1 KB per triangle
 # while it is read and fitted (measured, docs/spheres.md: 1.31 M triangles peaked at 1.3 GB in
@@ -49,6 +50,8 @@ def load_mesh_parts(folder: Path, mesh: Mesh, display_folder: str) -> MeshParts:
 
 def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     """The triangles, lines and points of a mesh file's bytes with its URDF scale applied."""
+    if not data:
+        raise ContractError(empty_file(data, display))
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     _refuse_if_too_many(_declared_triangles(data, suffix), display)  # before reading it
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line

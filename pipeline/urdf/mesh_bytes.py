@@ -195,8 +195,27 @@ def _text(word: bytes) -> str:
     return word[:40].decode("ascii", "replace")
 
 
+def empty_file(data: bytes, display: str) -> list[Finding]:
+    """The finding on a mesh file of 0 bytes, whatever its format (none for other bytes)."""
+    if data:
+        return []
+    return [
+        Finding(
+            "mesh_empty",
+            display,
+            "",
+            "is empty (0 bytes): no mesh reader can load it, Tesseract's refuses it (on a "
+            "visual too), and with it the URDF",
+            "export the mesh again (an interrupted export or copy leaves an empty file), or "
+            "remove the <visual> or <collision> that names it",
+        )
+    ]
+
+
 def mesh_findings(data: bytes, display: str) -> list[Finding]:
     """The findings about a mesh file's bytes (empty when they look like their format)."""
+    if not data:
+        return empty_file(data, display)
     suffix = PurePosixPath(display).suffix.lower()
     if suffix == ".stl":
         empty = _empty_stl(data)
