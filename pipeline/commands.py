@@ -24,27 +24,44 @@ def _holds_sources(folder: Path) -> bool:
     return (folder / "robots").is_dir() or (folder / "cells").is_dir()
 
 
+def _root_above(folder: Path) -> Path | None:
+    """The repository root above `folder`: the nearest folder holding robots/ or cells/ and
+    dodo.py (build/ holds robots/ and cells/ too), else the nearest holding either."""
+    holders = [p for p in folder.parents if _holds_sources(p)]
+    return next((p for p in holders if (p / "dodo.py").is_file()), holders[0] if holders else None)
+
+
 def repository_root() -> Path:
     """The current folder, which must be the repository root: it holds robots/ or cells/
     (and is not the build/ of a folder that does: its robots/ and cells/ are outputs)."""
     root = Path.cwd()
     if _holds_sources(root) and not (root.name == "build" and _holds_sources(root.parent)):
         return root
-    # build/ holds robots/ and cells/ too: a folder with dodo.py beside them is the root
-    holders = [p for p in root.parents if _holds_sources(p)]
-    up = next((p for p in holders if (p / "dodo.py").is_file()), holders[0] if holders else None)
-    where = "" if up is None else f" (here: cd {os.path.relpath(up, root)})"
-    raise ContractError(
-        [
-            Finding(
-                "not_repository_root",
-                ".",
-                "",
-                "the current folder is not the repository root: it holds no robots/ or cells/",
-                f"run the command from the repository root{where}",
-            )
-        ]
-    )
+    up = _root_above(root)
+    if up is None:
+        message = "the current folder is not the repository root: it holds no robots/ or cells/"
+        hint = "run the command from the repository root (the folder of robots/ and dodo.py)"
+    else:
+        there = os.path.relpath(up, root)
+        message = (
+            f"the current folder is the build folder of the repository root {there}: its "
+            "robots/ and cells/ are outputs, not sources"
+            if _holds_sources(root)
+            else f"the current folder is inside the repository root {there}, not the root"
+        )
+        hint = f"run the command from the repository root: cd {there}"
+    raise ContractError([Finding("not_repository_root", ".", "", message, hint)])
+
+
+def srdf_root(sources: list[Path]) -> Path:
+    """The folder the srdf command bounds its sources' URDF paths by: the current folder, or,
+    run from a subfolder of a repository (cells/), the repository root holding the sources."""
+    cwd = Path.cwd()
+    inside = [s.resolve().is_relative_to(cwd.resolve()) for s in sources]
+    up = None if all(inside) else _root_above(cwd)
+    if up is not None and all(s.resolve().is_relative_to(up.resolve()) for s in sources):
+        return up
+    return cwd
 
 
 def _cell_model(folder: Path) -> str | None:
@@ -275,7 +292,8 @@ def cmd_srdf(args: argparse.Namespace) -> int:
     from pipeline.srdf.targets import compile_targets, parse_targets, write_targets
 
     pairs = parse_targets(args.targets, args.output)
-    results, warnings = compile_targets(pairs, Path.cwd(), args.timeout)
+    root = srdf_root([source for source, _ in pairs])
+    results, warnings = compile_targets(pairs, root, args.timeout)
     written = set(write_targets(results))
     for output, _ in results:
         state = "written" if output in written else "unchanged"

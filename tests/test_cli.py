@@ -146,7 +146,7 @@ def test_not_repository_root_hint_skips_build_which_holds_robots_too(
     """From build/robots/<id>, the hint said `cd ../..`: build/, which holds robots/ and cells/."""
     monkeypatch.chdir(project / "build" / "robots" / "abb_irb2400")
     assert main(["check"]) == 2
-    assert "(here: cd ../../..)" in capsys.readouterr().err
+    assert "run the command from the repository root: cd ../../.." in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,57 @@ def test_not_repository_root_build_itself_is_refused_though_it_holds_robots_and_
     captured = capsys.readouterr()
     assert captured.out == ""
     assert ": not_repository_root: " in captured.err
-    assert "(here: cd ..)" in captured.err
+    assert "run the command from the repository root: cd .." in captured.err
+
+
+@pytest.mark.parametrize(
+    ("folder", "message"),
+    [
+        (
+            "build",
+            "the current folder is the build folder of the repository root ..: its robots/ and "
+            "cells/ are outputs, not sources; run the command from the repository root: cd ..",
+        ),
+        (
+            "cells",
+            "the current folder is inside the repository root .., not the root; run the "
+            "command from the repository root: cd ..",
+        ),
+        (
+            "build/robots/abb_irb2400",
+            "the current folder is inside the repository root ../../.., not the root; run the "
+            "command from the repository root: cd ../../..",
+        ),
+    ],
+)
+def test_not_repository_root_says_which_folder_is_the_root(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    folder: str,
+    message: str,
+) -> None:
+    """From build/ it said 'it holds no robots/ or cells/', though build/ holds both."""
+    monkeypatch.chdir(project / folder)
+    assert main(["check"]) == 2
+    assert capsys.readouterr().err == f".: not_repository_root: {message}\n"
+
+
+def test_srdf_from_a_subfolder_bounds_the_urdf_by_the_repository_root(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """From cells/, `srdf ../robots/abb_irb2400/srdf.py` said the URDF beside the source
+    'leaves the repository' (bounded by the current folder); from the root it is written."""
+    monkeypatch.chdir(project / "cells")
+    out = tmp_path / "abb.srdf"
+    assert main(["srdf", "../robots/abb_irb2400/srdf.py", "-o", str(out)]) == 0
+    assert "urdf_path_outside_repo" not in capsys.readouterr().err
+    monkeypatch.chdir(project)
+    assert main(["srdf", "robots/abb_irb2400/srdf.py", "-o", str(tmp_path / "root.srdf")]) == 0
+    assert out.read_bytes() == (tmp_path / "root.srdf").read_bytes()
 
 
 def test_a_refusal_inside_a_command_is_finding_lines_on_stderr_and_exit_2(
