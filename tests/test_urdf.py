@@ -910,8 +910,8 @@ def test_visual_mesh_of_vertices_without_faces_is_copied(repo: Path, data: bytes
 
 @pytest.mark.parametrize(
     ("mesh", "data"),
-    [("link_1.stl", b""), ("link_1.dae", b'<robot name="abb_irb2400"/>\n')],
-    ids=["mesh_not_a_mesh-empty-stl", "mesh_not_a_mesh-dae-not-collada"],
+    [("link_1.stl", b"not a mesh\n" * 20), ("link_1.dae", b'<robot name="abb_irb2400"/>\n')],
+    ids=["mesh_not_a_mesh-text-stl", "mesh_not_a_mesh-dae-not-collada"],
 )
 def test_validate_checks_mesh_bytes_mesh_not_a_mesh(
     repo: Path,
