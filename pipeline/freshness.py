@@ -64,6 +64,10 @@ ADVICE = {
 }
 
 
+# a step whose outputs (or stamp) are there, but whose stamp is gone or cannot be read
+UNSTAMPED = "has no readable stamp"
+
+
 class Staleness(NamedTuple):
     """One way build/ differs from what the sources produce."""
 
@@ -141,6 +145,9 @@ def check(
                 claimed.add(target)
                 kind = "stale" if target in built else "missing"
                 out.append(Staleness(kind, target, causes[step.stamp]))
+            if step.targets and state == UNSTAMPED:  # deleted or spoilt by hand: named too
+                kind = "stale" if os.path.lexists(root / step.stamp) else "missing"
+                out.append(Staleness(kind, step.stamp, causes[step.stamp]))
             continue
         claimed.update(stamp.outputs)
         recorded.update(stamp.outputs)
@@ -150,7 +157,9 @@ def check(
             Staleness("stale", path, f"{link} {LINKED_FOLDER}") for path, link in linked.items()
         )
         current = hash_inputs(root, step.inputs, known, stamp.inputs)
-        changed = changed_inputs(stamp, current)
+        # an input a stale step upstream makes (a new robot's stamp, not there yet) is named
+        # by that step's cause, not as a file of its own
+        changed = [path for path in changed_inputs(stamp, current) if path not in causes]
         upstream = [causes[path] for path in step.inputs if path in causes]
         if changed or upstream:
             # downstream steps name the first cause, not the chain that carried it
@@ -240,13 +249,16 @@ def _differs(root: Path, step: Step, stamp: Stamp, paths: Iterable[str]) -> list
     """Outputs that are missing or no longer hold what the step made."""
     out = []
     for path in paths:
-        kind = "missing" if not (root / path).exists() else "modified"
         if os.path.islink(root / path):
             note = f" ({LINKED_OUTPUT})"
+        elif not (root / path).exists():
+            out.append(Staleness("missing", path, f"{step.name} made it; it is gone"))
+            continue
         elif _executable(root, path):
             note = f" ({EXECUTABLE})"
         else:
             note = f" ({CRLF})" if _crlf_only(root, path, stamp.outputs[path]) else ""
+        kind = "missing" if not (root / path).exists() else "modified"
         out.append(Staleness(kind, path, f"differs from what {step.name} made{note}"))
     return out
 
@@ -324,7 +336,7 @@ def _stampless_state(root: Path, step: Step, built: bool, link: str | None) -> s
     if read_stamp(root, step.name, unsealed_ok=True) is not None:
         return OLDER
     if built or os.path.lexists(root / step.stamp):
-        return "has no readable stamp"
+        return UNSTAMPED
     return "has never been built"
 
 

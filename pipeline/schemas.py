@@ -219,6 +219,9 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
         control = _CONTROL.search(instance)
         if control is not None:
             return [_control_character(instance, control.group(), display, json_pointer(path))]
+        message = f"{_short(repr(instance), 80)} is blank: empty, or spaces only"
+        hint = "write what the field says in words (remove the field if it is optional)"
+        return [Finding(code, display, json_pointer(path), message, hint)]
     form = FORMS.get(str(error.validator_value)) if keyword == "pattern" else None
     if form is not None:
         message = f"{_short(repr(error.instance), 80)} is not {form}"

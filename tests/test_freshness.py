@@ -154,9 +154,43 @@ def test_hand_edited_and_extra_build_files(
     assert code == 1
     assert sorted(lines) == [
         "extra: build/robots/abb_irb2400/notes.txt (no step makes it; delete it)",
-        "missing: build/index.json (differs from what index:robots made)",
+        "missing: build/index.json (index:robots made it; it is gone)",
         "modified: build/robots/abb_irb2400/robot.urdf (differs from what urdf:abb_irb2400 made)",
     ]
+
+
+def test_a_new_robot_stales_the_index_by_its_own_cause(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said `index:robots: build/stamps/manifest/new_arm.json added`, a stamp not made yet."""
+    shutil.copytree(project / "robots" / "abb_irb2400", project / "robots" / "new_arm")
+    urdf = project / "robots" / "new_arm" / "robot.urdf"
+    urdf.write_text(urdf.read_text().replace('name="abb_irb2400"', 'name="new_arm"', 1))
+    code, lines = check(project, capsys)
+    assert code == 1
+    assert (
+        "stale: build/index.json (index:robots: after manifest:new_arm has never been built)"
+        in (lines)
+    )
+
+
+@pytest.mark.parametrize("spoil", ["deleted", "edited"])
+def test_a_stamp_deleted_or_edited_by_hand_is_named_itself(
+    project: Path, capsys: pytest.CaptureFixture[str], spoil: str
+) -> None:
+    """Only its outputs were named (`... has no readable stamp`), never the stamp's file."""
+    stamp = project / "build" / "stamps" / "srdf" / "abb_irb2400.json"
+    if spoil == "deleted":
+        stamp.unlink()
+    else:
+        stamp.write_text(stamp.read_text().replace('"', "'", 1))
+    code, lines = check(project, capsys)
+    assert code == 1
+    kind = "missing" if spoil == "deleted" else "stale"
+    assert (
+        f"{kind}: build/stamps/srdf/abb_irb2400.json (srdf:abb_irb2400 has no readable stamp)"
+        in lines
+    ), lines
 
 
 def test_check_writes_nothing_but_the_digest_cache(
