@@ -25,6 +25,7 @@ from pipeline.doitext import (
 from pipeline.failures import WorkerDied, escape_unencodable, install_handlers, system_finding
 from pipeline.findings import Finding, escaped, render
 from pipeline.lock import BuildLock
+from pipeline.parentdeath import doit_workers_die_with_the_run
 from pipeline.plan import cell_ids, listed_and_closest, plan
 from pipeline.session import (
     BACKEND,
@@ -114,6 +115,7 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     refuse_other_backend(command_line_choice("backend"))
     lock = open_session(root, command_line_choice("dep_file") or DOIT_CONFIG["dep_file"])
     install_handlers()
+    doit_workers_die_with_the_run()  # doit -n's: killed with SIGKILL, they built on unlocked
     # registered first, so it runs last: after doit wrote its database and the digests are saved
     atexit.register(lock.finish)
     steps = planned(root)
