@@ -26,10 +26,13 @@ from pipeline.outputs import RECORD_NAME
 from pipeline.stamps import Step
 
 BUILD = "build"
+DIST = "dist"  # `doit cell:<cell_id>` writes <cell_id>.tar.gz and <cell_id>.identity there
 DEP_FILE = ".doit.db"  # doit's state database (its dep_file)
 BACKEND = "json"  # doit's backend for it: written whole, so a torn one is found and removed
 # writing.atomic_write's temporary names: "." + final name + "." + mkstemp's 8 characters + ".tmp"
 _TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+# those of a bundle and its identity (bundle.py): dist/ is shared with the user's own files
+_DIST_TEMP_NAME = re.compile(r"\..+\.(tar\.gz|identity)\.[a-z0-9_]{8}\.tmp")
 
 
 def is_temp_name(name: str) -> bool:
@@ -43,7 +46,7 @@ def _say(message: str) -> None:
 
 def leftover_temps(root: Path, in_build: bool = True) -> list[Path]:
     """Temporary files an interrupted write left: the local caches' and doit's database's, and
-    (`in_build`) build/'s."""
+    (`in_build`) build/'s and those of a bundle and its identity in dist/."""
     found = [
         p
         for name in (CACHE_NAME, BUILT_CACHE_NAME, RECORD_NAME, DEP_FILE)
@@ -52,7 +55,20 @@ def leftover_temps(root: Path, in_build: bool = True) -> list[Path]:
     ]
     for dirpath, _, filenames in os.walk(root / BUILD) if in_build else ():
         found += [Path(dirpath, name) for name in filenames if is_temp_name(name)]
-    return sorted(found)
+    return sorted(found + (dist_temps(root) if in_build else []))
+
+
+def dist_temps(root: Path) -> list[Path]:
+    """The temporary files of a bundle and its identity in dist/ (regular files; none below)."""
+    try:
+        entries = list(os.scandir(root / DIST))
+    except OSError:  # no dist/: no cell was ever packed
+        return []
+    return [
+        Path(entry.path)
+        for entry in entries
+        if _DIST_TEMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+    ]
 
 
 def remove_leftover_temps(root: Path, in_build: bool = True) -> int:
@@ -61,7 +77,9 @@ def remove_leftover_temps(root: Path, in_build: bool = True) -> int:
     for path in found:
         path.unlink(missing_ok=True)
     if found:
-        _say(f"removed {len(found)} temporary file(s) an interrupted build left")
+        dist = sum(path.parent == root / DIST for path in found)
+        where = f" ({dist} of them in {DIST}/)" if dist else ""
+        _say(f"removed {len(found)} temporary file(s) an interrupted build left{where}")
     return len(found)
 
 

@@ -84,6 +84,38 @@ def test_remove_leftover_temps_deletes_them_and_says_how_many(
     assert capsys.readouterr().err == ""
 
 
+def test_after_a_killed_run_a_bundles_temporaries_in_dist_are_removed_and_no_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `doit cell:<cell_id>` killed at a rename left its temporary files in dist/ for good:
+    only build/ was searched. A user's file is kept, even one looking like a temporary."""
+    dist = tmp_path / "dist"
+    (dist / "old").mkdir(parents=True)
+    ours = [dist / ".weld_cell_a.tar.gz.k3j9x_a2.tmp", dist / ".weld_cell_a.identity.0a1b2c3d.tmp"]
+    theirs = [
+        dist / "weld_cell_a.tar.gz",
+        dist / "weld_cell_a.identity",
+        dist / ".notes.txt.k3j9x_a2.tmp",  # not a bundle's nor an identity's
+        dist / ".weld_cell_a.tar.gz.tmp",  # no random part: not written by us
+        dist / "old" / ".weld_cell_a.tar.gz.k3j9x_a2.tmp",  # below dist/: never written there
+    ]
+    for path in ours + theirs:
+        path.write_bytes(b"half")
+    (dist / ".iiwa_bench.identity.k3j9x_a3.tmp").mkdir()  # a folder: not a file we wrote
+    (tmp_path / LOCK_NAME).write_text(MARK)  # the killed run's mark
+    with open_session(tmp_path):
+        assert not any(path.exists() for path in ours)
+        assert all(path.exists() for path in theirs)
+        assert (dist / ".iiwa_bench.identity.k3j9x_a3.tmp").is_dir()
+    assert "removed 2 temporary file(s) an interrupted build left (2 of them in dist/)" in (
+        capsys.readouterr().err
+    )
+    for path in ours:  # after a finished run dist/ is not searched
+        path.write_bytes(b"half")
+    with open_session(tmp_path):
+        assert all(path.exists() for path in ours)
+
+
 @pytest.mark.parametrize(
     ("content", "removed"),
     [
