@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from pipeline.archive import archive_bytes, identity_of_listing, listing, over_limits
 from pipeline.cell import cell_build_dir, cell_dir
 from pipeline.findings import ContractError, Finding
 from pipeline.stamps import changed_outputs, read_stamp
-from pipeline.writing import atomic_write_all, file_in_the_way, write_fix
+from pipeline.writing import file_in_the_way, replace_all, stage_write, write_fix
 
 
 def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:
@@ -51,12 +53,7 @@ def package_cell(root: Path, cell_id: str) -> str:
         )
     bundle_path = f"dist/{cell_id}.tar.gz"
     try:  # both or neither: a bundle beside the identity of another is worse than the old pair
-        atomic_write_all(
-            {
-                root / bundle_path: bundle,
-                root / "dist" / f"{cell_id}.identity": f"{identity}\n".encode(),
-            }
-        )
+        write_pair(root / bundle_path, bundle, root / "dist" / f"{cell_id}.identity", identity)
     except OSError as exc:  # a full disk, a read-only dist/: a finding, not a traceback
         raise ContractError(
             [
@@ -70,6 +67,51 @@ def package_cell(root: Path, cell_id: str) -> str:
             ]
         ) from None
     return identity
+
+
+def write_pair(bundle_path: Path, bundle: bytes, identity_path: Path, identity: str) -> None:
+    """Write a bundle and its identity so that no kill leaves a bundle beside another's identity.
+
+    Both are staged first, so a full disk leaves the old pair whole. Then the old identity is
+    set aside under a temporary name, the bundle is renamed into place, and the new identity
+    last: a kill in between leaves a bundle without an identity (the next `doit cell:<cell_id>`
+    packs it again, its target missing) and temporary files (the next doit removes them). A
+    refused rename puts the old pair back.
+    """
+    staged: list[tuple[str, Path]] = []
+    aside: str | None = None
+    try:
+        staged.append((str(stage_write(bundle_path, bundle, always=True)), bundle_path))
+        data = f"{identity}\n".encode()
+        staged.append((str(stage_write(identity_path, data, always=True)), identity_path))
+        aside = _set_aside(identity_path)
+        replace_all(staged)
+    except BaseException:
+        if aside is not None:
+            os.replace(aside, identity_path)
+            aside = None
+        raise
+    finally:  # what is still staged (a renamed file's temporary name is gone), the old identity
+        for tmp in [tmp for tmp, _ in staged] + ([aside] if aside else []):
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+
+
+def _set_aside(path: Path) -> str | None:
+    """Rename the file at `path` to a temporary name beside it (`.<name>.<8 hex>.tmp`, as
+    writing.py's); None when there is none, or a folder is there (its rename is refused later)."""
+    import secrets
+
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            return None
+    except FileNotFoundError:
+        return None
+    while True:
+        aside = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.tmp")
+        if not os.path.lexists(aside):
+            os.rename(path, aside)
+            return aside
 
 
 def _why(root: Path, path: str, exc: OSError) -> str:

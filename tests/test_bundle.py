@@ -9,8 +9,10 @@ import pytest
 from pipeline import archive
 from pipeline.bundle import package_cell
 from pipeline.findings import ContractError
+from pipeline.lock import LOCK_NAME, MARK
+from pipeline.session import open_session
 from tests.cellrepo import copy_repo
-from tests.conftest import refuse_under, tree_bytes
+from tests.conftest import refuse_under, run_python, tree_bytes
 
 
 def test_packaging_a_cell_not_built_is_refused(tmp_path: Path) -> None:
@@ -119,3 +121,50 @@ def test_output_unwritable_packaging_when_dist_is_a_file_names_it(tmp_path: Path
         "move the file dist away (a folder goes there) and run again",
     )
     assert (root / "dist").read_text() == "mine"
+
+
+# packaging killed (SIGKILL) just before one of its renames into place: the report's fault
+# injection, where os.replace kills the process when its target ends with a given name
+KILLED_AT_RENAME = """
+import os, signal, sys
+from pathlib import Path
+from pipeline.bundle import package_cell
+
+replace = os.replace
+def killing(source, target, *args, **kwargs):
+    if str(target).endswith(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return replace(source, target, *args, **kwargs)
+os.replace = killing
+package_cell(Path.cwd(), "iiwa_bench")
+"""
+
+
+@pytest.mark.parametrize("target", ["iiwa_bench.tar.gz", "iiwa_bench.identity"])
+def test_packaging_killed_at_a_rename_never_leaves_a_bundle_beside_anothers_identity(
+    tmp_path: Path, target: str
+) -> None:
+    """Killed at the rename of dist/<cell_id>.identity, packaging left the new bundle beside the
+    old identity, and its temporary files for good. Now the old identity is set aside first:
+    a bundle is beside its own identity or none, and the next doit removes the temporaries."""
+    root = copy_repo(tmp_path)
+    dist = root / "dist"
+    dist.mkdir()
+    (dist / "iiwa_bench.tar.gz").write_bytes(b"old bundle")
+    (dist / "iiwa_bench.identity").write_text("sha256:old\n")
+    (root / LOCK_NAME).write_text(MARK)  # as the killed `doit cell:iiwa_bench` left it
+    killed = run_python(root, "-c", KILLED_AT_RENAME, target)
+    assert killed.returncode == -9, killed.stderr
+    bundle = (dist / "iiwa_bench.tar.gz").read_bytes()
+    identity = dist / "iiwa_bench.identity"
+    if identity.exists():  # a bundle beside its own identity: here only the old pair can be
+        assert (bundle, identity.read_text()) == (b"old bundle", "sha256:old\n")
+    with open_session(root):
+        pass
+    assert sorted(p.name for p in dist.iterdir()) == [
+        "iiwa_bench.tar.gz",
+        *(["iiwa_bench.identity"] if identity.exists() else []),
+    ]
+    new = package_cell(root, "iiwa_bench")
+    assert identity.read_text() == f"{new}\n"
+    assert (dist / "iiwa_bench.tar.gz").read_bytes() != b"old bundle"
