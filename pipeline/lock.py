@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 from types import TracebackType
+from typing import TextIO
 
 from pipeline.filesig import stat_signature
 
@@ -39,27 +40,45 @@ def next_run_searches_build(root: Path) -> bool:
         return True  # no lock yet: a new checkout
 
 
+def unopenable_fix(exc: OSError) -> str:
+    """What to do when the lock cannot be opened, by its cause."""
+    if exc.errno == errno.EROFS:
+        return (
+            "the checkout's file system is read-only, so doit cannot build here (`doit list` "
+            "and `doit info` still run); `pipeline check` checks build/ without writing"
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):  # another user's checkout
+        return "run as the user who owns the checkout, or make the checkout writable"
+    return f"remove {LOCK_NAME} (a local file, never committed) and run again"
+
+
 class BuildLock:
     """A held build lock; `interrupted` is whether the previous holder stopped without finishing."""
 
-    def __init__(self, root: Path, watch: str | None = None) -> None:
+    def __init__(self, root: Path, watch: str | None = None, required: bool = True) -> None:
+        """Take the lock, waiting for another holder; one that cannot be opened stops the run
+        (exit 2), unless not `required` (a command that writes nothing): then none is `held`."""
         self.root = root
         self.watch = watch
+        self.handle: TextIO | None = None
+        # nothing to clear or repair when not held (and nothing that may be done without it)
+        self.interrupted = self.searches_build = False
+        self.left = ""
         # errors="replace": any bytes found there (junk included) read as a mark, never an error;
         # O_NOFOLLOW: the lock is truncated, so a link in its place must not reach another file
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open(root / LOCK_NAME, flags, 0o644)
-            self.handle = os.fdopen(fd, "a+", encoding="utf-8", errors="replace")
         except OSError as exc:  # a folder or a link in its place: a message, not a traceback
-            fix = f"remove {LOCK_NAME} (a local file, never committed) and run again"
-            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # another user's checkout
-                fix = "run as the user who owns the checkout, or make the checkout writable"
+            if not required:
+                return
             print(
-                f"doit: the build lock {LOCK_NAME} cannot be opened ({exc.strerror}); {fix}",
+                f"doit: the build lock {LOCK_NAME} cannot be opened ({exc.strerror}); "
+                + unopenable_fix(exc),
                 file=sys.stderr,
             )
             raise SystemExit(2) from None
+        self.handle = os.fdopen(fd, "a+", encoding="utf-8", errors="replace")
         try:
             fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -73,8 +92,17 @@ class BuildLock:
         # the build is killed it waits forever for its dead parent: it must not keep the checkout
         # locked. Closing the child's copy leaves the parent's lock (and the mark) as they are.
         os.register_at_fork(after_in_child=self.handle.close)
-        self.handle.seek(0)
-        found = self.handle.read()
+        self._read_mark(self.handle)
+
+    @property
+    def held(self) -> bool:
+        """Whether this run holds the lock (one it could not open is not held)."""
+        return self.handle is not None
+
+    def _read_mark(self, handle: TextIO) -> None:
+        """Read what the last holder left, and mark the lock as held by an unfinished run."""
+        handle.seek(0)
+        found = handle.read()
         self.interrupted = found != "" and not found.startswith(FINISHED)
         # also when no run recorded how it ended: a new checkout, or a lock an older version
         # left empty (a killed run of that version left its temporary files without a mark)
@@ -82,9 +110,9 @@ class BuildLock:
         # the watched file's signature when the last holder finished ("" when not recorded)
         self.left = found[len(FINISHED) :].strip() if found.startswith(FINISHED) else ""
         if not self.interrupted:
-            self.handle.truncate(0)
-            self.handle.write(MARK)
-            self.handle.flush()
+            handle.truncate(0)
+            handle.write(MARK)
+            handle.flush()
 
     def watched(self) -> str:
         """The stat signature of the watched file now (`-` when there is none)."""
@@ -95,7 +123,7 @@ class BuildLock:
 
     def finish(self) -> None:
         """Replace the mark (this holder finished) and let the next holder in."""
-        if self.handle.closed:
+        if self.handle is None or self.handle.closed:
             return
         self.handle.truncate(0)
         if self.watch is not None:

@@ -137,6 +137,26 @@ def command_line_choice(option: str) -> str | None:
     return None
 
 
+# doit's commands that write nothing: not its database (they never save it), not build/
+READ_ONLY_COMMANDS = frozenset({"list", "info", "help"})
+
+
+def doit_command() -> str | None:
+    """The doit command (`run`, `list`, `info`...) reading dodo.py; None outside one.
+
+    doit's command loads dodo.py from its execute(params, args), the command being its self.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        names = frame.f_locals
+        if frame.f_code.co_name == "execute" and "params" in names and "args" in names:
+            name = getattr(names.get("self"), "name", None)
+            if isinstance(name, str):
+                return name
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
 def _load_tasks_locals() -> dict[str, object] | None:
     """The locals of doit's loader while it calls the task creators; None outside it."""
     frame = sys._getframe(1)
@@ -179,9 +199,15 @@ def refuse_other_backend(backend: str | None) -> None:
     raise SystemExit(2)
 
 
-def open_session(root: Path, dep_file: str = DEP_FILE) -> BuildLock:
-    """Take the build lock, then clear what a killed run left; the caller finishes the lock."""
-    lock = BuildLock(root, watch=dep_file)
+def open_session(root: Path, dep_file: str = DEP_FILE, writes: bool = True) -> BuildLock:
+    """Take the build lock, then clear what a killed run left; the caller finishes the lock.
+
+    A command that `writes` nothing (`doit list`) runs without the lock where it cannot be
+    opened (a read-only checkout), and then clears nothing: that needs the lock.
+    """
+    lock = BuildLock(root, watch=dep_file, required=writes)
+    if not lock.held:
+        return lock
     if os.path.islink(root / dep_file):  # doit writes it in place: through a link, elsewhere
         lock.finish()
         _say(f"{dep_file} is a symbolic link, not doit's database; remove it and run again")

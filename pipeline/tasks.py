@@ -30,7 +30,9 @@ from pipeline.plan import cell_ids, listed_and_closest, plan
 from pipeline.session import (
     BACKEND,
     DEP_FILE,
+    READ_ONLY_COMMANDS,
     command_line_choice,
+    doit_command,
     named_tasks,
     open_session,
     planned,
@@ -113,7 +115,8 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     # under PYTHONIOENCODING=ascii is escaped, not a traceback and exit status 3
     escape_unencodable(sys.stdout, sys.stderr)
     refuse_other_backend(command_line_choice("backend"))
-    lock = open_session(root, command_line_choice("dep_file") or DOIT_CONFIG["dep_file"])
+    dep_file = command_line_choice("dep_file") or DOIT_CONFIG["dep_file"]
+    lock = open_session(root, dep_file, writes=doit_command() not in READ_ONLY_COMMANDS)
     install_handlers()
     doit_workers_die_with_the_run()  # doit -n's: killed with SIGKILL, they built on unlocked
     # registered first, so it runs last: after doit wrote its database and the digests are saved

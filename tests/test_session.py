@@ -15,6 +15,7 @@ from pipeline.outputs import RECORD_NAME
 from pipeline.session import (
     DEP_FILE,
     command_line_choice,
+    doit_command,
     is_temp_name,
     leftover_temps,
     open_session,
@@ -23,7 +24,7 @@ from pipeline.session import (
     repair_doit_db,
 )
 from pipeline.writing import atomic_write
-from tests.conftest import refuse_under, run_doit, tree_bytes
+from tests.conftest import refuse_under, run_doit, run_python, tree_bytes
 
 TORN_DB = b'{"urdf:abb_irb2400": {"checker:": "ContentChecker"}'
 
@@ -379,3 +380,54 @@ def test_file_unreadable_doit_db_refused_by_its_mode_is_not_said_torn(
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"doit: {DEP_FILE} could not be read (Permission denied); removed it.")
     assert not db.exists()
+
+
+def test_doit_command_names_the_command_reading_dodo_py() -> None:
+    """doit's command loads dodo.py from its execute(params, args), the command being self."""
+
+    class List:
+        name = "list"
+
+        def execute(self, params: dict[str, str], args: list[str]) -> str | None:
+            return doit_command()
+
+    assert List().execute({}, []) == "list"
+    assert doit_command() is None  # not read by a doit command
+
+
+# doit in a checkout whose file system is read-only: opening the lock fails with EROFS
+READ_ONLY_DOIT = """
+import errno, os, sys
+from doit.doit_cmd import DoitMain
+
+opened = os.open
+def read_only(path, flags, *args, **kwargs):
+    if str(path).endswith(".doit.lock"):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+    return opened(path, flags, *args, **kwargs)
+os.open = read_only
+sys.exit(DoitMain().run(sys.argv[1:]))
+"""
+
+
+def test_on_a_read_only_checkout_list_and_info_run_and_a_build_says_what_works(
+    project: Path,
+) -> None:
+    """doit list, doit info and doit check all stopped (exit 2), told to run as the owner of
+    the checkout. The commands that write nothing now run without the lock; the others say the
+    file system is read-only and that `pipeline check` checks build/ without writing."""
+    listed = run_python(project, "-c", READ_ONLY_DOIT, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "spheres" in listed.stdout.split() and listed.stderr == ""
+    info = run_python(project, "-c", READ_ONLY_DOIT, "info", "index:robots")
+    # doit's `info` exits 1 for a task not up to date: this copy has no doit database yet
+    assert info.returncode == 1 and info.stderr == "", info.stderr
+    assert "index:robots" in info.stdout and "status     : run" in info.stdout
+    helped = run_python(project, "-c", READ_ONLY_DOIT, "help", "index:robots")
+    assert helped.returncode == 0, helped.stderr
+    for command in (["check"], []):
+        refused = run_python(project, "-c", READ_ONLY_DOIT, *command)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith(f"doit: the build lock {LOCK_NAME} cannot be opened")
+        assert "`pipeline check` checks build/ without writing" in refused.stderr
+    assert not (project / LOCK_NAME).exists() and not (project / DEP_FILE).exists()
