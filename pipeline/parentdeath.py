@@ -1,9 +1,6 @@
 """Forked worker processes that die with the process that forked them (Linux's parent death
-signal), so that none outlives a killed run and writes into build/ without its lock.
-
-spheres/pool.py sets the same signal in its fitting workers with its own copy of these lines:
-it is spheres code (stagecode.SPHERES_CODE), so an edit there restamps every spheres step.
-"""
+signal), so that none outlives a killed run and writes into build/ without its lock: doit -n's
+workers and the fitting pool's (spheres/pool.py)."""
 
 from __future__ import annotations
 

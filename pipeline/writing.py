@@ -53,24 +53,6 @@ def atomic_write(path: Path, data: bytes) -> bool:
     return True
 
 
-def atomic_write_all(files: dict[Path, bytes]) -> None:
-    """Write files that belong together (a bundle and its identity): all of them or none.
-
-    Each is staged as a temporary file in its folder; only when every one is staged are they
-    renamed into place (a rename needs no space), so a full disk leaves the old set whole.
-    """
-    staged: list[tuple[str, Path]] = []
-    try:
-        for path, data in files.items():
-            staged.append((str(stage_write(path, data, always=True)), path))
-        replace_all(staged)
-    except BaseException:
-        for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
-
-
 class _Failed(OSError):
     """A rename into place the system refused, naming its target."""
 

@@ -12,8 +12,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from pipeline.failures import WorkerDied
-
-_PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
+from pipeline.parentdeath import die_with_parent
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -91,13 +90,4 @@ def _worker_start(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C held back until now is dropped
     if hasattr(signal, "pthread_sigmask"):  # held back by _FittingPool.submit until now
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if sys.platform != "linux":
-        return
-    try:  # a Python without ctypes, or that cannot open the C library: a worker without it
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (ImportError, OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died before the line above
-        os._exit(1)
+    die_with_parent(parent)
