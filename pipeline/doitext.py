@@ -216,3 +216,28 @@ def output_record(root: str) -> OutputRecord:
     record = OutputRecord(Path(root))
     atexit.register(record.save)
     return record
+
+
+def doit_workers_die_with_the_run() -> None:
+    """Have the worker processes `doit -n` forks (its MRunner's) die with the run that forked
+    them: killed with SIGKILL, doit cannot stop them, and they went on building without the lock.
+    """
+    from doit.runner import MRunner, Process
+
+    from pipeline.parentdeath import die_with_parent
+
+    work = MRunner.execute_task_subprocess
+    if getattr(work, "dies_with_the_run", False):
+        return
+
+    def execute_task_subprocess(self: Any, *args: Any) -> Any:
+        if self.Child is Process:  # a forked process, not one of `doit -P thread`'s threads
+            import multiprocessing
+
+            parent = multiprocessing.parent_process()  # the pid recorded before the fork
+            if parent is not None and parent.pid is not None:
+                die_with_parent(parent.pid)
+        return work(self, *args)
+
+    execute_task_subprocess.dies_with_the_run = True  # type: ignore[attr-defined]
+    MRunner.execute_task_subprocess = execute_task_subprocess

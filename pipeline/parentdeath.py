@@ -1,13 +1,12 @@
 """Forked worker processes that die with the process that forked them (Linux's parent death
 signal), so that none outlives a killed run and writes into build/ without its lock: doit -n's
-workers and the fitting pool's (spheres/pool.py)."""
+workers (doitext.doit_workers_die_with_the_run) and the fitting pool's (spheres/pool.py)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
-from typing import Any
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
 
@@ -29,26 +28,3 @@ def die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # it died before the line above
         os._exit(1)
-
-
-def doit_workers_die_with_the_run() -> None:
-    """Have the worker processes `doit -n` forks (its MRunner's) die with the run that forked
-    them: killed with SIGKILL, doit cannot stop them, and they went on building without the lock.
-    """
-    from doit.runner import MRunner, Process
-
-    work = MRunner.execute_task_subprocess
-    if getattr(work, "dies_with_the_run", False):
-        return
-
-    def execute_task_subprocess(self: Any, *args: Any) -> Any:
-        if self.Child is Process:  # a forked process, not one of `doit -P thread`'s threads
-            import multiprocessing
-
-            parent = multiprocessing.parent_process()  # the pid recorded before the fork
-            if parent is not None and parent.pid is not None:
-                die_with_parent(parent.pid)
-        return work(self, *args)
-
-    execute_task_subprocess.dies_with_the_run = True  # type: ignore[attr-defined]
-    MRunner.execute_task_subprocess = execute_task_subprocess

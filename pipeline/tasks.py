@@ -20,12 +20,12 @@ from pipeline.doitext import (
     ContractFailure,
     FindingsReporter,
     digest_cache,
+    doit_workers_die_with_the_run,
     output_record,
 )
 from pipeline.failures import WorkerDied, escape_unencodable, install_handlers, system_finding
 from pipeline.findings import Finding, escaped, render
 from pipeline.lock import BuildLock
-from pipeline.parentdeath import doit_workers_die_with_the_run
 from pipeline.plan import cell_ids, listed_and_closest, plan
 from pipeline.session import (
     BACKEND,

@@ -24,7 +24,7 @@ WORKERS_SCRIPT = """
 import os, signal, sys
 from multiprocessing import Queue
 from doit.runner import JobHold, MRunner
-from pipeline.parentdeath import doit_workers_die_with_the_run
+from pipeline.doitext import doit_workers_die_with_the_run
 
 if sys.argv[1] == "installed":
     doit_workers_die_with_the_run()
