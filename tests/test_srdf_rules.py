@@ -396,6 +396,24 @@ def test_group_state_units_rad_for_revolute_m_for_prismatic(
     ]
 
 
+@pytest.mark.parametrize(("value", "degrees"), [("90", True), ("-45", True), ("3.3", False)])
+def test_group_state_above_limit_hints_degrees_only_for_a_value_over_a_turn(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    value: str,
+    degrees: bool,
+) -> None:
+    """0.3 over a limit of 0.19 rad was told it 'looks like degrees: write 0.0052 rad'."""
+    body = f"_find('joint', name='joint_1').set('value', '{value}')"
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert status == 2
+    [finding] = findings
+    assert ("looks like degrees" in finding["hint"]) is degrees, finding["hint"]
+
+
 def test_srdf_bad_urdf_is_reported_in_the_urdf(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -210,7 +210,14 @@ def _check_value(c: Checker, state: GroupState, value: JointValue, group: Conten
         return
     unit = "rad" if joint.type == "revolute" else "m"
     hint = f"stay within [{limit.lower!r}, {limit.upper!r}] {unit}"
-    if joint.type == "revolute" and limit.lower <= math.radians(value.value) <= limit.upper:
+    # only a value no revolute joint turns in radians (over a full turn) is taken for degrees:
+    # 0.3 over a limit of 0.19 rad is a value in radians, not 0.005 rad written in degrees
+    degrees = abs(value.value) > math.tau
+    if (
+        joint.type == "revolute"
+        and degrees
+        and limit.lower <= math.radians(value.value) <= limit.upper
+    ):
         hint += f"; {value.value!r} looks like degrees: write {math.radians(value.value)!r} rad"
     if value.value < limit.lower:
         c.add(
