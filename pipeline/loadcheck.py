@@ -32,6 +32,7 @@ from pipeline.srdf.read import load_srdf
 from pipeline.strict_io import JSON_LIMIT, XML_LIMIT, read_bytes, refusal
 from pipeline.strict_json import load_json, parse_json
 from pipeline.urdf import Robot, check_rules, parse_urdf
+from pipeline.urdf.rules import MODEL_ID
 
 BLOCK = "robot_cell"
 # Header field -> the reason code when it differs from the cell.
@@ -70,7 +71,7 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     model = block.get("model_id", ABSENT) if isinstance(block, dict) else ABSENT
     if not isinstance(block, dict) or not isinstance(model, str):
         # before, blamed on the description's manifest for not naming the model None
-        raise ContractError([_inconsistent(display, [BLOCK, "model_id"], model, "a model id")])
+        raise ContractError([_inconsistent(doc, display, [BLOCK, "model_id"], model, "a model id")])
     if (folder / DESCRIPTION).is_symlink():
         # the manifest refuses a linked meshes/ inside it; the folder itself is no different
         raise refusal(
@@ -92,11 +93,11 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
     )
     # the header block against the files; then the same fields at cell.json's top, once each
     problems = [
-        _inconsistent(display, [BLOCK, name], block.get(name, ABSENT), repr(cell.value(name)))
+        _inconsistent(doc, display, [BLOCK, name], block.get(name, ABSENT), repr(cell.value(name)))
         for name, _ in FIELDS
         if block.get(name) != cell.value(name)
     ] + [
-        _inconsistent(display, [name], doc.get(name, ABSENT), repr(cell.value(name)))
+        _inconsistent(doc, display, [name], doc.get(name, ABSENT), repr(cell.value(name)))
         for name, _ in FIELDS
         if block.get(name) == cell.value(name) != doc.get(name)  # one line per wrong field
     ]
@@ -133,10 +134,12 @@ def _compiled_problems(
         digest = cell.calibration_identity.removeprefix("sha256:")
         pin = Pin(stated["path"], digest, stated["source"])
     elif stated is not None:
-        return [_inconsistent(display, ["calibration_pin"], stated, "a {path, sha256, source} pin")]
+        return [
+            _inconsistent(doc, display, ["calibration_pin"], stated, "a {path, sha256, source} pin")
+        ]
     elif served != empty_document(cell.model_id):
         why = f"a pin: {CALIBRATION_NAME} is not the empty document"
-        return [_inconsistent(display, ["calibration_pin"], stated, why)]
+        return [_inconsistent(doc, display, ["calibration_pin"], stated, why)]
     machine = MachineConfig(str(doc.get("cell_id")), cell.model_id, pin)
     srdf = load_srdf(folder / DESCRIPTION / SRDF_NAME, f"{display}/{DESCRIPTION}/{SRDF_NAME}")
     review = kinematics_review(
@@ -147,7 +150,7 @@ def _compiled_problems(
     )
     want = parse_json(compiled, f"{display}/{CELL_NAME}")
     return [
-        _inconsistent(display, where, found, _brief(value))
+        _inconsistent(doc, display, where, found, _brief(value))
         for where, found, value in _differences(doc, want, [])
     ]
 
@@ -192,14 +195,20 @@ def _brief(value: object) -> str:
     return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
 
 
-def _inconsistent(display: str, where: list[str | int], found: object, want: str) -> Finding:
+def _inconsistent(
+    doc: dict[str, Any], display: str, where: list[str | int], found: object, want: str
+) -> Finding:
+    """A field of cell.json (`doc`) that is not what the cell's files give."""
+    cell_id = doc.get("cell_id")
+    # an id of the right form only: cell.json may be anything a hand put there
+    cell_id = cell_id if isinstance(cell_id, str) and MODEL_ID.fullmatch(cell_id) else "<cell_id>"
     return Finding(
         "cell_inconsistent",
         f"{display}/{CELL_NAME}",
         json_pointer(where),
         f"cell.json says {_brief(found)} but the cell's files give {want}",
-        "recompile the cell (`doit cellbuild:<cell_id>`) or unpack its bundle again;"
-        " never edit a compiled cell by hand",
+        f"compile the cell again (`doit cell:{cell_id}` in its repository) or unpack its "
+        "bundle again; never edit a compiled cell by hand",
     )
 
 

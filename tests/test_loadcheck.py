@@ -103,6 +103,8 @@ def test_a_tampered_cell_is_bad_input_cell_inconsistent(
     code, lines = run(tmp_path, capsys, header, cell)
     assert code == 2
     assert len(lines) == 1 and ": cell_inconsistent: " in lines[0]
+    # it said `doit cellbuild:<cell_id>`: a placeholder, and a task no page documents
+    assert "`doit cell:weld_cell_a` in its repository" in lines[0]
 
 
 def test_a_program_that_is_not_json_is_bad_input(
