@@ -217,7 +217,13 @@ def _revolute(robot: Robot, name: str, where: list[str | int], add: _Add) -> Joi
             "joint_not_revolute",
             where,
             f"joint {name!r} is {joint.type}, not revolute",
-            "limit or hold only revolute joints",
+            "limit or hold only revolute joints"
+            + (
+                f" (a calibration narrows no prismatic axis: {name!r}'s travel is robot.urdf's "
+                "<limit>)"
+                if joint.type == "prismatic"
+                else ""
+            ),
         )
         return None
     return joint

@@ -196,7 +196,13 @@ def check_revolute(robot: Robot, name: str, display: str, place: list[str | int]
                 display,
                 json_pointer(place),
                 f"joint {name!r} is {joint.type}, not revolute",
-                "name only revolute joints of robot.urdf here",
+                "name only revolute joints of robot.urdf here"
+                + (
+                    f" (config.json maps no prismatic axis: leave {name!r} out; a linear track "
+                    "is planned from the SRDF's groups and the URDF's <limit>)"
+                    if joint.type == "prismatic"
+                    else ""
+                ),
             )
         ]
     return []

@@ -253,6 +253,23 @@ def test_bad_config_gives_one_finding_and_exit_2(
     expect_one_finding(repo, monkeypatch, capsys, edit, f"robots/{ABB}/{CFG}:{expected}")
 
 
+@pytest.mark.parametrize("place", ["planning", "axes"])
+def test_joint_not_revolute_hint_says_where_a_prismatic_track_goes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, place: str
+) -> None:
+    """A KR16 on a linear track named its track joint in config.json: the fix said only 'name
+    only revolute joints', not that the track is planned from the SRDF's groups instead."""
+    folder = repo / "robots" / ABB
+    add_prismatic_joint(folder)
+    axis = {"controller_axis": 7, "sign": 1}
+    edit = _planning("slide") if place == "planning" else _set(["axes", "slide"], axis)
+    edit_json(CFG, edit)(folder)
+    status, lines = validate(repo, monkeypatch, capsys)
+    assert status == 2
+    [line] = [x for x in lines if ": joint_not_revolute: " in x]
+    assert line.endswith("a linear track is planned from the SRDF's groups and the URDF's <limit>)")
+
+
 # joint_1's limit removed: a URDF that parses but fails its own rules (missing_joint_limit)
 URDF_BREAK = ('<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>', "")
 URDF_FINDING = f"robots/{ABB}/robot.urdf:155: missing_joint_limit: "
