@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
         "written from robots/MODEL_ID/robot.urdf",
     )
     template.add_argument("model", nargs="?", metavar="MODEL_ID", help="the robot, for srdf")
+    template.add_argument(
+        "--bare",
+        action="store_true",
+        help="robot, config: without the *_doc notes, a file to fill in and keep as it is",
+    )
     template.set_defaults(run=cmd_template)
 
     from pipeline.cellcli import add_parsers as add_cells

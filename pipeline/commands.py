@@ -264,13 +264,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_template(args: argparse.Namespace) -> int:
-    """Print an annotated template, byte for byte, or a first srdf.py written from a URDF."""
+    """Print an annotated template, byte for byte (or without its notes), or a first srdf.py."""
     if (args.name == "srdf") != (args.model is not None):
         message, hint = (
             ("srdf needs the model id of the robot to write it for", "pass MODEL_ID")
             if args.name == "srdf"
             else (f"the {args.name} template takes no model id", f"pipeline template {args.name}")
         )
+        raise ContractError([Finding("usage_error", "pipeline template", "", message, hint)])
+    if args.name == "srdf" and args.bare:
+        message, hint = "the srdf template has no notes to leave out", "drop --bare"
         raise ContractError([Finding("usage_error", "pipeline template", "", message, hint)])
     if args.name == "srdf":
         from pipeline.srdf.starter import starter_source
@@ -281,9 +284,10 @@ def cmd_template(args: argparse.Namespace) -> int:
         robot = load_robot(root / "robots" / args.model, root)
         sys.stdout.write(starter_source(robot, args.model))
         return 0
-    from pipeline.schemas import template_bytes
+    from pipeline.schemas import bare_template_bytes, template_bytes
 
-    sys.stdout.write(template_bytes(args.name).decode("utf-8"))
+    text = (bare_template_bytes if args.bare else template_bytes)(args.name)
+    sys.stdout.write(text.decode("utf-8"))
     return 0
 
 

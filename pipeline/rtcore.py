@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
-from pipeline.schemas import check_schema, one_per_value
+from pipeline.schemas import check_schema, one_per_value, template_notes
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path
@@ -104,7 +104,7 @@ def check_definition(
     )
     if robot is not None:
         findings += _joint_rules(data, robot, display)
-    return one_per_value(data, findings)
+    return one_per_value(data, template_notes(data, findings, display, "robot"))
 
 
 def _joint_rules(data: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:

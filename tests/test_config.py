@@ -190,6 +190,12 @@ CASES: list[tuple[str, Edit, str]] = [
         edit_json(CFG, _set(["calibration_caps", "joint_2", "rpy_rad_doc"], "Largest ...")),
         "/calibration_caps/joint_2/rpy_rad_doc: unexpected_field",
     ),
+    # the template's note on a joint's entry: one finding, not also wrong_type and unknown_joint
+    (
+        "unexpected_field-template-note-of-a-joint",
+        edit_json(CFG, _set(["reset_pose", "joint_2_doc"], "The joint's position ...")),
+        "/reset_pose/joint_2_doc: unexpected_field",
+    ),
     (
         "reset_pose_outside_limits",
         edit_json(CFG, _set(["reset_pose", "joint_2"], 2.0)),

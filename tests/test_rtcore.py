@@ -151,6 +151,12 @@ CASES: list[tuple[str, Edit, str]] = [
         edit_json(DEF, _delete([*J1, "drive_address"])),
         "/joints/joint_1: missing_field",
     ),
+    # the template's note on a joint's entry: one finding, not also wrong_type and unknown_joint
+    (
+        "unexpected_field-template-note-of-a-joint",
+        edit_json(DEF, _set(["joints", "joint_1_doc"], "One entry per revolute URDF joint ...")),
+        "/joints/joint_1_doc: unexpected_field",
+    ),
 ]
 
 
