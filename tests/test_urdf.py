@@ -1339,13 +1339,18 @@ def test_file_unreadable_meshes_folder_this_user_cannot_search_is_not_mesh_missi
             "package://kuka_kr16_support/meshes/kr16_2/collision/link_1.stl",
             " (package://abb_irb2400/meshes/link_1.stl for meshes/link_1.stl)",
         ),
+        # meshes/ holds the one file of that name in another case: the fix names it as cased
         (
             "file:///home/me/cad/link_1.STL",
-            " (package://abb_irb2400/meshes/link_1.STL for meshes/link_1.STL)",
+            " (package://abb_irb2400/meshes/link_1.stl for meshes/link_1.stl)",
         ),
-        # no mesh file named, or one that would leave meshes/: no example
+        # no mesh file named: no example
         ("/etc/passwd", ""),
-        ("package://other/meshes/../../secret.stl", ""),
+        # one that would leave meshes/: the path after its last '..', in meshes/
+        (
+            "package://other/meshes/../../secret.stl",
+            " (package://abb_irb2400/meshes/secret.stl for meshes/secret.stl)",
+        ),
     ],
     ids=["other-package", "other-package-file-there", "file-uri", "not-a-mesh", "leaving"],
 )
@@ -1366,11 +1371,22 @@ def test_mesh_uri_not_package_fix_names_the_file_meshes_holds(repo: Path) -> Non
     its meshes/ (ur5/...) is one folder too deep; the fix names the file that is there."""
     (repo / ABB / "meshes" / "collision").mkdir()
     (repo / ABB / "meshes" / "link_1.stl").rename(repo / ABB / "meshes" / "collision" / "l1.stl")
-    long = "x" * 300 + "/l1.stl"  # too long a name for the system: no example, no traceback
+    long = "x" * 300 + "/l9.stl"  # too long a name for the system: no traceback
     for folder in ("textured_objs", "meshes_v3"):
         (repo / ABB / "meshes" / folder).mkdir()
         (repo / ABB / "meshes" / folder / f"{folder}.obj").write_bytes(b"v 0 0 0\n")
+        (repo / ABB / "meshes" / folder / "twin.stl").write_bytes(b"solid t\nendsolid t\n")
+    (repo / ABB / "meshes" / "gripper").mkdir()
+    (repo / ABB / "meshes" / "gripper" / "base_link.STL").write_bytes(b"solid b\nendsolid b\n")
+    (repo / ABB / "meshes" / "EGK40-MB-M-B.obj").write_bytes(b"v 0 0 0\n")
     for uri, example in [
+        # a relative URI, its file copied into meshes/ (new-user trial): the tails after '..'
+        ("../meshes/EGK40-MB-M-B.obj", "EGK40-MB-M-B.obj"),
+        ("../../cad/collision/l1.stl", "collision/l1.stl"),
+        # another package's name, no tail held, the one file of that name in a subfolder
+        ("package://xarm_gripper/meshes/base_link.STL", "gripper/base_link.STL"),
+        # two files of that name: neither is meant more than the other
+        ("package://xarm_gripper/meshes/twin.stl", "twin.stl"),
         ("package://erd/robots/ur/meshes/ur5/collision/l1.stl", "collision/l1.stl"),
         (f"package://erd/meshes/{long}", long),
         # a PartNet URDF names textured_objs/<file>, Atlas's package meshes_v3/<file>, each
@@ -1379,7 +1395,8 @@ def test_mesh_uri_not_package_fix_names_the_file_meshes_holds(repo: Path) -> Non
         ("package://atlas_description/meshes_v3/meshes_v3.obj", "meshes_v3/meshes_v3.obj"),
         ("file:///home/me/atlas/meshes_v3/meshes_v3.obj", "meshes_v3/meshes_v3.obj"),
         # the package's name is no folder of meshes/, even where meshes/ holds one so named
-        ("package://textured_objs/textured_objs.obj", "textured_objs.obj"),
+        # (twin.stl: two of that name, so neither is the one file of its name)
+        ("package://textured_objs/twin.stl", "twin.stl"),
     ]:
         path = repo / ABB / "robot.urdf"
         text = (REPO / ABB / "robot.urdf").read_text()

@@ -2,22 +2,67 @@
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from pipeline.sourcenames import ignored_part
 
 Problem = tuple[str, str, str]  # code, message, hint
 
 
+class MeshesFolder:
+    """What a robot's meshes/ holds, for the fix of a mesh URI or of a missing mesh."""
+
+    def __init__(self, meshes: Path) -> None:
+        """`meshes`: the robot's meshes/ folder, walked once, when a name is first looked up."""
+        self.meshes = meshes
+        self._names: dict[str, list[str]] | None = None
+
+    def holds(self, path: str) -> bool:
+        """Whether meshes/ holds a file at a relative path (a name too long for the system is
+        not)."""
+        try:
+            return (self.meshes / path).is_file()
+        except (OSError, ValueError):
+            return False
+
+    def only(self, name: str) -> tuple[str, bool] | None:
+        """The one file below meshes/ (as `meshes/<path>`) of that name, else the one of that
+        name in another case (then True); None when there is none or more than one."""
+        if self._names is None:
+            self._names = _names_below(self.meshes)
+        alike = self._names.get(name.casefold(), [])
+        same = [path for path in alike if PurePosixPath(path).name == name]
+        if len(same or alike) != 1:
+            return None
+        return (same or alike)[0], not same
+
+
+def _names_below(meshes: Path) -> dict[str, list[str]]:
+    """The regular files below meshes/ (as meshes/<path>) by their name in lower case; links
+    and names the build does not read are left out."""
+    found: dict[str, list[str]] = {}
+    if meshes.is_symlink():  # refused as such (linked_folder): nothing below it is looked at
+        return found
+    for top, folders, files in os.walk(meshes):
+        below = PurePosixPath("meshes", Path(top).relative_to(meshes).as_posix())
+        folders[:] = sorted(f for f in folders if ignored_part(f) is None)
+        for name in sorted(files):
+            path = str(below / name)
+            full = os.path.join(top, name)
+            if ignored_part(path) is None and os.path.isfile(full) and not os.path.islink(full):
+                found.setdefault(name.casefold(), []).append(path)
+    return found
+
+
 def mesh_uri_path(
-    filename: str, model_id: str, in_meshes: Callable[[str], bool] | None
+    filename: str, model_id: str, meshes: MeshesFolder | None
 ) -> tuple[str | None, Problem | None]:
     """The path below the robot's folder a mesh URI names, or the problem with it."""
     prefix = f"package://{model_id}/meshes/"
     if not filename.startswith(prefix):
-        tail = _meshes_tail(filename, in_meshes)
+        tail = _meshes_tail(filename, meshes)
         example = f" ({prefix}{tail} for meshes/{tail})" if tail else ""
         return None, (
             "mesh_uri_not_package",
@@ -50,24 +95,28 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _PACKAGE_SCHEMES = frozenset({"package", "model"})
 
 
-def _meshes_tail(filename: str, in_meshes: Callable[[str], bool] | None) -> str:
+def _meshes_tail(filename: str, meshes: MeshesFolder | None) -> str:
     """The path a mesh URI of another package likely has under meshes/: the longest end of its
-    path (after a `package://<pkg>/` or other scheme prefix) at which meshes/ holds a file
-    (`in_meshes`), else what follows its own `meshes/` folder, else its file name; "" when it
-    names no mesh file."""
+    path (after a `package://<pkg>/` or other scheme prefix, and after its last `..`) at which
+    meshes/ holds a file, else the one file of its name meshes/ holds, else what follows its own
+    `meshes/` folder, else its file name; "" when it names no mesh file."""
     scheme = _SCHEME.match(filename)
     path = filename[scheme.end() :] if scheme else filename
     if scheme and scheme.group(1).lower() in _PACKAGE_SCHEMES:
         path = path.partition("/")[2]  # the package's name is no folder of meshes/
-    parts = path.lstrip("/").split("/")
-    if (
-        not path.lower().endswith(_MESH_SUFFIXES)
-        or "\\" in path
-        or any(p in ("", ".", "..") for p in parts)
-    ):
+    parts = path.split("/")
+    if not path.lower().endswith(_MESH_SUFFIXES) or "\\" in path:
         return ""
-    # a PartNet URDF's textured_objs/a.obj, Atlas's meshes_v3/r_farm.dae copied into meshes/
-    ends = ["/".join(parts[i:]) for i in range(len(parts))]
+    # ../meshes/a.obj, the file copied into meshes/: the tails after the last `..` only
+    after = len(parts) - parts[::-1].index("..") if ".." in parts else 0
+    parts = [p for p in parts[after:] if p not in ("", ".")]
+    if meshes is None:
+        held = None
+    else:
+        # a PartNet URDF's textured_objs/a.obj, Atlas's meshes_v3/r_farm.dae copied into meshes/
+        ends = ["/".join(parts[i:]) for i in range(len(parts))]
+        held = next((end for end in ends if meshes.holds(end)), None)
+        only = meshes.only(parts[-1])
+        held = held or (only[0].removeprefix("meshes/") if only else None)
     below = len(parts) - 1 - parts[::-1].index("meshes") if "meshes" in parts[:-1] else -1
-    default = "/".join(parts[below + 1 :]) if below >= 0 else parts[-1]
-    return next((end for end in ends if in_meshes is not None and in_meshes(end)), default)
+    return held or ("/".join(parts[below + 1 :]) if below >= 0 else parts[-1])

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from lxml import etree
 
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_xml import NUMBER, parse_xml, source_line
 from pipeline.urdf.extras import extra_findings
-from pipeline.urdf.meshuri import mesh_uri_path
+from pipeline.urdf.meshuri import MeshesFolder, mesh_uri_path
 from pipeline.urdf.model import (
     Box,
     Collision,
@@ -47,12 +46,10 @@ _UNDER = {"link": "robot", "joint": "robot", "visual": "link", "collision": "lin
 class _Reader:
     """Collects findings while turning URDF XML into the model."""
 
-    def __init__(
-        self, display: str, model_id: str, in_meshes: Callable[[str], bool] | None
-    ) -> None:
+    def __init__(self, display: str, model_id: str, meshes: MeshesFolder | None) -> None:
         self.display = display
         self.model_id = model_id
-        self.in_meshes = in_meshes
+        self.meshes = meshes
         self.findings: list[Finding] = []
 
     def add(self, code: str, line: int | None, message: str, hint: str) -> None:
@@ -129,7 +126,7 @@ class _Reader:
         return Origin(_vec3(xyz), _vec3(rpy))
 
     def mesh_path(self, node: etree._Element, filename: str) -> str | None:
-        path, problem = mesh_uri_path(filename, self.model_id, self.in_meshes)
+        path, problem = mesh_uri_path(filename, self.model_id, self.meshes)
         if problem is not None:
             self.add(problem[0], source_line(node), problem[1], problem[2])
         return path
@@ -337,15 +334,15 @@ def _vec3(values: tuple[float, ...] | None) -> Vec3:
 
 
 def parse_urdf(
-    data: bytes, display: str, model_id: str, in_meshes: Callable[[str], bool] | None = None
+    data: bytes, display: str, model_id: str, meshes: MeshesFolder | None = None
 ) -> tuple[Robot, list[Finding]]:
-    """Parse URDF bytes into the model, with the findings met while reading; `in_meshes` tells
-    whether the robot's meshes/ holds a path, for the fix of a mesh URI of another package."""
+    """Parse URDF bytes into the model, with the findings met while reading; `meshes` tells
+    what the robot's meshes/ holds, for the fix of a mesh URI of another package."""
     try:
         root = parse_xml(data, display)
     except ContractError as exc:
         raise ContractError(undeclared_xacro(list(exc.findings), display, model_id)) from None
-    reader = _Reader(display, model_id, in_meshes)
+    reader = _Reader(display, model_id, meshes)
     if root.tag != "robot":
         raise ContractError(
             [

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.findings import Finding, escaped, raise_if_errors
-from pipeline.sourcenames import ignored_part
 from pipeline.strict_io import (
     XML_LIMIT,
     case_collisions,
@@ -19,6 +18,7 @@ from pipeline.strict_io import (
     require_source,
 )
 from pipeline.urdf.joints import Add, joint_findings, mimic_findings
+from pipeline.urdf.meshuri import MeshesFolder
 from pipeline.urdf.model import Collision, Joint, Mesh, Robot, Visual
 from pipeline.urdf.read import parse_urdf
 from pipeline.winnames import DEVICES_IN_WORDS, unportable_part
@@ -134,7 +134,7 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
     refused: set[str] = set()
     # Not (folder / "meshes").resolve(): a link below meshes/ must not move the root either.
     meshes = folder.resolve() / "meshes"
-    names: dict[str, list[str]] | None = None  # meshes/'s files by name, once one is missing
+    listing = MeshesFolder(meshes)  # walked once, when a mesh is missing
     for link in robot.links:
         elements: tuple[Collision | Visual, ...] = (*link.collisions, *link.visuals)
         for element in elements:
@@ -171,10 +171,8 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
                 hint = "give the user who builds read and search permission on meshes/ (chmod a+rx)"
             except OSError:
                 code, message = "mesh_missing", "does not exist"
-                if names is None:  # one walk of meshes/, and only when a mesh is missing
-                    names = _names_in_meshes(meshes)
                 hint = (
-                    _case_hint(path) or _elsewhere_hint(geometry.path, names, folder.name) or hint
+                    _case_hint(path) or _elsewhere_hint(geometry.path, listing, folder.name) or hint
                 )
             if code:
                 refused.add(geometry.path)
@@ -199,31 +197,14 @@ def _case_hint(path: Path) -> str:
     return f"the folder holds {names[0]!r}: write the name as it is cased" if names else ""
 
 
-def _names_in_meshes(meshes: Path) -> dict[str, list[str]]:
-    """The regular files below meshes/ (as meshes/<path>) by their name in lower case; links
-    and names the build does not read are left out."""
-    found: dict[str, list[str]] = {}
-    for top, folders, files in os.walk(meshes):
-        below = PurePosixPath("meshes", Path(top).relative_to(meshes).as_posix())
-        folders[:] = sorted(f for f in folders if ignored_part(f) is None)
-        for name in sorted(files):
-            path = str(below / name)
-            full = os.path.join(top, name)
-            if ignored_part(path) is None and os.path.isfile(full) and not os.path.islink(full):
-                found.setdefault(name.casefold(), []).append(path)
-    return found
-
-
-def _elsewhere_hint(missing: str, names: dict[str, list[str]], model_id: str) -> str:
+def _elsewhere_hint(missing: str, meshes: MeshesFolder, model_id: str) -> str:
     """When meshes/ holds one file of the missing mesh's name (or, failing that, one in
     another case) in another folder: the URI that names it."""
-    name = PurePosixPath(missing).name
-    alike = names.get(name.casefold(), [])
-    same = [path for path in alike if PurePosixPath(path).name == name]
-    if len(same or alike) != 1:
+    only = meshes.only(PurePosixPath(missing).name)
+    if only is None:
         return ""
-    path = (same or alike)[0]
-    cased = "" if same else " in another case"
+    path, other_case = only
+    cased = " in another case" if other_case else ""
     return (
         f"meshes/ holds one file of that name{cased}, {path!r}: name it package://{model_id}/{path}"
     )
@@ -314,21 +295,9 @@ def robot_findings(folder: Path, display_root: Path) -> UrdfFindings:
     display = display_path(path, display_root)
     require_source(folder, "robot.urdf", display)
     data = read_bytes(path, display, XML_LIMIT)
-    robot, findings = parse_urdf(data, display, folder.name, _in_meshes(folder / "meshes"))
+    robot, findings = parse_urdf(data, display, folder.name, MeshesFolder(folder / "meshes"))
     meshes, refused = mesh_file_findings(robot, folder)
     return UrdfFindings(robot, (*findings, *check_rules(robot)), tuple(meshes), frozenset(refused))
-
-
-def _in_meshes(meshes: Path) -> Callable[[str], bool]:
-    """Whether meshes/ holds a file at a relative path (a name too long for the system is not)."""
-
-    def holds(path: str) -> bool:
-        try:
-            return (meshes / path).is_file()
-        except (OSError, ValueError):
-            return False
-
-    return holds
 
 
 def display_path(path: Path, root: Path) -> str:
