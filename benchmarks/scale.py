@@ -379,6 +379,21 @@ def main() -> None:
                 lambda: [cache.unlink(missing_ok=True) for cache in caches],
             )
         )
+        # nothing remembered at all (a folder copied without .git): no digest cache and no
+        # record of what the build left, so every output of build/ is read
+        record = work / ".pipeline-outputs"
+        kept = record.read_bytes()
+        rows.append(
+            paired(
+                "pipeline check, no digest cache, no output record",
+                work,
+                check,
+                n,
+                floor_args,
+                lambda: [path.unlink(missing_ok=True) for path in [*caches, record]],
+            )
+        )
+        record.write_bytes(kept)  # the build's record back: the later rows are a developer's
         rows.append(paired("pipeline check, warm digest cache", work, check, n, floor_args))
         rows += fresh_clone(work, doit, check, n, floor_args)
         rows.append(paired("fixed cost: doit list", work, [*doit, "list"], n, floor_args))
