@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ import pytest
 
 from pipeline.lock import LOCK_NAME
 from pipeline.parentdeath import die_with_parent
-from tests.conftest import REPO
+from tests.processes import children, kill_left, killed_scripts_pids, wait_gone
 
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="Linux: /proc, a parent's death signal")
 
@@ -41,58 +40,11 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def _gone(pid: int) -> bool:
-    """Whether the process has ended (a zombie no one reaped has ended too)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is `pid`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # not a process, or one that has ended
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
-
-
-def _wait_gone(pids: list[int], seconds: float) -> bool:
-    """Whether every process of `pids` ended within `seconds`."""
-    deadline = time.monotonic() + seconds
-    while not all(_gone(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return all(_gone(pid) for pid in pids)
-
-
-def _kill_left(pids: list[int]) -> None:
-    """Kill what a failed test left (only the processes it started)."""
-    for pid in pids:
-        if not _gone(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
 def _killed_runs_workers(tmp_path: Path, installed: bool) -> list[int]:
     """The pids of the workers of a run killed with SIGKILL once they started."""
-    out = tmp_path / "workers.txt"
-    with out.open("w") as handle:  # not a pipe: a worker left alive would hold it open
-        died = subprocess.run(
-            [sys.executable, "-c", WORKERS_SCRIPT, "installed" if installed else "plain"],
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            stdout=handle,
-            timeout=120,
-            check=False,
-        )
-    workers = [int(pid) for pid in out.read_text().split()]
-    assert died.returncode == -signal.SIGKILL and len(workers) == 2
-    return workers
+    return killed_scripts_pids(
+        tmp_path, WORKERS_SCRIPT, "installed" if installed else "plain", timeout=120
+    )
 
 
 @LINUX
@@ -101,9 +53,9 @@ def test_doit_workers_die_with_a_run_killed_by_sigkill(tmp_path: Path) -> None:
     their steps into build/ without the lock, which a new run could then take."""
     workers = _killed_runs_workers(tmp_path, installed=True)
     try:
-        assert _wait_gone(workers, 30)
+        assert wait_gone(workers, 30)
     finally:
-        _kill_left(workers)
+        kill_left(workers)
 
 
 @LINUX
@@ -111,9 +63,9 @@ def test_without_the_hook_doits_workers_outlive_the_run(tmp_path: Path) -> None:
     """What the hook is for: doit's own workers wait for their dead parent forever."""
     workers = _killed_runs_workers(tmp_path, installed=False)
     try:
-        assert not _wait_gone(workers, 1)
+        assert not wait_gone(workers, 1)
     finally:
-        _kill_left(workers)
+        kill_left(workers)
 
 
 @LINUX
@@ -129,7 +81,7 @@ def test_a_worker_whose_parent_died_before_the_signal_was_set_exits(tmp_path: Pa
 
 def _descendants(pid: int) -> list[int]:
     """The processes below `pid`: doit's workers and their fitting workers."""
-    found = _children(pid)
+    found = children(pid)
     for child in list(found):
         found += _descendants(child)
     return found
@@ -168,11 +120,11 @@ def test_doit_n2_killed_while_fitting_leaves_no_process_and_frees_the_lock(
         assert run.poll() is None, "the build ended before the kill"
         run.kill()
         run.wait()
-        assert _wait_gone(below, 30), "a worker outlived the killed run"
+        assert wait_gone(below, 30), "a worker outlived the killed run"
         with (project / LOCK_NAME).open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError when kept
     finally:
         if run.poll() is None:
             run.kill()
             run.wait()
-        _kill_left(below)
+        kill_left(below)

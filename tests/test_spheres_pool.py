@@ -17,6 +17,7 @@ import pytest
 from pipeline.failures import WorkerDied
 from pipeline.spheres.pool import fitting_pool, pool_map
 from tests.conftest import REPO, run_python, tree_bytes
+from tests.processes import children, kill_left, killed_scripts_pids, wait_gone
 from tests.test_spheres_build import FAST, IIWA
 
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="Linux: /proc, a parent's death signal")
@@ -125,40 +126,15 @@ os.kill(os.getpid(), signal.SIGKILL)  # doit -n's worker ended by SIGTERM: the p
 """
 
 
-def _gone(pid: int) -> bool:
-    """Whether the process has ended (a zombie no one reaped has ended too)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
-
-
 @LINUX
 def test_fitting_workers_die_with_the_process_that_started_them(tmp_path: Path) -> None:
     """doit -n 2, stopped by Ctrl-C or SIGTERM, ended its workers but not their fitting
     workers: they waited for the next link forever."""
-    out = tmp_path / "workers.txt"
-    with out.open("w") as handle:  # not a pipe: a worker left alive would hold it open
-        died = subprocess.run(
-            [sys.executable, "-c", POOL_SCRIPT],
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            stdout=handle,
-            timeout=600,
-            check=False,
-        )
-    workers = [int(pid) for pid in out.read_text().split()]
-    assert died.returncode == -signal.SIGKILL and len(workers) == 2
+    workers = killed_scripts_pids(tmp_path, POOL_SCRIPT, timeout=600)
     try:
-        deadline = time.monotonic() + 60
-        while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert all(_gone(pid) for pid in workers)
+        assert wait_gone(workers, 60)
     finally:
-        for pid in workers:
-            if not _gone(pid):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(workers)
 
 
 START_RACE_SCRIPT = """
@@ -201,19 +177,6 @@ def test_fitting_workers_start_where_the_parent_death_signal_cannot_be_set(
         assert list(pool.map(abs, [-1, -2, -3])) == [1, 2, 3]
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (the fitting workers of a doit run)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # not a process, or one that has ended
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
-
-
 def _ctrl_c_while_fitting(project: Path, delay: float) -> subprocess.CompletedProcess[str]:
     """Run doit as a terminal does, and Ctrl-C it `delay` s after its fitting workers started."""
     env = {**os.environ, "PYTHONPATH": str(project), "PYTHONUNBUFFERED": "1"}
@@ -231,7 +194,7 @@ def _ctrl_c_while_fitting(project: Path, delay: float) -> subprocess.CompletedPr
         for line in run.stdout:  # doit names each step as it starts it
             if line.split() == [".", f"spheres:{IIWA}"]:
                 break
-        while len(_children(run.pid)) < 2 and run.poll() is None:
+        while len(children(run.pid)) < 2 and run.poll() is None:
             time.sleep(0.005)
         time.sleep(delay)
         assert run.poll() is None, "the build ended before the Ctrl-C"
