@@ -136,15 +136,14 @@ def figure(
 
 def _unknown_links(names: Sequence[str], known: list[str], urdf: str) -> list[Finding]:
     """A finding per name that is no link with collision geometry, with the closest one."""
-    import difflib
+    from pipeline.plan import listed_and_closest
 
     out = []
     for name in dict.fromkeys(names):
         if name in known:
             continue
-        close = difflib.get_close_matches(name, known, n=1)
-        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        listed, close = listed_and_closest(name, known)
         message = f"--link {name!r} is no link with collision geometry (those are: {listed})"
-        hint = f"did you mean --link {close[0]}?" if close else "name one of those links"
+        hint = f"did you mean --link {close}?" if close else "name one of those links"
         out.append(Finding("unknown_link", urdf, "", message, hint))
     return out
