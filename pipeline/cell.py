@@ -46,7 +46,7 @@ from pipeline.strict_io import (
 )
 from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
-from pipeline.winnames import DEVICES_IN_WORDS, unportable_part
+from pipeline.winnames import unportable_id
 
 CELLS = "cells"
 CELL_NAME = "cell.json"
@@ -104,17 +104,15 @@ def load_cell(root: Path, cell_id: str) -> Cell:
                 "make cell_id equal to the name of the cell's folder",
             )
         )
-    elif fields.cell_id is not None and (why := unportable_part(fields.cell_id)):
-        shown = escaped(fields.cell_id)
-        if why.endswith("device"):
-            why = f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS})"
+    elif fields.cell_id is not None and (
+        why := unportable_id(fields.cell_id, shown := escaped(fields.cell_id))
+    ):
         findings.append(
             Finding(
                 "invalid_value",
                 display,
                 "/cell_id",
-                f"cell_id {why}: no folder on Windows can have that name, so a checkout there "
-                "would fail",
+                f"cell_id {why}, so a checkout there would fail",
                 "rename the cell's folder and its cell_id to an id Windows can hold, such as "
                 f"{shown.split('.')[0].lower() or 'my'}_cell",
             )

@@ -28,3 +28,12 @@ def unportable_part(path: str) -> str | None:
         if device_name(part):
             return f"{part!a} is the name of a Windows device"
     return None
+
+
+def unportable_id(name: str, shown: str) -> str | None:
+    """Why a model or cell id (`shown` as findings show it) can be no folder on Windows, as the
+    start of a finding's message; None when it can be one."""
+    why = unportable_part(name)
+    if why is not None and why.endswith("device"):
+        why = f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS})"
+    return None if why is None else f"{why}: no folder on Windows can have that name"

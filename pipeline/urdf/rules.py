@@ -21,7 +21,7 @@ from pipeline.urdf.joints import Add, joint_findings, mimic_findings
 from pipeline.urdf.meshuri import MeshesFolder
 from pipeline.urdf.model import Collision, Joint, Mesh, Robot, Visual
 from pipeline.urdf.read import parse_urdf
-from pipeline.winnames import DEVICES_IN_WORDS, unportable_part
+from pipeline.winnames import unportable_id, unportable_part
 
 
 def check_rules(robot: Robot) -> list[Finding]:
@@ -237,16 +237,12 @@ def invalid_model_ids(names: Iterable[str], parent: str = "robots") -> list[Find
             continue
         shown = escaped(name)
         if MODEL_ID.fullmatch(name):  # of the form, but no name of a folder on Windows
-            why = unportable_part(name) or ""
-            if why.endswith("device"):
-                why = f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS})"
             out.append(
                 Finding(
                     "invalid_model_id",
                     f"{parent}/{shown}",
                     "",
-                    f"{why}: no folder on Windows can have that name, so a checkout there would "
-                    "fail",
+                    f"{unportable_id(name, shown)}, so a checkout there would fail",
                     "rename the folder, and its <robot name>, to a model id Windows can hold, "
                     f"such as {shown.split('.')[0].lower() or 'my'}_robot",
                 )
