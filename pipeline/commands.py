@@ -276,13 +276,18 @@ def cmd_template(args: argparse.Namespace) -> int:
         message, hint = "the srdf template has no notes to leave out", "drop --bare"
         raise ContractError([Finding("usage_error", "pipeline template", "", message, hint)])
     if args.name == "srdf":
-        from pipeline.srdf.starter import starter_source
+        from pipeline.contacts import contacts, link_poses, link_solids
+        from pipeline.srdf.starter import starter, starter_source
         from pipeline.urdf import load_robot
 
         root = repository_root()
         check_model_ids([args.model], root)
-        robot = load_robot(root / "robots" / args.model, root)
-        sys.stdout.write(starter_source(robot, args.model))
+        folder = root / "robots" / args.model
+        robot = load_robot(folder, root)
+        plan = starter(robot)
+        found = contacts(link_solids(robot, folder), link_poses(robot, plan.home), plan.adjacent)
+        touching = [(c.link1, c.link2) for c in found]
+        sys.stdout.write(starter_source(robot, args.model, touching))
         return 0
     from pipeline.schemas import bare_template_bytes, template_bytes
 

@@ -50,8 +50,13 @@ def _written(
 def _summary(srdf: etree._Element) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     chain = [(c.get("base_link"), c.get("tip_link")) for c in srdf.iter("chain")]
     home = [j.get("name") for j in srdf.iterfind("group_state/joint")]
-    pairs = [(d.get("link1"), d.get("link2")) for d in srdf.iter("disable_collisions")]
-    return [f"{base}->{tip}" for base, tip in chain], home, pairs
+    return [f"{base}->{tip}" for base, tip in chain], home, _pairs(srdf, "Adjacent")
+
+
+def _pairs(srdf: etree._Element, reason: str) -> list[tuple[str | None, str | None]]:
+    """The SRDF's disabled pairs of one reason, in its order."""
+    found = srdf.iterfind(f"disable_collisions[@reason='{reason}']")
+    return [(d.get("link1"), d.get("link2")) for d in found]
 
 
 @pytest.mark.parametrize(
@@ -214,3 +219,28 @@ def test_a_hand_of_five_long_fingers_ends_the_chain(
     break_urdf(repo, [("</robot>", f"{hand}\n  {fingers}\n</robot>")])
     chain, home, _ = _summary(_written(repo, "abb_irb2400", monkeypatch, capsys))
     assert chain == ["base_link->hand"] and home == ABB_ARM
+
+
+def test_the_pairs_in_contact_at_home_are_allowed_as_default(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """abb's link_4 and link_6 overlap at home, as a planner collides them (link_6's mesh hull
+    reaches into link_4's): ROS-Industrial's MoveIt configuration of this robot allows the pair
+    as "Default" too; the iiwa has no such pair."""
+    abb = _written(repo, "abb_irb2400", monkeypatch, capsys)
+    assert _pairs(abb, "Default") == [("link_4", "link_6")]
+    assert "DEFAULT = [" in (repo / "robots/abb_irb2400/srdf.py").read_text()
+    iiwa = _written(repo, "lbr_iiwa_14_r820", monkeypatch, capsys)
+    assert _pairs(iiwa, "Default") == []
+    assert "DEFAULT" not in (repo / "robots/lbr_iiwa_14_r820/srdf.py").read_text()
+
+
+def test_fingers_that_overlap_at_home_are_allowed_as_default(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hand's two fingers sit at its origin when closed (prismatic, at 0): their boxes
+    overlap, and no joint joins them, so the starter allows them as "Default"."""
+    break_urdf(repo, [("</robot>", HAND)])
+    srdf = _written(repo, "abb_irb2400", monkeypatch, capsys)
+    assert ("finger_left", "finger_right") in _pairs(srdf, "Default")
+    assert ("hand", "finger_left") not in _pairs(srdf, "Default")  # Adjacent already

@@ -26,6 +26,8 @@ from tesseract_robotics.tesseract_collision import (
 from tesseract_robotics.tesseract_common import GeneralResourceLocator, Isometry3d
 from tesseract_robotics.tesseract_environment import ChangeJointOriginCommand, Environment
 
+from pipeline.contacts import contacts, link_poses, link_solids
+from pipeline.homepose import home_positions
 from pipeline.kinematics import (
     Mat4,
     forward_kinematics,
@@ -480,3 +482,25 @@ def test_touching_links_are_named_with_the_entry_to_add(tmp_path: Path, allowed:
             "(distance -0.05 m) and the SRDF allows no collision between them"
         )
         assert entry in line
+
+
+def test_contacts_agree_with_the_planners_contact_manager(
+    planner: tuple[Path, Robot, Any], tmp_path: Path
+) -> None:
+    """contacts.py (which `pipeline template srdf` allows as "Default" at home) finds the pairs
+    Tesseract's Bullet manager finds, with no pair allowed: at zero (clamped into the limits,
+    as the starter's home is) and at each group state."""
+    folder, robot, env = planner
+    bare = _environment(folder, tmp_path, allowed=False)
+    active = set(bare.getActiveJointNames())
+    solids = link_solids(robot, folder)
+    states = [
+        dict(v) for by in env.getKinematicsInformation().group_states.values() for v in by.values()
+    ]
+    for values in [{}, *states]:
+        positions = home_positions(robot, robot.joints, values)
+        theirs = set(_contacts(bare, {k: v for k, v in positions.items() if k in active}))
+        ours = {
+            tuple(sorted((c.link1, c.link2))) for c in contacts(solids, link_poses(robot, values))
+        }
+        assert ours == theirs, values

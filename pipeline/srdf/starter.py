@@ -1,8 +1,9 @@
 """A first `srdf.py` for a robot, written from its URDF: `pipeline template srdf MODEL_ID`.
 
 It holds what the URDF alone tells: the chain from the root link to the link reached through
-the most joints, a home pose of that chain's joints, and the pairs of links joined by a joint
-(their collision geometry touches where they meet). Which pairs can never touch, named TCPs and
+the most joints, a home pose of that chain's joints, the pairs of links joined by a joint
+(their collision geometry touches where they meet), and the pairs the command found in contact
+at home (contacts.py). Which pairs can never touch, named TCPs and
 other groups need the robot's engineer, and the file says so.
 """
 
@@ -10,17 +11,36 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pipeline.urdf import Joint, Robot
 
 
-def starter_source(robot: Robot, model_id: str) -> str:
-    """The text of a `srdf.py` whose `gen_srdf()` passes the SRDF rules against `robot`."""
+@dataclass(frozen=True)
+class Starter:
+    """What a first srdf.py holds: the arm's chain, its home pose and the pairs it allows."""
+
+    base: str
+    tip: str
+    home: dict[str, float]
+    adjacent: list[tuple[str, str]]
+
+
+def starter(robot: Robot) -> Starter:
+    """The chain, home pose and adjacent pairs the URDF alone tells."""
     root = robot.root()
     tree = _Tree(robot, root)
     tip, chain = _arm(tree, root)
     home = {j.name: _home_value(j) for j in chain if _movable(j)}
-    adjacent = _adjacent_pairs(robot, tree)
+    return Starter(root, tip, home, _adjacent_pairs(robot, tree))
+
+
+def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, str]] = ()) -> str:
+    """The text of a `srdf.py` whose `gen_srdf()` passes the SRDF rules against `robot`;
+    `touching`: the pairs whose collision geometry overlaps at the home pose (contacts.py)."""
+    plan = starter(robot)
+    root, tip, home, adjacent = plan.base, plan.tip, plan.home, plan.adjacent
     virtual = root != "world"  # a URDF rooted at a link named world needs no joint to it
     return "".join(
         [
@@ -48,7 +68,9 @@ def starter_source(robot: Robot, model_id: str) -> str:
             "# joint: the planner checks every pair not listed here.\n"
             "ADJACENT = [\n",
             "".join(f"    ({_text(a)}, {_text(b)}),\n" for a, b in adjacent),
-            ']\n\n\ndef gen_srdf():\n    robot = ET.Element("robot", {"name": ROBOT})\n',
+            "]\n",
+            _default_block(touching),
+            '\n\ndef gen_srdf():\n    robot = ET.Element("robot", {"name": ROBOT})\n',
             (
                 "    fixed_base = {\n"
                 '        "name": "fixed_base",\n'
@@ -72,7 +94,14 @@ def starter_source(robot: Robot, model_id: str) -> str:
             ),
             "    for link1, link2 in ADJACENT:\n"
             '        pair = {"link1": link1, "link2": link2, "reason": "Adjacent"}\n'
-            '        ET.SubElement(robot, "disable_collisions", pair)\n'
+            '        ET.SubElement(robot, "disable_collisions", pair)\n',
+            (
+                "    for link1, link2 in DEFAULT:\n"
+                '        pair = {"link1": link1, "link2": link2, "reason": "Default"}\n'
+                '        ET.SubElement(robot, "disable_collisions", pair)\n'
+                if touching
+                else ""
+            ),
             '    return {"xml": robot, "urdf": "robot.urdf"}\n',
         ]
     )
@@ -185,6 +214,23 @@ def _adjacent_pairs(robot: Robot, tree: _Tree) -> list[tuple[str, str]]:
             (a, b) for i, a in enumerate(group) for b in group[i + 1 :] if (a, b) not in listed
         ]
     return pairs
+
+
+def _default_block(touching: Sequence[tuple[str, str]]) -> str:
+    """The DEFAULT list of pairs in contact at home, or nothing when there is none."""
+    if not touching:
+        return ""
+    return "".join(
+        [
+            "\n# Links whose collision geometry overlaps in the home pose, though no joint joins\n"
+            "# them (the links of a linkage, a part reaching over the next link): a planner would\n"
+            '# find home in collision. Check each pair: "Default" lets it touch everywhere; when\n'
+            "# the two must not touch, change the home pose or their collision geometry instead.\n"
+            "DEFAULT = [\n",
+            "".join(f"    ({_text(a)}, {_text(b)}),\n" for a, b in touching),
+            "]\n",
+        ]
+    )
 
 
 def _text(value: str) -> str:

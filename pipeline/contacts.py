@@ -1,0 +1,178 @@
+"""Links whose collision geometry overlaps at one joint configuration, as a planner collides it.
+
+Tesseract's contact managers (0.5, Bullet) collide each collision mesh as its convex hull, so
+a link inside a mesh's notch touches it. Each collision element here is that convex solid, as
+half-spaces: a mesh's hull, a box; a cylinder and a sphere by tangent planes close enough to
+miss no contact (they add at most 0.3 % of the radius). Two elements touch when a linear
+programme finds a point inside both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import trimesh
+from scipy.optimize import linprog
+from scipy.spatial import ConvexHull, QhullError
+
+from pipeline.homepose import home_positions
+from pipeline.kinematics import joint_motion, transform
+from pipeline.spheres.geometry import Array, Solid, collision_links, load_link_geometry
+from pipeline.spheres.provenance import folder_display
+from pipeline.urdf import Joint, Robot
+
+CYLINDER_SIDES = 64  # tangent planes around a cylinder: 1 / cos(pi / 64) - 1 = 0.12 %
+SPHERE_SUBDIVISIONS = 3  # an icosphere's 642 vertex directions: at most 0.3 % out
+
+
+@dataclass(frozen=True)
+class Convex:
+    """One collision element as a convex solid in its link's frame: `normals @ x <= offsets`,
+    with its corners' bounds."""
+
+    normals: Array  # (n, 3), unit
+    offsets: Array  # (n,)
+    bounds: Array  # (2, 3)
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Two links whose collision geometry overlaps, with a point inside both (root frame)."""
+
+    link1: str
+    link2: str
+    point: tuple[float, float, float]
+
+
+def link_poses(robot: Robot, positions: Mapping[str, float]) -> dict[str, Array]:
+    """Each link's pose (4 x 4) in the root link's frame, with joints at `positions` (0 where
+    absent, clamped into their limits; mimic joints follow, as `home_positions` sets them)."""
+    values = home_positions(robot, robot.joints, positions)
+    below: dict[str, list[Joint]] = {}
+    for joint in robot.joints:
+        below.setdefault(joint.parent, []).append(joint)
+    poses = {robot.root(): np.eye(4)}
+    stack = [robot.root()]
+    while stack:  # not recursive: a chain of thousands of links is a valid URDF
+        parent = stack.pop()
+        for joint in below.get(parent, []):
+            motion = joint_motion(joint.type, joint.axis, values.get(joint.name, 0.0))
+            origin = np.array(transform(joint.origin.xyz, joint.origin.rpy))
+            poses[joint.child] = poses[parent] @ origin @ np.array(motion)
+            stack.append(joint.child)
+    return poses
+
+
+def link_solids(robot: Robot, robot_folder: Path) -> dict[str, list[Convex]]:
+    """The convex solids of every link that has collision geometry, from the robot's folder."""
+    display = folder_display(robot)
+    return {
+        link.name: [convex(s) for s in load_link_geometry(link, robot_folder, display).solids]
+        for link in collision_links(robot)
+    }
+
+
+def convex(solid: Solid) -> Convex:
+    """A collision element's convex solid, as the planner collides it."""
+    if solid.kind == "mesh":
+        return _hull(solid.triangles.reshape(-1, 3))
+    rotation, centre = solid.frame.rotation, solid.frame.translation
+    if solid.kind == "box":
+        local = np.vstack([np.eye(3), -np.eye(3)])
+        offsets = np.concatenate([solid.size, solid.size])
+    elif solid.kind == "cylinder":
+        radius, half = float(solid.size[0]), float(solid.size[1])
+        angle = np.linspace(0.0, 2 * np.pi, CYLINDER_SIDES, endpoint=False)
+        around = np.stack([np.cos(angle), np.sin(angle), np.zeros_like(angle)], axis=1)
+        local = np.vstack([around, [[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]])
+        offsets = np.concatenate([np.full(CYLINDER_SIDES, radius), [half, half]])
+    else:
+        local = np.asarray(trimesh.creation.icosphere(SPHERE_SUBDIVISIONS).vertices, dtype=float)
+        local /= np.linalg.norm(local, axis=1, keepdims=True)
+        offsets = np.full(len(local), float(solid.size[0]))
+    normals = local @ rotation.T
+    return Convex(normals, offsets + normals @ centre, solid.bounds())
+
+
+def _hull(points: Array) -> Convex:
+    """The convex hull of a mesh's corners; a flat mesh's, joggled into a sliver."""
+    try:
+        hull = ConvexHull(points)
+    except QhullError:  # every corner in one plane (or line): joggled, as thin as qhull can
+        hull = ConvexHull(points, qhull_options="QJ")
+    normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
+    return Convex(normals, offsets, np.stack([points.min(axis=0), points.max(axis=0)]))
+
+
+def contacts(
+    solids: Mapping[str, list[Convex]],
+    poses: Mapping[str, Array],
+    allowed: Iterable[tuple[str, str]] = (),
+) -> list[Contact]:
+    """The pairs of links (in `solids`' order) whose solids overlap or touch at `poses`, except
+    the `allowed` pairs (in either order)."""
+    skip = {frozenset(pair) for pair in allowed}
+    placed = {
+        name: [_placed(c, poses[name]) for c in convexes]
+        for name, convexes in solids.items()
+        if name in poses
+    }
+    names = list(placed)
+    found = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            if frozenset((a, b)) in skip:
+                continue
+            point = _first_meeting(placed[a], placed[b])
+            if point is not None:
+                found.append(Contact(a, b, point))
+    return found
+
+
+def _placed(solid: Convex, pose: Array) -> Convex:
+    """A convex solid moved by `pose` (its bounds: those of its moved bounding box)."""
+    rotation, shift = pose[:3, :3], pose[:3, 3]
+    normals = solid.normals @ rotation.T
+    lo, hi = solid.bounds
+    corners = np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    )
+    moved = corners @ rotation.T + shift
+    # widened for the tangent planes of a cylinder or sphere, which stand out of its bounds
+    pad = 0.004 * float(np.linalg.norm(hi - lo))
+    bounds = np.stack([moved.min(axis=0) - pad, moved.max(axis=0) + pad])
+    return Convex(normals, solid.offsets + normals @ shift, bounds)
+
+
+def _first_meeting(ours: list[Convex], theirs: list[Convex]) -> tuple[float, float, float] | None:
+    for a in ours:
+        for b in theirs:
+            if np.all(a.bounds[0] <= b.bounds[1]) and np.all(b.bounds[0] <= a.bounds[1]):
+                point = _meeting_point(a, b)
+                if point is not None:
+                    return point
+    return None
+
+
+def _meeting_point(a: Convex, b: Convex) -> tuple[float, float, float] | None:
+    """The centre of the largest ball inside both solids, when they overlap or touch."""
+    normals = np.vstack([a.normals, b.normals])
+    offsets = np.concatenate([a.offsets, b.offsets])
+    # maximise the ball's radius s: n . x + s <= offset for every (unit) normal n
+    rows = np.hstack([normals, np.ones((len(normals), 1))])
+    result = linprog(
+        [0.0, 0.0, 0.0, -1.0],
+        A_ub=rows,
+        b_ub=offsets,
+        bounds=[(None, None)] * 3 + [(None, 1.0)],
+        method="highs",
+    )
+    # touching (s = 0) is a contact, as for the planner's distance <= 0; a hair below 0 is
+    # the solver's rounding of a touch
+    if result.status != 0 or -result.fun < -1e-9:
+        return None
+    x, y, z = (float(v) for v in result.x[:3])
+    return (x, y, z)

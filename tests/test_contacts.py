@@ -1,0 +1,187 @@
+"""contacts.py: links whose collision geometry overlaps at a joint configuration, as a planner
+(Tesseract, each mesh as its convex hull) collides them."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+
+from pipeline.contacts import contacts, link_poses, link_solids
+from pipeline.urdf import Robot, load_robot
+
+REPO = Path(__file__).resolve().parents[1]
+LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+
+
+def _robot(tmp_path: Path, body: str, meshes: dict[str, trimesh.Trimesh] | None = None) -> Robot:
+    """A robot `pair` of a base_link with a box and link_1 (under joint_1, revolute about z)
+    holding `body`'s collision geometry, with `meshes` in its meshes/."""
+    folder = tmp_path / "robots" / "pair"
+    (folder / "meshes").mkdir(parents=True)
+    for name, mesh in (meshes or {}).items():
+        mesh.export(folder / "meshes" / name)
+    (folder / "robot.urdf").write_text(
+        '<?xml version="1.0"?>\n<robot name="pair">\n'
+        '  <link name="base_link"><collision><geometry><box size="0.2 0.2 0.2"/></geometry>'
+        "</collision></link>\n"
+        f'  <link name="link_1">{body}</link>\n'
+        '  <joint name="joint_1" type="revolute"><parent link="base_link"/>'
+        f'<child link="link_1"/><axis xyz="0 0 1"/>{LIMIT}</joint>\n</robot>\n'
+    )
+    return load_robot(folder, tmp_path)
+
+
+def _pairs(
+    robot: Robot, folder: Path, values: dict[str, float] | None = None
+) -> list[tuple[str, str]]:
+    found = contacts(link_solids(robot, folder), link_poses(robot, values or {}))
+    return [(c.link1, c.link2) for c in found]
+
+
+def _collision(geometry: str, xyz: tuple[float, float, float]) -> str:
+    x, y, z = xyz
+    return (
+        f'<collision><origin xyz="{x!r} {y!r} {z!r}"/><geometry>{geometry}</geometry></collision>'
+    )
+
+
+@pytest.mark.parametrize(
+    ("geometry", "distance", "touching"),
+    [
+        # base_link's box reaches 0.1 along x: a box of half size 0.05 centred at 0.15 touches it
+        ('<box size="0.1 0.1 0.1"/>', 0.16, False),
+        ('<box size="0.1 0.1 0.1"/>', 0.15, True),  # face to face: a touch is a contact
+        ('<box size="0.1 0.1 0.1"/>', 0.12, True),
+        # a sphere's and a cylinder's tangent planes stand at most 0.3 % out
+        ('<sphere radius="0.1"/>', 0.201, False),
+        ('<sphere radius="0.1"/>', 0.199, True),
+        ('<cylinder radius="0.1" length="0.1"/>', 0.201, False),
+        ('<cylinder radius="0.1" length="0.1"/>', 0.199, True),
+    ],
+)
+def test_primitives_touch_when_they_meet(
+    tmp_path: Path, geometry: str, distance: float, touching: bool
+) -> None:
+    robot = _robot(tmp_path, _collision(geometry, (distance, 0.0, 0.0)))
+    pairs = _pairs(robot, tmp_path / "robots" / "pair")
+    assert pairs == ([("base_link", "link_1")] if touching else [])
+
+
+def test_a_sphere_off_a_box_corner_touches_only_within_its_radius(tmp_path: Path) -> None:
+    """Diagonally off the corner (0.1, 0.1, 0.1), where the box's faces do not reach."""
+    away = 0.1 + 0.1 / math.sqrt(3)
+    for scale, touching in ((1.01, False), (0.99, True)):
+        centre = 0.1 + (away - 0.1) * scale
+        robot = _robot(tmp_path / str(scale), _collision('<sphere radius="0.1"/>', (centre,) * 3))
+        assert _pairs(robot, tmp_path / str(scale) / "robots" / "pair") == (
+            [("base_link", "link_1")] if touching else []
+        )
+
+
+def _u_shape() -> trimesh.Trimesh:
+    """Two posts and a bridge over them: a notch 0.2 wide and 0.3 high between the posts."""
+    posts = [
+        trimesh.creation.box(extents=[0.1, 0.1, 0.3]).apply_translation([x, 0.0, 0.15])
+        for x in (-0.15, 0.15)
+    ]
+    bridge = trimesh.creation.box(extents=[0.4, 0.1, 0.1]).apply_translation([0.0, 0.0, 0.35])
+    return trimesh.util.concatenate([*posts, bridge])
+
+
+@pytest.mark.parametrize(("xyz", "touching"), [((0.0, 0.0, 0.5), True), ((0.0, 0.2, 0.5), False)])
+def test_a_part_in_a_mesh_notch_touches_it_as_the_planner_collides_it(
+    tmp_path: Path, xyz: tuple[float, float, float], touching: bool
+) -> None:
+    """link_1's U lies above the base (0.2 up); a box in the notch touches no triangle of it,
+    but lies inside its convex hull, which is what Tesseract collides; beside it, nothing."""
+    mesh = '<mesh filename="package://pair/meshes/u.stl"/>'
+    body = _collision(mesh, (0.0, 0.0, 0.2)) + _collision('<box size="0.05 0.05 0.05"/>', xyz)
+    robot = _robot(tmp_path, body, {"u.stl": _u_shape()})
+    # link_1 holds both: the box touches the U only as another link would; split them
+    folder = tmp_path / "robots" / "pair"
+    solids = link_solids(robot, folder)
+    u, box = solids["link_1"]
+    placed = link_poses(robot, {})
+    found = contacts({"u": [u], "box": [box]}, {"u": placed["link_1"], "box": placed["link_1"]})
+    assert [(c.link1, c.link2) for c in found] == ([("u", "box")] if touching else [])
+
+
+def test_allowed_pairs_are_skipped_in_either_order(tmp_path: Path) -> None:
+    robot = _robot(tmp_path, _collision('<box size="0.1 0.1 0.1"/>', (0.12, 0.0, 0.0)))
+    folder = tmp_path / "robots" / "pair"
+    solids, poses = link_solids(robot, folder), link_poses(robot, {})
+    for allowed in ([("base_link", "link_1")], [("link_1", "base_link")]):
+        assert contacts(solids, poses, allowed) == []
+
+
+def test_the_point_found_lies_in_both_links(tmp_path: Path) -> None:
+    robot = _robot(tmp_path, _collision('<box size="0.1 0.1 0.1"/>', (0.12, 0.0, 0.0)))
+    (found,) = contacts(link_solids(robot, tmp_path / "robots" / "pair"), link_poses(robot, {}))
+    x, y, z = found.point
+    assert 0.07 - 1e-9 <= x <= 0.1 + 1e-9 and abs(y) <= 0.05 and abs(z) <= 0.05
+
+
+MIMIC = """<?xml version="1.0"?>
+<robot name="slide">
+  <link name="base_link"/>
+  <link name="carriage"/>
+  <link name="finger"/>
+  <joint name="track" type="prismatic"><parent link="base_link"/><child link="carriage"/>
+    <origin xyz="1 0 0"/><axis xyz="0 0 -1"/>
+    <limit lower="0.2" upper="0.5" effort="1" velocity="1"/></joint>
+  <joint name="finger_joint" type="revolute"><parent link="carriage"/><child link="finger"/>
+    <origin xyz="0 0.5 0"/><axis xyz="0 0 1"/>{limit}
+    <mimic joint="track" multiplier="2" offset="0.1"/></joint>
+</robot>
+"""
+
+
+def test_poses_follow_limits_and_mimic_joints(tmp_path: Path) -> None:
+    """A prismatic joint whose limits exclude 0 stands at its nearest limit; a mimic joint
+    follows it (2 * 0.2 + 0.1 = 0.5 rad)."""
+    folder = tmp_path / "robots" / "slide"
+    folder.mkdir(parents=True)
+    (folder / "robot.urdf").write_text(MIMIC.format(limit=LIMIT))
+    poses = link_poses(load_robot(folder, tmp_path), {})
+    assert np.allclose(poses["carriage"][:3, 3], [1.0, 0.0, -0.2])
+    finger = poses["finger"]
+    assert np.allclose(finger[:3, 3], [1.0, 0.5, -0.2])
+    assert np.isclose(math.atan2(finger[1, 0], finger[0, 0]), 0.5)
+    # set within its limits, the joint is where it was set
+    assert np.allclose(
+        link_poses(load_robot(folder, tmp_path), {"track": 0.3})["carriage"][:3, 3],
+        [1.0, 0.0, -0.3],
+    )
+
+
+@pytest.mark.parametrize(
+    ("model_id", "expected"),
+    [
+        # every pair joined by a joint touches at zero, as collision meshes of arms do, and
+        # link_6's hull reaches into link_4's (ROS-Industrial allows that pair as "Default")
+        (
+            "abb_irb2400",
+            [
+                ("base_link", "link_1"),
+                ("link_1", "link_2"),
+                ("link_2", "link_3"),
+                ("link_3", "link_4"),
+                ("link_4", "link_5"),
+                ("link_4", "link_6"),
+                ("link_5", "link_6"),
+            ],
+        ),
+        (
+            "lbr_iiwa_14_r820",
+            [("base_link", "link_1"), *((f"link_{i}", f"link_{i + 1}") for i in range(1, 7))],
+        ),
+    ],
+)
+def test_the_shipped_robots_at_zero(model_id: str, expected: list[tuple[str, str]]) -> None:
+    folder = REPO / "robots" / model_id
+    robot = load_robot(folder, REPO)
+    assert sorted(_pairs(robot, folder)) == sorted(expected)
