@@ -285,7 +285,11 @@ def cmd_template(args: argparse.Namespace) -> int:
         folder = root / "robots" / args.model
         robot = load_robot(folder, root)
         plan = starter(robot)
-        found = contacts(link_solids(robot, folder), link_poses(robot, plan.home), plan.adjacent)
+        found = contacts(
+            link_solids(robot, folder, f"robots/{args.model}"),
+            link_poses(robot, plan.home),
+            plan.adjacent,
+        )
         touching = [(c.link1, c.link2) for c in found]
         sys.stdout.write(starter_source(robot, args.model, touching))
         return 0

@@ -9,6 +9,7 @@ programme finds a point inside both.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,6 @@ from scipy.spatial import ConvexHull, QhullError
 from pipeline.homepose import home_positions
 from pipeline.kinematics import joint_motion, transform
 from pipeline.spheres.geometry import Array, Solid, collision_links, load_link_geometry
-from pipeline.spheres.provenance import folder_display
 from pipeline.urdf import Joint, Robot
 
 CYLINDER_SIDES = 64  # tangent planes around a cylinder: 1 / cos(pi / 64) - 1 = 0.12 %
@@ -66,17 +66,18 @@ def link_poses(robot: Robot, positions: Mapping[str, float]) -> dict[str, Array]
     return poses
 
 
-def link_solids(robot: Robot, robot_folder: Path) -> dict[str, list[Convex]]:
-    """The convex solids of every link that has collision geometry, from the robot's folder."""
-    display = folder_display(robot)
-    return {
+def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, list[Convex]]:
+    """The convex solids of every link that has collision geometry, from the robot's folder
+    (`display`: that folder as findings name it)."""
+    solids = {
         link.name: [convex(s) for s in load_link_geometry(link, robot_folder, display).solids]
         for link in collision_links(robot)
     }
+    return {name: [c for c in found if c is not None] for name, found in solids.items()}
 
 
-def convex(solid: Solid) -> Convex:
-    """A collision element's convex solid, as the planner collides it."""
+def convex(solid: Solid) -> Convex | None:
+    """A collision element's convex solid, as the planner collides it (None: it has none)."""
     if solid.kind == "mesh":
         return _hull(solid.triangles.reshape(-1, 3))
     rotation, centre = solid.frame.rotation, solid.frame.translation
@@ -97,12 +98,19 @@ def convex(solid: Solid) -> Convex:
     return Convex(normals, offsets + normals @ centre, solid.bounds())
 
 
-def _hull(points: Array) -> Convex:
-    """The convex hull of a mesh's corners; a flat mesh's, joggled into a sliver."""
+def _hull(points: Array) -> Convex | None:
+    """The convex hull of a mesh's corners; a flat one's joggled into a sliver, and one of
+    fewer than four corners (a lone triangle) grown by a micrometre; None for no corner."""
+    if not len(points):
+        return None  # a mesh of lines and points alone: no solid to collide
     try:
         hull = ConvexHull(points)
-    except QhullError:  # every corner in one plane (or line): joggled, as thin as qhull can
-        hull = ConvexHull(points, qhull_options="QJ")
+    except QhullError:  # every corner in one plane (or on one line): joggled, as thin as qhull can
+        try:
+            hull = ConvexHull(points, qhull_options="QJ")
+        except QhullError:
+            grown = points[:, None, :] + 1e-6 * np.array(list(itertools.product((-1, 1), repeat=3)))
+            hull = ConvexHull(grown.reshape(-1, 3))
     normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
     return Convex(normals, offsets, np.stack([points.min(axis=0), points.max(axis=0)]))
 

@@ -50,6 +50,10 @@ CONFIG_CODE = (
 )
 SRDF_CODE = (
     *URDF_CODE,
+    # group states collided (srdf/contact_check.py)
+    "pipeline/contacts.py",
+    "pipeline/homepose.py",
+    "pipeline/kinematics.py",
     *(
         f"pipeline/srdf/{name}.py"
         for name in (
@@ -57,6 +61,7 @@ SRDF_CODE = (
             "checker",
             "child",
             "compile",
+            "contact_check",
             "generate",
             "groups",
             "model",

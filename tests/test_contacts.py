@@ -38,7 +38,7 @@ def _robot(tmp_path: Path, body: str, meshes: dict[str, trimesh.Trimesh] | None 
 def _pairs(
     robot: Robot, folder: Path, values: dict[str, float] | None = None
 ) -> list[tuple[str, str]]:
-    found = contacts(link_solids(robot, folder), link_poses(robot, values or {}))
+    found = contacts(link_solids(robot, folder, "robot"), link_poses(robot, values or {}))
     return [(c.link1, c.link2) for c in found]
 
 
@@ -103,7 +103,7 @@ def test_a_part_in_a_mesh_notch_touches_it_as_the_planner_collides_it(
     robot = _robot(tmp_path, body, {"u.stl": _u_shape()})
     # link_1 holds both: the box touches the U only as another link would; split them
     folder = tmp_path / "robots" / "pair"
-    solids = link_solids(robot, folder)
+    solids = link_solids(robot, folder, "robot")
     u, box = solids["link_1"]
     placed = link_poses(robot, {})
     found = contacts({"u": [u], "box": [box]}, {"u": placed["link_1"], "box": placed["link_1"]})
@@ -113,14 +113,16 @@ def test_a_part_in_a_mesh_notch_touches_it_as_the_planner_collides_it(
 def test_allowed_pairs_are_skipped_in_either_order(tmp_path: Path) -> None:
     robot = _robot(tmp_path, _collision('<box size="0.1 0.1 0.1"/>', (0.12, 0.0, 0.0)))
     folder = tmp_path / "robots" / "pair"
-    solids, poses = link_solids(robot, folder), link_poses(robot, {})
+    solids, poses = link_solids(robot, folder, "robot"), link_poses(robot, {})
     for allowed in ([("base_link", "link_1")], [("link_1", "base_link")]):
         assert contacts(solids, poses, allowed) == []
 
 
 def test_the_point_found_lies_in_both_links(tmp_path: Path) -> None:
     robot = _robot(tmp_path, _collision('<box size="0.1 0.1 0.1"/>', (0.12, 0.0, 0.0)))
-    (found,) = contacts(link_solids(robot, tmp_path / "robots" / "pair"), link_poses(robot, {}))
+    (found,) = contacts(
+        link_solids(robot, tmp_path / "robots" / "pair", "robot"), link_poses(robot, {})
+    )
     x, y, z = found.point
     assert 0.07 - 1e-9 <= x <= 0.1 + 1e-9 and abs(y) <= 0.05 and abs(z) <= 0.05
 
@@ -185,3 +187,36 @@ def test_the_shipped_robots_at_zero(model_id: str, expected: list[tuple[str, str
     folder = REPO / "robots" / model_id
     robot = load_robot(folder, REPO)
     assert sorted(_pairs(robot, folder)) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("triangles", "touching"),
+    [
+        # a flat square through the base's box, and beside it: qhull's hull of a plane, joggled
+        (
+            [
+                [[0.05, -0.1, -0.1], [0.05, 0.1, -0.1], [0.05, 0.1, 0.1]],
+                [[0.05, -0.1, -0.1], [0.05, 0.1, 0.1], [0.05, -0.1, 0.1]],
+            ],
+            True,
+        ),
+        (
+            [
+                [[0.3, -0.1, -0.1], [0.3, 0.1, -0.1], [0.3, 0.1, 0.1]],
+                [[0.3, -0.1, -0.1], [0.3, 0.1, 0.1], [0.3, -0.1, 0.1]],
+            ],
+            False,
+        ),
+        # one triangle: too few corners for a hull, grown by a micrometre
+        ([[[0.05, 0.0, 0.0], [0.3, 0.0, 0.0], [0.3, 0.05, 0.0]]], True),
+        ([[[0.15, 0.0, 0.0], [0.3, 0.0, 0.0], [0.3, 0.05, 0.0]]], False),
+    ],
+)
+def test_flat_meshes_touch_what_they_cross(
+    tmp_path: Path, triangles: list[list[list[float]]], touching: bool
+) -> None:
+    mesh = trimesh.Trimesh(**trimesh.triangles.to_kwargs(np.array(triangles)))
+    body = _collision('<mesh filename="package://pair/meshes/flat.stl"/>', (0.0, 0.0, 0.0))
+    robot = _robot(tmp_path, body, {"flat.stl": mesh})
+    pairs = _pairs(robot, tmp_path / "robots" / "pair")
+    assert pairs == ([("base_link", "link_1")] if touching else [])

@@ -71,7 +71,7 @@ def test_one_mesh_change_names_exactly_the_files_a_rebuild_changes(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Copies of unchanged files are not stale, in the description or in the cell serving it;
-    nor are the config and SRDF, which do not read meshes."""
+    nor is the config, which reads no mesh. The SRDF is: its step collides the group states."""
     flip_byte(project / "robots" / "abb_irb2400" / "meshes" / "link_3.stl", 300)
     code, lines = check(project, capsys)
     assert code == 1
@@ -79,11 +79,13 @@ def test_one_mesh_change_names_exactly_the_files_a_rebuild_changes(
     assert sorted(line.split(" ")[1] for line in lines) == sorted(
         [
             f"{robot}/meshes/link_3.stl",
+            f"{robot}/robot.srdf",
             f"{robot}/spheres.json",
             f"{robot}/robot_description_manifest.json",
             "build/index.json",
             f"{cell}/cell.json",
             f"{cell}/description/meshes/link_3.stl",
+            f"{cell}/description/robot.srdf",
             f"{cell}/description/robot_description_manifest.json",
             f"{cell}/description/spheres.json",
         ]

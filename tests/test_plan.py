@@ -86,6 +86,7 @@ def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(re
     assert list(steps[f"srdf:{ABB}"].inputs) == [
         f"{src}/srdf.py",
         f"{src}/robot.urdf",
+        *meshes,  # its group states are collided
         code("srdf"),
     ]
     assert list(steps[f"spheres:{ABB}"].inputs) == [
@@ -166,10 +167,8 @@ def test_a_module_srdf_py_imports_is_an_input_of_the_srdf_step(project: Path) ->
     start = source.index("TCPS = {")
     end = source.index("\n}\n", start) + 3
     (src / "srdf.py").write_text(source[:start] + "from tcps import TCPS\n" + source[end:])
-    (src / "meshes" / "notes.py").write_text("# not a module gen_srdf() can import\n")
     step = by_name(project)[f"srdf:{ABB}"]
     assert f"robots/{ABB}/tcps.py" in step.inputs
-    assert f"robots/{ABB}/meshes/notes.py" not in step.inputs
     assert run_doit(project).returncode == 0
     (src / "tcps.py").write_text('TCPS = {"welder": {"xyz": ".1 1 .3", "wxyz": "1 0 0 0"}}\n')
     check = run_python(project, "-m", "pipeline", "check")
@@ -284,10 +283,14 @@ def test_a_helper_package_is_an_input_of_the_srdf_step_and_a_linked_one_refused(
     make(repo / "robots" / ABB, tmp_path_factory.mktemp("outside"))
     steps = plan(repo)
     inputs = {step.name: step for step in steps}[f"srdf:{ABB}"].inputs
+    meshes = sorted(
+        f"robots/{ABB}/meshes/{p.name}" for p in (repo / "robots" / ABB / "meshes").iterdir()
+    )
     assert list(inputs) == [
         f"robots/{ABB}/srdf.py",
         *helpers,
         f"robots/{ABB}/robot.urdf",
+        *meshes,
         code("srdf"),
     ]
     lines = [finding.line() for finding in linked_folders(repo, steps)]

@@ -598,6 +598,54 @@ def test_srdf_generator_warning(
     assert (repo / ABB / "srdf.srdf").is_file()
 
 
+# Group states whose links touch where no <disable_collisions> allows it (contact_check.py):
+# warnings, each naming the state's place; the SRDF is written.
+CONTACT_CASES = [
+    # link_6's mesh hull reaches into link_4's at all-zeros: the setup assistant's "Default"
+    (
+        "group_state_in_contact",
+        REAL + "ALLOWED_COLLISIONS.remove(('link_4', 'link_6', 'Default'))\n",
+        ["link_4 and link_6"],
+    ),
+    # link_6 turns inside link_4's fork: in contact at every joint_5, so in each state
+    (
+        "group_state_in_contact",
+        REAL
+        + "ALLOWED_COLLISIONS.remove(('link_4', 'link_6', 'Default'))\n"
+        + "STATES[('manipulator', 'bent')] = {'joint_5': 1.5}\n",
+        ["link_4 and link_6", "link_4 and link_6"],
+    ),
+    # without the Adjacent entries of its first joints, both states find those pairs
+    (
+        "group_state_in_contact",
+        REAL
+        + "ALLOWED_COLLISIONS[:] = [p for p in ALLOWED_COLLISIONS if p[0] != 'base_link']\n"
+        + "STATES[('manipulator', 'bent')] = {'joint_5': 1.5}\n",
+        ["base_link and link_1", "base_link and link_1"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "pairs"), CONTACT_CASES)
+def test_srdf_group_state_contact_warning(
+    code: str,
+    text: str,
+    pairs: list[str],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    install_generator(repo, text)
+    monkeypatch.chdir(repo)
+    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" puts links ")[1].split(" in contact")[0] for line in lines] == pairs
+    for line in lines:
+        assert line.startswith(f"{SOURCE}:/robot/group_state[") and f": {code}: " in line
+        assert line.endswith(" (warning)") and 'reason="Default"/>' in line
+    assert (repo / ABB / "srdf.srdf").is_file()
+
+
 def test_every_srdf_finding_code_has_a_case() -> None:
     """Each code the SRDF modules emit appears in one of the tables above."""
     emitted: set[str] = set()
@@ -605,7 +653,7 @@ def test_every_srdf_finding_code_has_a_case() -> None:
         pattern = r'(?:add|_finding|bad|_bad|Finding)\(\s*"([a-z][a-z_]+)"'
         emitted |= set(re.findall(pattern, path.read_text()))
     tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES, BUILD_CASES]
-    tables.append(WARNING_CASES)
+    tables += [WARNING_CASES, CONTACT_CASES]
     tested = {case[0] for table in tables for case in table}
     assert len(emitted) > 50
     assert emitted - tested == set()

@@ -493,7 +493,7 @@ def test_contacts_agree_with_the_planners_contact_manager(
     folder, robot, env = planner
     bare = _environment(folder, tmp_path, allowed=False)
     active = set(bare.getActiveJointNames())
-    solids = link_solids(robot, folder)
+    solids = link_solids(robot, folder, "robot")
     states = [
         dict(v) for by in env.getKinematicsInformation().group_states.values() for v in by.values()
     ]

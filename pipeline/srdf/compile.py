@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from pipeline.findings import ContractError, Finding, raise_if_errors, render
+from pipeline.srdf.contact_check import state_contact_findings
 from pipeline.srdf.generate import DEFAULT_TIMEOUT, run_generator
 from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.units import to_native
@@ -114,6 +115,11 @@ def checked_srdf(
         srdf = to_native(srdf, robot)
         findings += check_srdf(srdf, robot, display)
     raise_if_errors(findings)  # past it, the findings are warnings alone
+    if robot is not None:
+        urdf_folder = envelope.urdf.parent
+        findings += state_contact_findings(
+            srdf, robot, urdf_folder, display, display_path(urdf_folder, repo_root)
+        )
     link = relative_posix(urdf_at or envelope.urdf, output.parent)
     return write_srdf(srdf, link), findings
 
