@@ -128,16 +128,46 @@ def contacts(
         for name, convexes in solids.items()
         if name in poses
     }
-    names = list(placed)
+    names = [name for name, convexes in placed.items() if convexes]
     found = []
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            if frozenset((a, b)) in skip:
-                continue
-            point = _first_meeting(placed[a], placed[b])
-            if point is not None:
-                found.append(Contact(a, b, point))
+    for i, j in _meeting_boxes([_union_box(placed[name]) for name in names]):
+        a, b = names[i], names[j]
+        if frozenset((a, b)) in skip:
+            continue
+        point = _first_meeting(placed[a], placed[b])
+        if point is not None:
+            found.append(Contact(a, b, point))
     return found
+
+
+def _union_box(convexes: list[Convex]) -> Array:
+    return np.stack(
+        [
+            np.min([c.bounds[0] for c in convexes], axis=0),
+            np.max([c.bounds[1] for c in convexes], axis=0),
+        ]
+    )
+
+
+def _meeting_boxes(boxes: list[Array], rows: int = 512) -> list[tuple[int, int]]:
+    """The pairs (i < j) of boxes that overlap or touch, in order, a block of rows at a time
+    (a robot of thousands of links has millions of pairs)."""
+    if not boxes:
+        return []
+    lo = np.array([b[0] for b in boxes])
+    hi = np.array([b[1] for b in boxes])
+    pairs: list[tuple[int, int]] = []
+    for start in range(0, len(boxes), rows):
+        end = min(start + rows, len(boxes))
+        meet = np.all(
+            (lo[start:end, None, :] <= hi[None, :, :]) & (lo[None, :, :] <= hi[start:end, None, :]),
+            axis=2,
+        )
+        i, j = np.nonzero(meet)
+        i = i + start
+        keep = j > i
+        pairs += zip(i[keep].tolist(), j[keep].tolist(), strict=True)
+    return pairs
 
 
 def _placed(solid: Convex, pose: Array) -> Convex:
