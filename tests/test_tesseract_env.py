@@ -43,6 +43,7 @@ from pipeline.srdf.model import (
     LinkMember,
 )
 from pipeline.urdf import Robot
+from tests.cellrepo import PAIR_CELL
 from tests.conftest import REPO
 from tests.tesseract_support import DESCRIPTIONS, load
 
@@ -167,15 +168,26 @@ def test_cell_tip_pose_off_zero_in_tesseract(
     _tip_agrees(cell, tmp_path)
 
 
+def test_two_arm_cell_tip_poses_in_tesseract(two_arms: Path, tmp_path: Path) -> None:
+    """A two-arm cell's review (`tips`, one per arm) in Tesseract: each arm's tip, nominal and
+    calibrated, as a cell whose `manipulator` has two chains compiles it."""
+    cell = two_arms / "build/cells" / PAIR_CELL
+    assert len(json.loads((cell / "cell.json").read_text())["kinematics"]["tips"]) == 2
+    _tip_agrees(cell, tmp_path)
+
+
 def _tip_agrees(cell: Path, tmp_path: Path) -> None:
-    """The tip of cell.json's review in a Tesseract Environment at its pose, without and with
+    """Each tip of cell.json's review in a Tesseract Environment at its pose, without and with
     the calibration's corrections applied as ChangeJointOriginCommands."""
     review = json.loads((cell / "cell.json").read_text())["kinematics"]
     env = _environment(cell / "description", tmp_path)
-    base, tip = review["base_link"], review["tip_link"]
+    base = review["base_link"]
+    # one tip (`tip_link`, `tip`), or several (`tips`: a two-arm cell), each with its poses
+    tips = review.get("tips") or [{"tip_link": review["tip_link"], **review["tip"]}]
     pose = {**dict.fromkeys(env.getActiveJointNames(), 0.0), **review.get("joint_positions", {})}
     _set(env, pose)
-    _agrees(env.getRelativeLinkTransform(base, tip).matrix(), review["tip"]["nominal"])
+    for tip in tips:
+        _agrees(env.getRelativeLinkTransform(base, tip["tip_link"]).matrix(), tip["nominal"])
     calibration = json.loads((cell / "machine_planning_calibration.json").read_text())
     for name, correction in calibration.get("kinematics", {}).items():
         roll, pitch, yaw = correction["rpy_rad"]
@@ -187,7 +199,8 @@ def _tip_agrees(cell: Path, tmp_path: Path) -> None:
         changed = env.getJoint(name).parent_to_joint_origin_transform.matrix()
         _agrees(changed, review["joints"][name]["calibrated_origin"])
     _set(env, pose)
-    _agrees(env.getRelativeLinkTransform(base, tip).matrix(), review["tip"]["calibrated"])
+    for tip in tips:
+        _agrees(env.getRelativeLinkTransform(base, tip["tip_link"]).matrix(), tip["calibrated"])
 
 
 def _not_built(group: Group) -> str | None:
