@@ -294,7 +294,7 @@ YELLOW = '<material name="yellow">\n        <color rgba="1 1 0 1"/>'
             "package://other_arm/meshes/skin.png",
             "<texture filename> names 'package://other_arm/meshes/skin.png', which is not "
             "package://abb_irb2400/meshes/<file>",
-            "copy the file into meshes/ and name it package://<model_id>/meshes/<file>",
+            "copy the file into meshes/ and name it package://abb_irb2400/meshes/<file>, or ",
         ),
     ],
     ids=["urdf-texture-missing", "urdf-texture-other-package"],
@@ -314,3 +314,21 @@ def test_companion_missing_a_urdf_texture_the_description_cannot_serve(
     assert finding.message.startswith(message), finding.message
     assert finding.hint.startswith(hint), finding.hint
     assert finding.severity is Severity.WARNING
+
+
+def test_companion_missing_of_another_package_names_the_copy_in_meshes(repo: Path) -> None:
+    """An Interbotix arm's <texture> still names its ROS package once its file is copied into
+    meshes/: the fix gave `package://<model_id>/meshes/<file>` as it stood, not the URI to write."""
+    (repo / ABB / "meshes" / "tex").mkdir()
+    (repo / ABB / "meshes" / "tex" / "interbotix_black.png").write_bytes(b"\x89PNG black")
+    urdf = repo / ABB / "robot.urdf"
+    filename = "package://trossen_descriptions/meshes/interbotix_black.png"
+    urdf.write_text(
+        urdf.read_text().replace(YELLOW, f'{YELLOW}<texture filename="{filename}"/>', 1)
+    )
+    [finding] = unserved(repo)
+    assert finding.hint == (
+        "copy the file into meshes/ and name it package://abb_irb2400/meshes/<file> "
+        "(package://abb_irb2400/meshes/tex/interbotix_black.png for "
+        "meshes/tex/interbotix_black.png), or remove the <texture>"
+    )

@@ -27,6 +27,7 @@ from lxml import etree
 from pipeline.findings import Finding, Severity
 from pipeline.sourcenames import ignored_part
 from pipeline.strict_io import MESH_LIMIT, read_bytes
+from pipeline.urdf.meshuri import MeshesFolder
 
 # Material-library statements whose last word is a file (options such as `-s 1 1 1` come first).
 _MAP_STATEMENTS = frozenset(
@@ -140,10 +141,6 @@ _HINT_INSIDE = (
 _NOT_RELATIVE = ("is an absolute path or a URL, not a file in meshes/", _HINT_INSIDE)
 _OUTSIDE = ("is outside meshes/", _HINT_INSIDE)
 _MISSING = ("does not exist", "add the file at {path}, or remove the reference")
-_HINT_PACKAGE = (
-    "copy the file into meshes/ and name it package://<model_id>/meshes/<file>, or remove the "
-    "<texture>"
-)
 _IGNORED = (
     "is a name the build never reads as a source (a hidden file, an editor's backup, OS metadata)",
     "rename the file to a plain name and name that, or remove the reference",
@@ -187,6 +184,7 @@ def urdf_texture_files(
     prefix = f"package://{model_id}/"
     found: dict[str, bytes] = {}
     warnings: list[Finding] = []
+    listing = MeshesFolder(folder / "meshes")  # walked once, when a texture is another's
     for node in parse_xml(urdf, "").iter("texture"):
         parent = node.getparent()
         name = node.get("filename", "")
@@ -195,7 +193,10 @@ def urdf_texture_files(
         line = node.sourceline
         where = (display_folder, "robot.urdf", line if isinstance(line, int) else 0)
         if not name.startswith(prefix):
-            why = (f"is not package://{model_id}/meshes/<file>", _HINT_PACKAGE)
+            why = (
+                f"is not package://{model_id}/meshes/<file>",
+                _package_hint(listing, model_id, name),
+            )
             warnings.append(_not_followed(where, "<texture filename>", name, None, why))
             continue
         path, problem = _followed(folder, "robot.urdf", name.removeprefix(prefix))
@@ -204,6 +205,18 @@ def urdf_texture_files(
         elif path is not None and path not in found:
             found[path] = read_bytes(folder / path, f"{display_folder}/{path}", MESH_LIMIT)
     return dict(sorted(found.items())), warnings
+
+
+def _package_hint(listing: MeshesFolder, model_id: str, name: str) -> str:
+    """The fix of a texture another package's URI names: the URI of the one file of its name
+    meshes/ holds, when it holds one (the file copied in, the URI left as it was)."""
+    prefix = f"package://{model_id}/meshes/"
+    only = listing.only(PurePosixPath(name).name)
+    example = f" ({prefix}{only[0].removeprefix('meshes/')} for {only[0]})" if only else ""
+    hint = (
+        f"copy the file into meshes/ and name it {prefix}<file>{example}, or remove the <texture>"
+    )
+    return hint.replace("{", "{{").replace("}", "}}")  # _not_followed formats it
 
 
 def companion_files(
