@@ -219,8 +219,8 @@ def _revolute(robot: Robot, name: str, where: list[str | int], add: _Add) -> Joi
             f"joint {name!r} is {joint.type}, not revolute",
             "limit or hold only revolute joints"
             + (
-                f" (a calibration narrows no prismatic axis: {name!r}'s travel is robot.urdf's "
-                "<limit>)"
+                f" (a calibration narrows no prismatic axis: the travel of {name!r} is "
+                "robot.urdf's <limit>)"
                 if joint.type == "prismatic"
                 else ""
             ),

@@ -18,7 +18,7 @@ from pipeline.calibration import (
 )
 from pipeline.config import load_config
 from pipeline.findings import ContractError, Finding
-from pipeline.urdf import load_robot
+from pipeline.urdf import load_robot, parse_urdf
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "abb_irb2400"
@@ -199,3 +199,32 @@ def test_strict_json_applies(text: bytes, code: str) -> None:
     with pytest.raises(ContractError) as exc:
         parse_calibration(text, DISPLAY)
     assert [f.code for f in exc.value.findings] == [code]
+
+
+TRACK_URDF = b"""<robot name="on_track">
+  <link name="floor"/><link name="carriage"/><link name="arm"/>
+  <joint name="track" type="prismatic"><parent link="floor"/><child link="carriage"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="4" velocity="1" effort="100"/></joint>
+  <joint name="joint_1" type="revolute"><parent link="carriage"/><child link="arm"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" velocity="2" effort="100"/></joint>
+</robot>"""
+
+
+def test_a_prismatic_axis_limited_is_named_once_in_the_fix() -> None:
+    """A mobile manipulator's base slide, or a track, narrowed in a calibration: the fix read
+    `'track''s travel`, the joint's quoted name run into the possessive."""
+    robot, found = parse_urdf(TRACK_URDF, "robot.urdf", "on_track")
+    assert found == []
+    doc = {
+        "schema": "rosie.machine-planning-calibration.v1",
+        "model_id": "on_track",
+        "limits": {"joints": {"track": J1}},
+    }
+    cal = parse_calibration(json.dumps(doc).encode(), DISPLAY)
+    [finding] = check_calibration(cal, "on_track", robot, None, DISPLAY)
+    assert (finding.code, finding.place) == ("joint_not_revolute", "/limits/joints/track")
+    assert finding.message == "joint 'track' is prismatic, not revolute"
+    assert finding.hint == (
+        "limit or hold only revolute joints (a calibration narrows no prismatic axis: the "
+        "travel of 'track' is robot.urdf's <limit>)"
+    )
