@@ -183,11 +183,15 @@ def _check_value(c: Checker, state: GroupState, value: JointValue, group: Conten
     if joint.type == "fixed":
         c.add("group_state_fixed_joint", value.place, f"{where} is fixed", "remove it")
     if joint.mimic is not None:
+        followed = joint.mimic.joint
+        law = "(multiplier * q + offset)"
         c.add(
             "group_state_mimic_joint",
             value.place,
-            f"{where} mimics {joint.mimic.joint!r}",
-            "set the joint it mimics instead",
+            f"{where} mimics {followed!r}",
+            f"remove it: it follows {followed!r} {law}, which the state sets"
+            if any(other.name == followed for other in state.values)
+            else f"remove it and set {followed!r}, which it follows {law}",
         )
     if value.name in c.srdf.passive_joints():
         c.add("group_state_passive_joint", value.place, f"{where} is passive", "remove it")
