@@ -142,3 +142,28 @@ def test_an_undeclared_simulator_prefix_is_invalid_xml_with_a_fix_that_works(rep
     read_urdf_sources(repo, "abb_irb2400")
     break_urdf(repo, [(f' xmlns:sensor="{uri}"', ""), ('  <sensor:camera name="c"/>\n', "")])
     read_urdf_sources(repo, "abb_irb2400")
+
+
+@pytest.mark.parametrize(
+    ("include", "advice"),
+    [
+        # rtb-data's dual Panda: pip's xacro, outside ROS, stops at the $(find) ("substitution
+        # args not supported: No module named 'ament_index_python'")
+        (
+            '<xacro:include filename="$(find qut_frankie_description)/robots/panda_arm.xacro"/>',
+            "; outside ROS, xacro finds no package: first replace each $(find <package>) "
+            "($(find qut_frankie_description) ...) with the path of that package's folder",
+        ),
+        ('<xacro:include filename="kr16_2_macro.xacro"/>', ""),
+    ],
+    ids=["find", "no-find"],
+)
+def test_the_fix_of_a_source_using_find_says_to_resolve_it_outside_ros(
+    repo: Path, include: str, advice: str
+) -> None:
+    """The fix's xacro command fails outside ROS on a source with `$(find pkg)`."""
+    break_urdf(repo, [(END, include + "\n" + END)])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    (finding,) = exc.value.findings
+    assert finding.hint.endswith("passing its arguments as name:=value" + advice), finding.hint

@@ -7,6 +7,7 @@ dozens of numbers that are not numbers. One finding names the cause instead.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lxml import etree
@@ -53,9 +54,25 @@ def xacro_findings(root: etree._Element, display: str, model_id: str, data: byte
             str(min(lines)),
             f"is xacro source, not URDF: it holds {' and '.join(held)}, which no URDF reader "
             "expands",
-            _hint(model_id),
+            _hint(model_id) + _find_advice(data),
         )
     ]
+
+
+_FIND = re.compile(rb"\$\(find ([^)\s]+)\)")
+
+
+def _find_advice(data: bytes) -> str:
+    """What the fix's xacro command needs first outside ROS when the source names a package by
+    `$(find pkg)` (pip's xacro: "substitution args not supported"), else ""."""
+    found = _FIND.search(data)
+    if found is None:
+        return ""
+    package = found.group(1).decode("utf-8", "backslashreplace")
+    return (
+        "; outside ROS, xacro finds no package: first replace each $(find <package>) "
+        f"($(find {package}) ...) with the path of that package's folder"
+    )
 
 
 def undeclared_xacro(refused: list[Finding], display: str, model_id: str) -> list[Finding]:
