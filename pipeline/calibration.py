@@ -182,12 +182,16 @@ def _correction_rules(
             )
             continue
         cap = caps_for(config, name)
-        reason = (
-            f"the model has no config.json, so every cap of {name!r} is 0"
-            if config is None
-            else f"config.json caps {name!r} at xyz_m {list(cap.xyz_m)}, "
-            f"rpy_rad {list(cap.rpy_rad)}"
-        )
+        listed = config is not None and name in config.caps
+        if config is None:
+            reason = f"the model has no config.json, so every cap of {name!r} is 0"
+        elif not listed:
+            reason = f"config.json's calibration_caps lists no {name!r}, so every cap of it is 0"
+        else:
+            reason = f"config.json caps {name!r} at xyz_m {list(cap.xyz_m)}, "
+            reason += f"rpy_rad {list(cap.rpy_rad)}"
+        fix = "raise the cap in the model's config.json calibration_caps"
+        fix = fix if listed else f"give {name!r} a cap in config.json's calibration_caps"
         for key, values, caps in (
             ("xyz_m", correction.xyz_m, cap.xyz_m),
             ("rpy_rad", correction.rpy_rad, cap.rpy_rad),
@@ -198,7 +202,7 @@ def _correction_rules(
                         "correction_over_cap",
                         ["kinematics", name, key, i],
                         f"|{value!r}| is over the cap {limit_value!r}; {reason}",
-                        "re-measure, or raise the cap in the model's config.json calibration_caps",
+                        f"re-measure, or {fix}",
                     )
 
 

@@ -228,3 +228,18 @@ def test_a_prismatic_axis_limited_is_named_once_in_the_fix() -> None:
         "limit or hold only revolute joints (a calibration narrows no prismatic axis: the "
         "travel of 'track' is robot.urdf's <limit>)"
     )
+
+
+def test_a_correction_of_a_joint_config_json_does_not_cap_says_it_is_not_listed() -> None:
+    """A joint missing from calibration_caps has zero caps: the message read as though
+    config.json held a cap of 0 for it."""
+    change = _set("kinematics/joint_6-tool0", {"xyz_m": [0.0001, 0, 0], "rpy_rad": [0, 0, 0]})
+    [finding] = findings_of(edited(change))
+    assert finding.message == (
+        "|0.0001| is over the cap 0.0; config.json's calibration_caps lists no 'joint_6-tool0', "
+        "so every cap of it is 0"
+    )
+    assert (
+        finding.hint
+        == "re-measure, or give 'joint_6-tool0' a cap in config.json's calibration_caps"
+    )
