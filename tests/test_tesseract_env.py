@@ -396,10 +396,18 @@ def _rigidly_joined(robot: Robot, a: str, b: str) -> bool:
     return all(joint.type == "fixed" for joint in up[a][shared:] + up[b][shared:])
 
 
-def _contacts(env: Any, values: dict[str, float]) -> dict[tuple[str, ...], float]:
+def _contacts(env: Any, robot: Robot, values: dict[str, float]) -> dict[tuple[str, ...], float]:
+    """Link pairs in contact at a group state's `values`, every other joint where the cell
+    review puts it (homepose.py): at 0, or at its limit nearest 0 when its limits exclude 0 (a
+    new Environment holds it at 0, a pose the robot cannot take), a mimic joint following the
+    joint it mimics (Tesseract 0.5.1 leaves it where it was)."""
+    return _contacts_at(env, home_positions(robot, robot.joints, values))
+
+
+def _contacts_at(env: Any, pose: dict[str, float]) -> dict[tuple[str, ...], float]:
     """Link pairs in contact (distance <= 0) by the environment's discrete contact manager,
-    each with its deepest distance, at `values` and every other joint at 0."""
-    state = _set(env, {**dict.fromkeys(env.getActiveJointNames(), 0.0), **values})
+    each with its deepest distance, at `pose` and every other joint at 0."""
+    state = _set(env, {**dict.fromkeys(env.getActiveJointNames(), 0.0), **pose})
     manager = env.getDiscreteContactManager()
     manager.setActiveCollisionObjects(env.getActiveLinkNames())
     manager.setCollisionObjectsTransform(state.link_transforms)
@@ -418,14 +426,15 @@ def _unallowed_contacts(folder: Path, env: Any, scratch: Path) -> list[str]:
     """One line per group state and link pair in contact that the SRDF does not allow, saying
     what to add to it: the compiler does not collide links, a planner's environment does."""
     bare = _environment(folder, scratch, allowed=False)
+    robot = load(folder)[0]
     acm, info = env.getAllowedCollisionMatrix(), env.getKinematicsInformation()
     allowed = {tuple(sorted(p)) for p in acm.getAllAllowedCollisions()}
     lines = []
     for group, by_name in sorted(info.group_states.items()):
         for name, values in sorted(by_name.items()):
-            found = _contacts(env, dict(values))
+            found = _contacts(env, robot, dict(values))
             # Tesseract skips exactly the SRDF's allowed pairs: the rest of the bare contacts
-            assert set(found) == set(_contacts(bare, dict(values))) - allowed, (group, name)
+            assert set(found) == set(_contacts(bare, robot, dict(values))) - allowed, (group, name)
             lines += [
                 f"group state {name!r} of group {group!r}: links {a} and {b} touch (distance "
                 f"{distance:.4g} m) and the SRDF allows no collision between them, so a planner "
@@ -484,7 +493,7 @@ def test_touching_links_are_named_with_the_entry_to_add(tmp_path: Path, allowed:
     (folder / "robot.srdf").write_text(_TOUCHING_SRDF.format(allowed=entry if allowed else ""))
     env = _environment(folder, tmp_path)
     bare = _environment(folder, tmp_path, allowed=False)
-    assert list(_contacts(bare, {"joint_1": 0.5})) == [("base_link", "link_1")]
+    assert list(_contacts_at(bare, {"joint_1": 0.5})) == [("base_link", "link_1")]
     lines = _unallowed_contacts(folder, env, tmp_path)
     if allowed:
         assert lines == []
@@ -497,22 +506,64 @@ def test_touching_links_are_named_with_the_entry_to_add(tmp_path: Path, allowed:
         assert entry in line
 
 
+# a gripper whose fingers' limits exclude 0 (wx250s: [0.015, 0.037] m), the second finger
+# following the first: at 0 both overlap, at any position they can take they are apart
+_FINGERS_URDF = """<?xml version="1.0"?>
+<robot name="fingers">
+  <link name="base_link"/>
+  <link name="palm"/>
+  <link name="left"><collision><geometry><box size="0.02 0.02 0.02"/></geometry></collision>
+  </link>
+  <link name="right"><collision><geometry><box size="0.02 0.02 0.02"/></geometry></collision>
+  </link>
+  <joint name="wrist" type="revolute"><parent link="base_link"/><child link="palm"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="left_finger" type="prismatic"><parent link="palm"/><child link="left"/>
+    <axis xyz="0 1 0"/><limit lower="0.015" upper="0.037" effort="1" velocity="1"/></joint>
+  <joint name="right_finger" type="prismatic"><parent link="palm"/><child link="right"/>
+    <axis xyz="0 1 0"/><limit lower="-0.037" upper="-0.015" effort="1" velocity="1"/>
+    <mimic joint="left_finger" multiplier="-1"/></joint>
+</robot>
+"""
+_FINGERS_SRDF = """<?xml version="1.0"?>
+<robot name="fingers">
+  <group name="manipulator"><chain base_link="base_link" tip_link="palm"/></group>
+  <group name="gripper"><joint name="left_finger"/></group>
+  <group_state name="home" group="manipulator"><joint name="wrist" value="0"/></group_state>
+  <group_state name="open" group="gripper"><joint name="left_finger" value="0.02"/>
+  </group_state>
+</robot>
+"""
+
+
+def test_joints_a_state_does_not_set_are_within_their_limits(tmp_path: Path) -> None:
+    """A state's other joints at 0 outside their limits (the wx250s's fingers, 9.7 mm into each
+    other there) and a mimic joint left at 0 while the joint it follows moves: contacts the robot
+    can never have, and the fix said to allow the pair. Now at the pose the cell review takes."""
+    folder = tmp_path / "fingers"
+    folder.mkdir()
+    (folder / "robot.urdf").write_text(_FINGERS_URDF)
+    (folder / "robot.srdf").write_text(_FINGERS_SRDF)
+    env = _environment(folder, tmp_path)
+    bare = _environment(folder, tmp_path, allowed=False)
+    assert list(_contacts_at(bare, {"left_finger": 0.0})) == [("left", "right")]
+    assert _unallowed_contacts(folder, env, tmp_path) == []
+
+
 def test_contacts_agree_with_the_planners_contact_manager(
     planner: tuple[Path, Robot, Any], tmp_path: Path
 ) -> None:
     """contacts.py (which `pipeline template srdf` allows as "Default" at home) finds the pairs
-    Tesseract's Bullet manager finds, with no pair allowed: at zero (clamped into the limits,
-    as the starter's home is) and at each group state."""
+    Tesseract's Bullet manager finds, with no pair allowed: at zero and at each group state,
+    every joint posed as the cell review poses it (homepose.py), as the starter's home is."""
     folder, robot, env = planner
     bare = _environment(folder, tmp_path, allowed=False)
-    active = set(bare.getActiveJointNames())
     solids = link_solids(robot, folder, "robot")
     states = [
         dict(v) for by in env.getKinematicsInformation().group_states.values() for v in by.values()
     ]
     for values in [{}, *states]:
-        positions = home_positions(robot, robot.joints, values)
-        theirs = set(_contacts(bare, {k: v for k, v in positions.items() if k in active}))
+        theirs = set(_contacts(bare, robot, values))
         ours = {
             tuple(sorted((c.link1, c.link2))) for c in contacts(solids, link_poses(robot, values))
         }
