@@ -712,3 +712,34 @@ def test_file_missing_a_spheres_file_named_by_file_that_does_not_exist_is_refuse
         f"out --file to use build/robots/{IIWA}/spheres.json"
     ]
     assert not (root / "out.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message", "hint"),
+    [
+        # a name one slip from a link's (wx250s's are `wx250s/<name>`: named without it)
+        (
+            "link6",
+            "link 'link6' is not in the URDF",
+            "did you mean 'link_6'? use one of: base_link, link_1, link_2, link_3, link_4, link_5, "
+            "link_6",
+        ),
+        (
+            "tool0",
+            "link 'tool0' has no collision geometry in the URDF",
+            "use one of: base_link, link_1, link_2, link_3, link_4, link_5, link_6",
+        ),
+    ],
+    ids=["not-a-link", "no-geometry"],
+)
+def test_unknown_link_in_settings_says_whether_the_link_exists(
+    name: str, message: str, hint: str
+) -> None:
+    """A settings key naming no link was said to have no collision geometry, with every link
+    listed and none suggested, as `spheres show --link` suggests the closest."""
+    from pipeline.spheres.provenance import check_settings
+
+    robot = load_robot(REPO / "robots/abb_irb2400", REPO)
+    [finding] = check_settings({"links": {name: {"max_spheres": 32}}}, robot, "s.json")
+    assert (finding.code, finding.place) == ("unknown_link", f"/links/{name}")
+    assert (finding.message, finding.hint) == (message, hint)

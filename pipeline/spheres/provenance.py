@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
-from pipeline.plan import SPHERES_SETTINGS
+from pipeline.plan import SPHERES_SETTINGS, listed_and_closest
 from pipeline.schemas import check_schema, one_per_value
 from pipeline.spheres.fit import FITTER_NAME, FITTER_VERSION, FitParams
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
@@ -120,17 +120,26 @@ def check_settings(document: dict[str, Any], robot: Robot | None, display: str) 
     if robot is not None:
         links = [link.name for link in robot.links if link.collisions]
         findings += [
-            Finding(
-                "unknown_link",
-                display,
-                json_pointer(["links", name]),
-                f"link {name!r} has no collision geometry in the URDF",
-                f"use one of: {', '.join(links)}",
-            )
+            _unknown_link(name, robot, links, display)
             for name in sorted(per_link)
             if name not in links
         ]
     return one_per_value(document, findings)
+
+
+def _unknown_link(name: str, robot: Robot, links: list[str], display: str) -> Finding:
+    """A settings key that is no link with collision geometry: no link at all (with the closest
+    one, as `spheres show --link` names it), or one without geometry."""
+    listed, close = listed_and_closest(name, links)
+    exists = robot.link(name) is not None
+    return Finding(
+        "unknown_link",
+        display,
+        json_pointer(["links", name]),
+        f"link {name!r} "
+        + ("has no collision geometry in the URDF" if exists else "is not in the URDF"),
+        (f"did you mean {close!r}? " if close and not exists else "") + f"use one of: {listed}",
+    )
 
 
 def _settings(robot: Robot, folder: Path, display: str) -> tuple[str | None, dict[str, FitParams]]:
