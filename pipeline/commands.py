@@ -276,7 +276,7 @@ def cmd_template(args: argparse.Namespace) -> int:
         message, hint = "the srdf template has no notes to leave out", "drop --bare"
         raise ContractError([Finding("usage_error", "pipeline template", "", message, hint)])
     if args.name == "srdf":
-        from pipeline.contacts import contacts, link_poses, link_solids
+        from pipeline.contacts import contacts, link_poses, link_solids, static_links
         from pipeline.srdf.starter import starter, starter_source
         from pipeline.urdf import load_robot
 
@@ -289,6 +289,7 @@ def cmd_template(args: argparse.Namespace) -> int:
             link_solids(robot, folder, f"robots/{args.model}"),
             link_poses(robot, plan.home),
             plan.adjacent,
+            static_links(robot),
         )
         touching = [(c.link1, c.link2) for c in found]
         sys.stdout.write(starter_source(robot, args.model, touching))

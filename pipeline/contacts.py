@@ -66,6 +66,22 @@ def link_poses(robot: Robot, positions: Mapping[str, float]) -> dict[str, Array]
     return poses
 
 
+def static_links(robot: Robot) -> frozenset[str]:
+    """The links no joint moves (only fixed joints above them): the planner collides no two of
+    them with each other (Tesseract's active links are the others)."""
+    moved: set[str] = set()
+    below: dict[str, list[Joint]] = {}
+    for joint in robot.joints:
+        below.setdefault(joint.parent, []).append(joint)
+    stack = [(robot.root(), False)]
+    while stack:
+        link, moving = stack.pop()
+        if moving:
+            moved.add(link)
+        stack += [(j.child, moving or j.type != "fixed") for j in below.get(link, [])]
+    return frozenset(link.name for link in robot.links) - moved
+
+
 def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, list[Convex]]:
     """The convex solids of every link that has collision geometry, from the robot's folder
     (`display`: that folder as findings name it)."""
@@ -119,9 +135,10 @@ def contacts(
     solids: Mapping[str, list[Convex]],
     poses: Mapping[str, Array],
     allowed: Iterable[tuple[str, str]] = (),
+    static: frozenset[str] = frozenset(),
 ) -> list[Contact]:
     """The pairs of links (in `solids`' order) whose solids overlap or touch at `poses`, except
-    the `allowed` pairs (in either order)."""
+    the `allowed` pairs (in either order) and pairs of two `static` links."""
     skip = {frozenset(pair) for pair in allowed}
     placed = {
         name: [_placed(c, poses[name]) for c in convexes]
@@ -132,7 +149,7 @@ def contacts(
     found = []
     for i, j in _meeting_boxes([_union_box(placed[name]) for name in names]):
         a, b = names[i], names[j]
-        if frozenset((a, b)) in skip:
+        if frozenset((a, b)) in skip or (a in static and b in static):
             continue
         point = _first_meeting(placed[a], placed[b])
         if point is not None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from pipeline.contacts import contacts, link_poses, link_solids
+from pipeline.contacts import contacts, link_poses, link_solids, static_links
 from pipeline.urdf import Robot, load_robot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -220,3 +220,43 @@ def test_flat_meshes_touch_what_they_cross(
     robot = _robot(tmp_path, body, {"flat.stl": mesh})
     pairs = _pairs(robot, tmp_path / "robots" / "pair")
     assert pairs == ([("base_link", "link_1")] if touching else [])
+
+
+STATIC = """<?xml version="1.0"?>
+<robot name="bench">
+  <link name="table"><collision><geometry><box size="1 1 0.1"/></geometry></collision></link>
+  <link name="fixture"><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+  <link name="arm"><collision><geometry><box size="0.1 0.1 0.4"/></geometry></collision></link>
+  <link name="camera"><collision><geometry><box size="0.05 0.05 0.05"/></geometry></collision>
+  </link>
+  <joint name="table-fixture" type="fixed"><parent link="table"/><child link="fixture"/></joint>
+  <joint name="shoulder" type="revolute"><parent link="table"/><child link="arm"/>
+    <axis xyz="0 0 1"/>{limit}</joint>
+  <joint name="arm-camera" type="fixed"><parent link="arm"/><child link="camera"/></joint>
+</robot>
+"""
+
+
+def test_two_links_no_joint_moves_are_not_collided_with_each_other(tmp_path: Path) -> None:
+    """The table and the fixture bolted to it never move: Tesseract collides no two such
+    (inactive) links. The arm moves, and so does the camera fixed to it: they are collided
+    with everything, the table and the fixture too."""
+    folder = tmp_path / "robots" / "bench"
+    folder.mkdir(parents=True)
+    (folder / "robot.urdf").write_text(STATIC.format(limit=LIMIT))
+    robot = load_robot(folder, tmp_path)
+    static = static_links(robot)
+    assert static == {"table", "fixture"}
+    solids, poses = link_solids(robot, folder, "robot"), link_poses(robot, {})
+    every = {(c.link1, c.link2) for c in contacts(solids, poses)}
+    assert every == {
+        ("table", "fixture"),
+        ("table", "arm"),
+        ("table", "camera"),
+        ("fixture", "arm"),
+        ("fixture", "camera"),
+        ("arm", "camera"),
+    }
+    assert {(c.link1, c.link2) for c in contacts(solids, poses, static=static)} == every - {
+        ("table", "fixture")
+    }

@@ -19,14 +19,15 @@ def state_contact_findings(
     states = [e for e in srdf.elements if isinstance(e, GroupState)]
     if not states or not any(link.collisions for link in robot.links):
         return []
-    from pipeline.contacts import contacts, link_poses, link_solids  # numpy, scipy, trimesh
+    from pipeline.contacts import contacts, link_poses, link_solids, static_links  # numpy, scipy
 
     allowed = [(e.link1, e.link2) for e in srdf.elements if isinstance(e, DisableCollisions)]
     solids = link_solids(robot, robot_folder, folder_display)
+    static = static_links(robot)
     findings = []
     for state in states:
         values = {v.name: v.value for v in state.values}
-        for contact in contacts(solids, link_poses(robot, values), allowed):
+        for contact in contacts(solids, link_poses(robot, values), allowed, static):
             a, b = contact.link1, contact.link2
             findings.append(
                 Finding(
