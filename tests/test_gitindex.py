@@ -302,7 +302,9 @@ LINK_3_SOURCE = "robots/lbr_iiwa_14_r820/meshes/link_3.stl"
             LINK_3_SOURCE,
             f"stale: build/robots/lbr_iiwa_14_r820/meshes/link_3.stl (urdf:lbr_iiwa_14_r820: "
             f"{LINK_3_SOURCE} changed)",
-            9,  # the mesh's copies, the spheres, the manifest, the index and the served cell
+            # the mesh's copies, the SRDF (its step collides the group states), the spheres,
+            # the manifest, the index and the served cell (with its SRDF)
+            11,
         ),
     ],
     ids=["copy in build", "source"],
