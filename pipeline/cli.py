@@ -17,7 +17,13 @@ from pipeline.commands import (
     cmd_template,
     cmd_validate,
 )
-from pipeline.failures import WorkerDied, escape_unencodable, system_finding
+from pipeline.failures import (
+    ClosedOutput,
+    WorkerDied,
+    escape_unencodable,
+    open_standard_streams,
+    system_finding,
+)
 from pipeline.findings import ContractError, Finding, render
 
 Command = Callable[[argparse.Namespace], int]
@@ -113,8 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_STDOUT_CLOSED = Finding(
+    "system_refused",
+    "pipeline",
+    "",
+    "standard output is closed: what this command prints cannot be written",
+    "run it with its standard output open (`>&-` closes it; `>/dev/null` discards what it prints)",
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; bad input prints finding lines on stderr and returns 2."""
+    if open_standard_streams() and sys.stdout is None:  # started with `>&-`: say so, exit 2
+        sys.stdout = ClosedOutput(ContractError([_STDOUT_CLOSED]))
     escape_unencodable(sys.stdout, sys.stderr)  # a path or finding holding an é, no traceback
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)

@@ -33,6 +33,42 @@ def escape_unencodable(*streams: object) -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def open_standard_streams() -> bool:
+    """Put /dev/null on a closed standard stream (fd 0, 1 or 2); True when stdout was closed.
+
+    A closed fd's number goes to the next file opened (a lock, doit's database), where a child
+    process's output would then land; and Python's print() to a closed stdout (None) silently
+    prints nothing, so `pipeline identity DIR >&-` said nothing and exited 0.
+    """
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for fd in closed:
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    return 1 in closed
+
+
+class ClosedOutput(io.TextIOBase):
+    """Standard output the command was started without: writing to it raises `failure`."""
+
+    def __init__(self, failure: BaseException) -> None:
+        """A stream whose every non-empty write raises `failure`."""
+        super().__init__()
+        self.failure = failure
+
+    def write(self, text: str) -> int:
+        """Refuse what the command prints: nobody would read it."""
+        if text:
+            raise self.failure
+        return 0
+
+
 def system_fix(exc: OSError) -> str:
     """What to do when the system refused an operation a step needed."""
     if exc.errno in (errno.EACCES, errno.EPERM):

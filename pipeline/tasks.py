@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import gc
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,7 +24,13 @@ from pipeline.doitext import (
     doit_workers_die_with_the_run,
     output_record,
 )
-from pipeline.failures import WorkerDied, escape_unencodable, install_handlers, system_finding
+from pipeline.failures import (
+    WorkerDied,
+    escape_unencodable,
+    install_handlers,
+    open_standard_streams,
+    system_finding,
+)
 from pipeline.findings import Finding, escaped, render
 from pipeline.lock import BuildLock
 from pipeline.plan import cell_ids, listed_and_closest, plan
@@ -54,6 +61,9 @@ DEFAULT_TASKS = [
     "index",
     "cellbuild",
 ]
+# one entry when this doit run started with its standard output closed (`doit >&-`)
+_STDOUT_CLOSED: list[bool] = []
+
 DOIT_CONFIG: dict[str, Any] = {
     "default_tasks": DEFAULT_TASKS,
     "backend": BACKEND,
@@ -113,6 +123,9 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     """One doit run in one checkout: its build lock (held until exit), its steps and graph."""
     # doit's reporter writes findings on this stdout (its outstream): an é in a joint's name
     # under PYTHONIOENCODING=ascii is escaped, not a traceback and exit status 3
+    if open_standard_streams() and sys.stdout is None:  # before the lock and database open
+        _STDOUT_CLOSED.append(True)
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the run's stdout, open until exit)
     escape_unencodable(sys.stdout, sys.stderr)
     refuse_other_backend(command_line_choice("backend"))
     dep_file = command_line_choice("dep_file") or DOIT_CONFIG["dep_file"]
@@ -137,6 +150,8 @@ def doit_config() -> dict[str, Any]:
     run waits here, so whole runs (database reads and writes included) are serialised.
     """
     _session(Path.cwd())
+    if _STDOUT_CLOSED:  # `doit >&-`: its report discarded, as `>/dev/null` would, no traceback
+        return {**DOIT_CONFIG, "outfile": sys.stdout}
     return DOIT_CONFIG
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from pipeline.failures import (
 )
 from pipeline.stamps import Step
 from pipeline.tasks import _action
+from tests.conftest import REPO, run_python
 
 
 @pytest.mark.parametrize(
@@ -99,3 +103,66 @@ def test_terminated_is_one_line_and_exit_143(capsys: pytest.CaptureFixture[str])
     assert stop.value.code == TERMINATED_STATUS == 143
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("doit: terminated; ")
+
+
+def _closing_stdout(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter with `args` in `project`, started with its stdout closed (`>&-`)."""
+    return subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, *args],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(project)},
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["identity", "build/robots/abb_irb2400"], ["template", "robot"], ["--json", "check"]],
+    ids=["identity", "template", "check"],
+)
+def test_a_command_started_with_stdout_closed_says_so_in_one_line_exit_2(
+    project: Path, argv: list[str]
+) -> None:
+    """`pipeline identity DIR >&-` printed nothing and exited 0 (print() to a closed stdout
+    prints nothing), and `pipeline template robot >&-` ended in an AttributeError traceback."""
+    result = _closing_stdout(project, "-m", "pipeline", *argv)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    if argv[0] == "--json":
+        assert json.loads(result.stderr)[0]["message"].startswith("standard output is closed")
+    else:
+        assert result.stderr.splitlines() == [
+            "pipeline: system_refused: standard output is closed: what this command prints "
+            "cannot be written; run it with its standard output open (`>&-` closes it; "
+            "`>/dev/null` discards what it prints)"
+        ]
+
+
+def test_doit_started_with_stdout_closed_builds_without_a_traceback(project: Path) -> None:
+    """`doit >&-` ended in doit's reporter writing to None (a traceback, exit status 3)."""
+    urdf = project / "robots" / "abb_irb2400" / "robot.urdf"
+    urdf.write_bytes(urdf.read_bytes() + b"\n")
+    result = _closing_stdout(project, "-m", "doit")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
+
+
+def test_closed_standard_streams_get_dev_null_so_no_file_takes_their_number() -> None:
+    """A file opened with fd 1 closed took number 1, where a child's output would land."""
+    script = (
+        "import os, sys; from pipeline.failures import open_standard_streams;"
+        "closed = open_standard_streams(); fd = os.open(os.devnull, os.O_RDONLY);"
+        "sys.stderr.write(f'{closed} {fd > 2} {os.path.realpath(f\"/proc/self/fd/1\")}')"
+    )
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-c", script],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.stderr == "True True /dev/null"
