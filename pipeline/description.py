@@ -28,7 +28,7 @@ from pipeline.urdf.mesh_bytes import mesh_findings
 from pipeline.urdf.rules import model_id_findings, robot_findings
 from pipeline.urdf.scales import scale_findings
 from pipeline.urdf.uncollided import uncollided_findings
-from pipeline.winnames import unportable_part
+from pipeline.winnames import unportable_part, uri_unsafe_part
 
 INDEX_PATH = "build/index.json"
 
@@ -180,22 +180,35 @@ def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) 
     return findings
 
 
+_RENAME = "rename the file (and the name that refers to it) to letters, digits, '-', '_' and '.'"
+
+
 def unportable_name_findings(robot: Robot, copies: Iterable[str], model_id: str) -> list[Finding]:
-    """A warning per copied file whose path Windows cannot hold: build/ and every bundle hold
-    the copy, so a clone or an unpacked bundle there fails at that file."""
+    """A warning per copied file whose path Windows cannot hold (build/ and every bundle hold
+    the copy, so a clone or an unpacked bundle there fails at that file), or a URI reader reads
+    as another file's."""
     order, named = _copy_order(robot, copies)
-    return [
-        Finding(
-            "unportable_file_name",
-            *_where(robot, named, path, model_id),
-            f"{path!a}: {why}, so Windows cannot hold the copy (git for Windows refuses to "
-            "check out build/ at it, and a bundle does not unpack there)",
-            "rename the file (and the name that refers to it) to letters, digits, '-', '_' and '.'",
-            Severity.WARNING,
-        )
-        for path in order
-        if (why := unportable_part(path)) is not None
-    ]
+    found = []
+    for path in order:
+        why = unportable_part(path)
+        if why is not None:
+            why += ", so Windows cannot hold the copy (git for Windows refuses to check out "
+            why += "build/ at it, and a bundle does not unpack there)"
+        elif (why := uri_unsafe_part(path)) is not None:
+            # ROS's resource_retriever hands package:// as a file:// URL to curl: `a%20b.stl`
+            # is read as `a b.stl`, `a#1.stl` as `a`; Tesseract and this build read the name
+            why += ", which a URI reader decodes ('%xx'), cuts ('#', '?') or refuses (a space): "
+            why += (
+                "ROS's resource_retriever (RViz, MoveIt) loads another file than Tesseract, or none"
+            )
+        if why is not None:
+            where = _where(robot, named, path, model_id)
+            found.append(
+                Finding(
+                    "unportable_file_name", *where, f"{path!a}: {why}", _RENAME, Severity.WARNING
+                )
+            )
+    return found
 
 
 def collision_mesh_findings(

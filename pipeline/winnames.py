@@ -1,5 +1,5 @@
 """Which names Windows cannot hold as a file or folder: git for Windows refuses to check out a
-path holding one, and a bundle does not unpack there."""
+path holding one, and a bundle does not unpack there; and which a URI names as another file."""
 
 from __future__ import annotations
 
@@ -37,3 +37,16 @@ def unportable_id(name: str, shown: str) -> str | None:
     if why is not None and why.endswith("device"):
         why = f"'{shown}' is the name of a Windows device ({DEVICES_IN_WORDS})"
     return None if why is None else f"{why}: no folder on Windows can have that name"
+
+
+# what a URI reader decodes (`%xx`), cuts at (`#` a fragment, `?` a query) or refuses (a space)
+_URI_CHARACTERS = frozenset("%#? ")
+
+
+def uri_unsafe_part(path: str) -> str | None:
+    """Why a '/'-separated path named in a URI is read as another by a URI reader, or None."""
+    for part in path.split("/"):
+        odd = sorted({c for c in part if c in _URI_CHARACTERS})
+        if odd:
+            return f"{part!a} holds {', '.join(repr(c) for c in odd)}"
+    return None
