@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
-from pipeline.findings import ContractError, render
+from pipeline.findings import ContractError, Finding, render
 from pipeline.lock import BuildLock
 from pipeline.outputs import RECORD_NAME
 from pipeline.stamps import Step
@@ -38,6 +38,29 @@ _DIST_TEMP_NAME = re.compile(r"\..+\.(tar\.gz|identity)\.[a-z0-9_]{8}\.tmp")
 def is_temp_name(name: str) -> bool:
     """Whether a file name is one of atomic_write's temporary names."""
     return _TEMP_NAME.fullmatch(name) is not None
+
+
+def refuse_foreign_root(root: Path) -> None:
+    """Stop (exit 2) a doit run whose folder does not hold the pipeline/ code it runs.
+
+    doit runs in the folder of its dodo.py: `doit -f /elsewhere/dodo.py` ran there, stamping
+    the code of a pipeline/ it did not hold (doit's DependencyError per stage) and writing
+    build/stamps/, a lock and a database into that folder.
+    """
+    code = Path(__file__).resolve().parent
+    if (root / "pipeline").resolve() == code:
+        return
+    finding = Finding(
+        "not_repository_root",
+        str(root),
+        "",
+        f"doit runs in this folder, its dodo.py's, which does not hold the pipeline/ code the "
+        f"run imports ({code})",
+        "run the dodo.py of the repository root, beside its pipeline/, robots/ and cells/ "
+        "(`doit` there, or `doit -f <root>/dodo.py`)",
+    )
+    print(render([finding]), file=sys.stderr, flush=True)
+    raise SystemExit(2)
 
 
 def _say(message: str) -> None:

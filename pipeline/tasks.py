@@ -43,6 +43,7 @@ from pipeline.session import (
     named_tasks,
     open_session,
     planned,
+    refuse_foreign_root,
     refuse_other_backend,
     runs_default_tasks,
 )
@@ -123,6 +124,7 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     """One doit run in one checkout: its build lock (held until exit), its steps and graph."""
     # doit's reporter writes findings on this stdout (its outstream): an é in a joint's name
     # under PYTHONIOENCODING=ascii is escaped, not a traceback and exit status 3
+    refuse_foreign_root(root)  # before anything is written there
     if open_standard_streams() and sys.stdout is None:  # before the lock and database open
         _STDOUT_CLOSED.append(True)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the run's stdout, open until exit)

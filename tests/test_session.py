@@ -431,3 +431,31 @@ def test_on_a_read_only_checkout_list_and_info_run_and_a_build_says_what_works(
         assert refused.stderr.startswith(f"doit: the build lock {LOCK_NAME} cannot be opened")
         assert "`pipeline check` checks build/ without writing" in refused.stderr
     assert not (project / LOCK_NAME).exists() and not (project / DEP_FILE).exists()
+
+
+@pytest.mark.parametrize("command", [[], ["list"]], ids=["run", "list"])
+def test_doit_on_a_dodo_outside_the_checkout_is_refused_and_writes_nothing_there(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, command: list[str]
+) -> None:
+    """`doit -f /elsewhere/dodo.py` ran in /elsewhere, stamping the code of a pipeline/ that
+    folder does not hold (doit's DependencyError per stage, exit 2) and writing build/stamps/,
+    .doit.lock and .doit.db there."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "dodo.py").write_bytes((project / "dodo.py").read_bytes())
+    before = tree_bytes(project)
+    result = run_doit(project, *command, "-f", str(elsewhere / "dodo.py"))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"{elsewhere}: not_repository_root: doit runs in this folder, its dodo.py's, which does "
+        f"not hold the pipeline/ code the run imports ({(project / 'pipeline').resolve()}); run "
+        "the dodo.py of the repository root, beside its pipeline/, robots/ and cells/ (`doit` "
+        "there, or `doit -f <root>/dodo.py`)"
+    ]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["dodo.py"]
+    assert tree_bytes(project) == before
+
+
+def test_doit_on_the_checkouts_own_dodo_from_a_subfolder_runs_there(project: Path) -> None:
+    """`doit -f ../dodo.py` from robots/ runs in the checkout, whose pipeline/ it imports."""
+    result = run_python(project / "robots", "-m", "doit", "-f", "../dodo.py")
+    assert result.returncode == 0, result.stderr
