@@ -4,6 +4,7 @@ of them all or none; a write the system refuses is a finding."""
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from collections.abc import Sequence
@@ -11,6 +12,18 @@ from pathlib import Path
 
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import EXECUTE_BITS
+
+
+@functools.cache
+def file_mode() -> int:
+    """The mode of a written file: 0644 as the user's umask allows (0600 under `umask 077`)."""
+    try:  # Linux: read, not set and set back, which another thread's file could catch
+        with open("/proc/self/status", encoding="ascii") as status:
+            umask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return 0o644 & ~umask
 
 
 def stage_write(path: Path, data: bytes, always: bool = False) -> str | None:
@@ -32,7 +45,7 @@ def stage_write(path: Path, data: bytes, always: bool = False) -> str | None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, file_mode())  # mkstemp's is 0600 whatever the umask
     except BaseException:
         os.unlink(tmp)
         raise

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pipeline.findings import ContractError
-from pipeline.writing import atomic_write, write_output, write_outputs
-from tests.conftest import refuse_under
+from pipeline.writing import atomic_write, file_mode, write_output, write_outputs
+from tests.conftest import refuse_under, run_python
 
 
 def test_atomic_write_replaces_and_skips_equal(tmp_path: Path) -> None:
@@ -57,3 +60,46 @@ def test_write_outputs_undoes_its_renames_when_a_later_one_is_refused(
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["old.srdf"]  # no temporaries
     assert (tmp_path / "a" / "old.srdf").read_bytes() == b"old"
     assert list((tmp_path / "b").iterdir()) == []
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o644)])
+def test_a_written_file_is_0644_as_the_umask_allows(tmp_path: Path, umask: int, mode: int) -> None:
+    """Under `umask 077` every output (calibration copies, dist/'s bundle) was 0644, readable by
+    every user of the machine, where a checkout git made beside it is 0600."""
+    old = os.umask(umask)
+    file_mode.cache_clear()
+    try:
+        assert atomic_write(tmp_path / "out.json", b"{}")
+    finally:
+        os.umask(old)
+        file_mode.cache_clear()
+    assert (tmp_path / "out.json").stat().st_mode & 0o777 == mode
+
+
+def test_doit_and_its_bundle_under_umask_077_write_files_only_their_user_reads(
+    project: Path,
+) -> None:
+    """The same, through a build and `doit cell:<cell_id>`."""
+    urdf = project / "robots" / "abb_irb2400" / "robot.urdf"
+    urdf.write_bytes(urdf.read_bytes() + b"\n")
+    for args in ([], ["cell:weld_cell_a"]):
+        result = subprocess.run(
+            ["sh", "-c", 'umask 077 && exec "$@"', "sh", sys.executable, "-m", "doit", *args],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(project)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+    written = [
+        "build/robots/abb_irb2400/robot.urdf",
+        "build/stamps/urdf/abb_irb2400.json",
+        "dist/weld_cell_a.tar.gz",
+        "dist/weld_cell_a.identity",
+    ]
+    assert {path: (project / path).stat().st_mode & 0o777 for path in written} == dict.fromkeys(
+        written, 0o600
+    )
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
