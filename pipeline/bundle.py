@@ -10,7 +10,7 @@ from pipeline.archive import archive_bytes, identity_of_listing, listing, over_l
 from pipeline.cell import cell_build_dir, cell_dir
 from pipeline.findings import ContractError, Finding
 from pipeline.stamps import changed_outputs, read_stamp
-from pipeline.writing import file_in_the_way, replace_all, stage_write, write_fix
+from pipeline.writing import file_in_the_way, replace_all, stage_write, temp_prefix, write_fix
 
 
 def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:
@@ -108,7 +108,7 @@ def _set_aside(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     while True:
-        aside = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.tmp")
+        aside = os.path.join(path.parent, f"{temp_prefix(path.name)}{secrets.token_hex(4)}.tmp")
         if not os.path.lexists(aside):
             os.rename(path, aside)
             return aside

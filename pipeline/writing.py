@@ -13,6 +13,18 @@ from pathlib import Path
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_io import EXECUTE_BITS
 
+# the bytes a file name may hold (Linux's NAME_MAX; macOS's and Windows' are as long or longer)
+NAME_MAX = 255
+_TEMP_TAIL = len("12345678.tmp")  # what follows a temporary name's prefix
+
+
+def temp_prefix(name: str) -> str:
+    """`.<name>.`, the prefix of a temporary name beside a file `name`: cut so that the whole
+    (8 random characters and `.tmp` after it) is a name the file system holds."""
+    while len(os.fsencode(f".{name}.")) + _TEMP_TAIL > NAME_MAX:
+        name = name[:-1]
+    return f".{name}."
+
 
 @functools.cache
 def file_mode() -> int:
@@ -39,7 +51,7 @@ def stage_write(path: Path, data: bytes, always: bool = False) -> str | None:
     import tempfile  # here: a check, which writes no output, does without its 3 ms import
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -110,7 +122,7 @@ def _link_aside(path: Path) -> str | None:
     import secrets
 
     for _ in range(8):
-        aside = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.tmp")
+        aside = os.path.join(path.parent, f"{temp_prefix(path.name)}{secrets.token_hex(4)}.tmp")
         try:
             os.link(path, aside, follow_symlinks=False)
             return aside

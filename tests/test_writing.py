@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.findings import ContractError
+from pipeline.session import is_temp_name
 from pipeline.writing import atomic_write, file_mode, write_output, write_outputs
 from tests.conftest import refuse_under, run_python
 
@@ -103,3 +104,34 @@ def test_doit_and_its_bundle_under_umask_077_write_files_only_their_user_reads(
         written, 0o600
     )
     assert run_python(project, "-m", "pipeline", "check").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["m" * 251 + ".stl", "x" + "\u00e9" * 125 + ".stl"], ids=["ascii", "utf8"]
+)
+def test_a_file_whose_name_is_as_long_as_a_name_may_be_is_written_and_undone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A mesh named with 250 of the 255 bytes a name may hold passed `pipeline validate` and
+    failed `doit` (`output_unwritable: ... File name too long; make build/ writable`): its
+    temporary name, `.<name>.<8 characters>.tmp`, was 14 bytes longer. Now the name is cut in
+    it, and a write that is undone (a hard link kept aside) is undone too."""
+    target = tmp_path / name
+    assert len(os.fsencode(name)) == 255
+    assert atomic_write(target, b"one")
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    staged = []
+    real = os.replace
+
+    def seen(src: str, dst: str) -> None:
+        staged.append(Path(src).name)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", seen)
+    (tmp_path / "b").mkdir()
+    refuse_under(monkeypatch, "replace", tmp_path / "b")
+    with pytest.raises(ContractError):
+        write_outputs([(target, b"two"), (tmp_path / "b" / "x", b"two")])
+    assert target.read_bytes() == b"one"  # put back from the link kept aside
+    assert [p.name for p in tmp_path.iterdir() if p.name != "b"] == [name]
+    assert staged and all(is_temp_name(n) and len(os.fsencode(n)) <= 255 for n in staged)
