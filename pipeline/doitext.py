@@ -17,6 +17,7 @@ from doit.reporter import ConsoleReporter
 from pipeline.digestcache import OUTPUTS
 from pipeline.digests import COPY_BUDGET, Digests
 from pipeline.doitdb import DatabaseChanges
+from pipeline.failures import reader_left
 from pipeline.filesig import RACY_SECONDS, changed_at, stat_signature
 from pipeline.outputs import OutputRecord
 
@@ -35,6 +36,14 @@ class FindingsReporter(ConsoleReporter):  # type: ignore[misc]
         stats, since this reporter says when a step ran (another --reporter does not)."""
         super().__init__(outstream, options)
         output_record(os.getcwd()).reported = True
+
+    def write(self, text: str) -> None:
+        """Write as doit does; once the reader is gone (`doit | head -1`), the build goes on
+        without a report rather than stopping with a BrokenPipeError traceback (exit 3)."""
+        try:
+            super().write(text)
+        except BrokenPipeError:
+            reader_left(self.outstream)
 
     def execute_task(self, task: Any) -> None:
         """Report as doit does; from here on, outputs are stated afresh (see outputs.py). A

@@ -8,6 +8,7 @@ A terminal whose encoding cannot show a character of a finding or path gets it e
 
 from __future__ import annotations
 
+import atexit
 import errno
 import io
 import os
@@ -52,6 +53,27 @@ def open_standard_streams() -> bool:
             os.dup2(null, fd)
             os.close(null)
     return 1 in closed
+
+
+def reader_left(stream: object) -> None:
+    """After a BrokenPipeError writing `stream` (`doit | head -1`: the reader is gone), point its
+    file descriptor at /dev/null: the run goes on unreported and exits without a traceback."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # a StringIO, a closed stream: nothing to do
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
+def flush_stdout() -> None:
+    """At exit, flush stdout as Python would, but a reader gone is no error (exit status 120)."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        reader_left(sys.stdout)
 
 
 class ClosedOutput(io.TextIOBase):
@@ -140,6 +162,7 @@ def quiet_interrupt(
 def install_handlers() -> None:
     """Ctrl-C and SIGTERM end this doit run with one line (only in its main thread)."""
     sys.excepthook = quiet_interrupt
+    atexit.register(flush_stdout)  # registered first of the run's: it runs last
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, terminate)
         # a forked worker (the spheres pool, doit -n) dies of SIGTERM quietly; its parent speaks
