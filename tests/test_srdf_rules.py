@@ -510,12 +510,19 @@ TARGET_CASES = [
     ("output_not_srdf", [f"{SOURCE}=out/robot.xml"]),
     ("duplicate_output", [f"{SOURCE}=out/a.srdf", "robots/lbr_iiwa_14_r820/srdf.py=out/a.srdf"]),
     ("source_not_python", ["robots/abb_irb2400/robot.urdf=out/a.srdf"]),
+    # a source with no file name (the current folder, the root, an empty word) had no
+    # SOURCE.srdf to write: a ValueError traceback (hostile-input trial)
+    ("source_not_python", ["."]),
+    ("source_not_python", ["/"]),
+    ("source_not_python", [""]),
     ("output_with_many_targets", [SOURCE, "robots/lbr_iiwa_14_r820/srdf.py", "-o", "out/a.srdf"]),
     ("file_missing", ["robots/abb_irb2400/nothing.py"]),
 ]
 
 
-@pytest.mark.parametrize(("code", "argv"), TARGET_CASES, ids=[c for c, _ in TARGET_CASES])
+@pytest.mark.parametrize(
+    ("code", "argv"), TARGET_CASES, ids=[f"{c}-{'-'.join(a)[:40]}" for c, a in TARGET_CASES]
+)
 def test_srdf_target_rule(
     code: str,
     argv: list[str],
