@@ -222,6 +222,33 @@ def refuse_other_backend(backend: str | None) -> None:
     raise SystemExit(2)
 
 
+# the folders doit's database may not lie in: sources (it would be an input of their steps and
+# change on every run) and build/ (an extra file `pipeline check` never calls current)
+_NOT_FOR_THE_DATABASE = ("robots", "cells", BUILD)
+
+
+def refuse_database_among_sources(root: Path, dep_file: str) -> None:
+    """Stop (exit 2) a run whose `--db-file` lies in robots/, cells/ or build/."""
+    where = Path(os.path.abspath(root / dep_file))
+    for folder in _NOT_FOR_THE_DATABASE:
+        if where.is_relative_to(os.path.abspath(root / folder)):
+            finding = Finding(
+                "database_in_sources",
+                dep_file,
+                "",
+                f"doit's database cannot lie in {folder}/: "
+                + (
+                    "build/ is what the sources make, and `pipeline check` names it as extra"
+                    if folder == BUILD
+                    else f"{folder}/ holds sources, and a file there that changes on every run "
+                    "can be an input of its steps (one in meshes/ rebuilt the robot on every run)"
+                ),
+                f"name a --db-file outside robots/, cells/ and build/ (or none: {DEP_FILE})",
+            )
+            print(render([finding]), file=sys.stderr, flush=True)
+            raise SystemExit(2)
+
+
 def open_session(root: Path, dep_file: str = DEP_FILE, writes: bool = True) -> BuildLock:
     """Take the build lock, then clear what a killed run left; the caller finishes the lock.
 

@@ -43,6 +43,7 @@ from pipeline.session import (
     named_tasks,
     open_session,
     planned,
+    refuse_database_among_sources,
     refuse_foreign_root,
     refuse_other_backend,
     runs_default_tasks,
@@ -131,6 +132,7 @@ def _session(root: Path) -> tuple[BuildLock, list[Step], Mapping[str, list[dict[
     escape_unencodable(sys.stdout, sys.stderr)
     refuse_other_backend(command_line_choice("backend"))
     dep_file = command_line_choice("dep_file") or DOIT_CONFIG["dep_file"]
+    refuse_database_among_sources(root, dep_file)
     lock = open_session(root, dep_file, writes=doit_command() not in READ_ONLY_COMMANDS)
     install_handlers()
     doit_workers_die_with_the_run()  # doit -n's: killed with SIGKILL, they built on unlocked

@@ -459,3 +459,41 @@ def test_doit_on_the_checkouts_own_dodo_from_a_subfolder_runs_there(project: Pat
     """`doit -f ../dodo.py` from robots/ runs in the checkout, whose pipeline/ it imports."""
     result = run_python(project / "robots", "-m", "doit", "-f", "../dodo.py")
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "db_file",
+    [
+        "build/state.db",
+        "robots/abb_irb2400/meshes/state.db",
+        "cells/state.db",
+        "./cells/../build/x",
+    ],
+    ids=["build", "meshes", "cells", "dotted"],
+)
+def test_a_database_in_the_sources_or_build_is_refused_before_anything_is_written(
+    project: Path, db_file: str
+) -> None:
+    """`doit --db-file build/state.db` left a file `pipeline check` calls extra for ever (CI
+    fails), and one in robots/<model_id>/meshes/ was an input of that robot's steps: every run
+    rebuilt it, as the database changed."""
+    before = tree_bytes(project)
+    result = run_doit(project, "--db-file", db_file)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"{db_file}: database_in_sources: doit's database cannot lie in ")
+    assert line.endswith(
+        "; name a --db-file outside robots/, cells/ and build/ (or none: .doit.db)"
+    )
+    assert tree_bytes(project) == before
+    assert not (project / db_file).exists()
+
+
+def test_a_database_outside_the_checkout_is_used(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`--db-file` elsewhere is a cache like any other."""
+    db_file = tmp_path_factory.mktemp("db") / "state.db"
+    assert run_doit(project, "--db-file", str(db_file)).returncode == 0
+    assert db_file.is_file()
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
