@@ -631,6 +631,24 @@ def test_mesh_missing_in_another_case_names_the_file_that_is_there(repo: Path) -
     assert finding.hint == "the folder holds 'link_1.stl': write the name as it is cased"
 
 
+def test_mesh_missing_with_its_accents_encoded_otherwise_names_the_file_escaped(
+    repo: Path,
+) -> None:
+    """A URDF from macOS names meshes/link_e\u0301.stl (NFD); meshes/ holds link_\xe9.stl
+    (NFC): `mesh 'meshes/link_é.stl' does not exist; put the mesh file itself in meshes/`
+    named, to the eye, the very file that is there."""
+    shutil.copy(repo / ABB / "meshes/link_1.stl", repo / ABB / "meshes/link_\u00e9.stl")
+    break_urdf(repo, [(L1_MESH, L1_MESH.replace("link_1.stl", "link_e\u0301.stl"))])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "mesh_missing"
+    assert finding.hint == (
+        "the folder holds 'link_\\xe9.stl', the same name with its accents encoded otherwise "
+        "(this one is 'link_e\\u0301.stl'): write the name as the file has it"
+    )
+
+
 @pytest.mark.parametrize(
     ("held", "hint"),
     [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -189,12 +190,25 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
 
 
 def _case_hint(path: Path) -> str:
-    """When the folder holds the name in another case (file names are case-sensitive here)."""
+    """When the folder holds the name in another case, or with its accents encoded otherwise
+    (NFC, NFD: macOS finds either; file names are bytes here)."""
+
+    def key(name: str) -> str:
+        return unicodedata.normalize("NFC", name).casefold()
+
     try:
-        names = sorted(n for n in os.listdir(path.parent) if n.lower() == path.name.lower())
+        names = sorted(n for n in os.listdir(path.parent) if key(n) == key(path.name))
     except OSError:
         return ""
-    return f"the folder holds {names[0]!r}: write the name as it is cased" if names else ""
+    if not names:
+        return ""
+    if unicodedata.normalize("NFC", names[0]) != unicodedata.normalize("NFC", path.name):
+        return f"the folder holds {names[0]!r}: write the name as it is cased"
+    # the two look alike when printed: shown escaped, so that the difference is seen
+    return (
+        f"the folder holds {names[0]!a}, the same name with its accents encoded otherwise "
+        f"(this one is {path.name!a}): write the name as the file has it"
+    )
 
 
 def _elsewhere_hint(missing: str, meshes: MeshesFolder, model_id: str) -> str:
