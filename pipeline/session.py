@@ -54,10 +54,10 @@ def refuse_foreign_root(root: Path) -> None:
         "not_repository_root",
         str(root),
         "",
-        f"doit runs in this folder, its dodo.py's, which does not hold the pipeline/ code the "
-        f"run imports ({code})",
-        "run the dodo.py of the repository root, beside its pipeline/, robots/ and cells/ "
-        "(`doit` there, or `doit -f <root>/dodo.py`)",
+        f"doit runs in this folder (its dodo.py's, or -d's), which does not hold the pipeline/ "
+        f"code the run imports ({code})",
+        "run the dodo.py of the repository root, beside its pipeline/, robots/ and cells/, "
+        "without -d (`doit` there, or `doit -f <root>/dodo.py`)",
     )
     print(render([finding]), file=sys.stderr, flush=True)
     raise SystemExit(2)

@@ -446,12 +446,24 @@ def test_doit_on_a_dodo_outside_the_checkout_is_refused_and_writes_nothing_there
     result = run_doit(project, *command, "-f", str(elsewhere / "dodo.py"))
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [
-        f"{elsewhere}: not_repository_root: doit runs in this folder, its dodo.py's, which does "
-        f"not hold the pipeline/ code the run imports ({(project / 'pipeline').resolve()}); run "
-        "the dodo.py of the repository root, beside its pipeline/, robots/ and cells/ (`doit` "
-        "there, or `doit -f <root>/dodo.py`)"
+        f"{elsewhere}: not_repository_root: doit runs in this folder (its dodo.py's, or -d's), "
+        f"which does not hold the pipeline/ code the run imports "
+        f"({(project / 'pipeline').resolve()}); run the dodo.py of the repository root, beside "
+        "its pipeline/, robots/ and cells/, without -d (`doit` there, or `doit -f <root>/dodo.py`)"
     ]
     assert sorted(p.name for p in elsewhere.iterdir()) == ["dodo.py"]
+    assert tree_bytes(project) == before
+
+
+def test_doit_told_to_run_in_a_subfolder_is_refused_and_writes_nothing_there(
+    project: Path,
+) -> None:
+    """`doit -d robots` ran in robots/, writing build/stamps/, a lock and a database among the
+    sources."""
+    before = tree_bytes(project)
+    result = run_doit(project, "-d", "robots")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"{project / 'robots'}: not_repository_root: ")
     assert tree_bytes(project) == before
 
 
