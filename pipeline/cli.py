@@ -147,6 +147,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(2) from None
     run: Command = args.run
     try:
+        os.getcwd()
+    except OSError as exc:  # the shell's folder was deleted: every path is shown relative to it
+        gone = Finding(
+            "system_refused",
+            parser.prog,
+            "",
+            f"the current folder cannot be found ({exc.strerror}): it was deleted or moved "
+            "after the shell entered it",
+            "cd to the repository root (or another existing folder) and run again",
+        )
+        print(render([gone], as_json=args.json), file=sys.stderr)
+        return 2
+    try:
         return run(args)
     except ContractError as exc:
         print(render(exc.findings, as_json=args.json), file=sys.stderr)

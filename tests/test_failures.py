@@ -190,3 +190,33 @@ def test_doit_whose_reader_is_gone_builds_on_without_a_traceback(project: Path) 
         os.close(writer)
     assert (result.returncode, result.stderr) == (0, "")
     assert run_python(project, "-m", "pipeline", "check").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["check"], ["bundle-identity", "/nowhere/x.tar.gz"]],
+    ids=["check", "bundle-identity"],
+)
+def test_a_command_run_in_a_deleted_folder_says_so_in_one_line(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """A shell whose folder was deleted (`rm -rf` of a scratch clone from another terminal):
+    `pipeline check` ended in two FileNotFoundError tracebacks (the handler's own getcwd failed
+    too), exit 1."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = 'cd "$0" && rmdir "$0" && exec "$@"'
+    result = subprocess.run(
+        ["sh", "-c", script, str(gone), sys.executable, "-m", "pipeline", *argv],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        "pipeline: system_refused: the current folder cannot be found (No such file or "
+        "directory): it was deleted or moved after the shell entered it; cd to the repository "
+        "root (or another existing folder) and run again"
+    ]
