@@ -18,7 +18,6 @@ from pipeline.commands import (
     cmd_validate,
 )
 from pipeline.failures import (
-    ClosedOutput,
     WorkerDied,
     escape_unencodable,
     open_standard_streams,
@@ -123,15 +122,14 @@ _STDOUT_CLOSED = Finding(
     "system_refused",
     "pipeline",
     "",
-    "standard output is closed: what this command prints cannot be written",
+    "standard output is closed, so what this command prints would be lost: nothing was done",
     "run it with its standard output open (`>&-` closes it; `>/dev/null` discards what it prints)",
 )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; bad input prints finding lines on stderr and returns 2."""
-    if open_standard_streams() and sys.stdout is None:  # started with `>&-`: say so, exit 2
-        sys.stdout = ClosedOutput(ContractError([_STDOUT_CLOSED]))
+    stdout_closed = open_standard_streams() and sys.stdout is None  # started with `>&-`
     escape_unencodable(sys.stdout, sys.stderr)  # a path or finding holding an é, no traceback
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
@@ -146,6 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render([usage], as_json=as_json), file=sys.stderr)
         raise SystemExit(2) from None
     run: Command = args.run
+    if stdout_closed:  # every command prints there: refused before it writes or reads anything
+        print(render([_STDOUT_CLOSED], as_json=args.json), file=sys.stderr)
+        return 2
     try:
         os.getcwd()
     except OSError as exc:  # the shell's folder was deleted: every path is shown relative to it

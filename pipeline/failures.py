@@ -76,21 +76,6 @@ def flush_stdout() -> None:
         reader_left(sys.stdout)
 
 
-class ClosedOutput(io.TextIOBase):
-    """Standard output the command was started without: writing to it raises `failure`."""
-
-    def __init__(self, failure: BaseException) -> None:
-        """A stream whose every non-empty write raises `failure`."""
-        super().__init__()
-        self.failure = failure
-
-    def write(self, text: str) -> int:
-        """Refuse what the command prints: nobody would read it."""
-        if text:
-            raise self.failure
-        return 0
-
-
 def system_fix(exc: OSError) -> str:
     """What to do when the system refused an operation a step needed."""
     if exc.errno in (errno.EACCES, errno.EPERM):

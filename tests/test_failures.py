@@ -132,13 +132,21 @@ def test_a_command_started_with_stdout_closed_says_so_in_one_line_exit_2(
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     if argv[0] == "--json":
-        assert json.loads(result.stderr)[0]["message"].startswith("standard output is closed")
+        assert json.loads(result.stderr)[0]["message"].startswith("standard output is closed,")
     else:
         assert result.stderr.splitlines() == [
-            "pipeline: system_refused: standard output is closed: what this command prints "
-            "cannot be written; run it with its standard output open (`>&-` closes it; "
-            "`>/dev/null` discards what it prints)"
+            "pipeline: system_refused: standard output is closed, so what this command prints "
+            "would be lost: nothing was done; run it with its standard output open (`>&-` "
+            "closes it; `>/dev/null` discards what it prints)"
         ]
+
+
+def test_a_command_that_writes_started_with_stdout_closed_writes_nothing(project: Path) -> None:
+    """`pipeline srdf A.py -o OUT.srdf >&-` wrote OUT.srdf and exited 0, its line lost."""
+    source = "robots/abb_irb2400/srdf.py"
+    result = _closing_stdout(project, "-m", "pipeline", "srdf", source, "-o", "out.srdf")
+    assert result.returncode == 2, result.stderr
+    assert not (project / "out.srdf").exists()
 
 
 def test_doit_started_with_stdout_closed_builds_without_a_traceback(project: Path) -> None:
