@@ -236,7 +236,20 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
         raise refusal(
             "file_too_large", display, "", f"is over the limit of {limit} bytes", "shrink the file"
         )
+    if data.startswith(LFS_POINTER) and len(data) < 1024:
+        raise refusal(
+            "lfs_pointer",
+            display,
+            "",
+            "is a Git LFS pointer, not the file it stands for (git-lfs did not fetch it)",
+            "install git-lfs and run `git lfs pull` in the checkout, then run again",
+        )
     return data
+
+
+# The first line of a Git LFS pointer file: a checkout without git-lfs holds these for the files
+# the repository stores in LFS (meshes, often), where a mesh parser said "export the mesh again".
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 # Outputs are written mode 0644: an execute bit on one is a hand edit git would commit (it records

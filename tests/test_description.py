@@ -389,3 +389,17 @@ def test_index_follows_a_description_that_changed(tmp_path: Path) -> None:
     after = json.loads(make_index(tmp_path, ROBOTS)[INDEX_PATH])["robots"]
     assert after["abb_irb2400"]["identity"] != before["abb_irb2400"]["identity"]
     assert after["lbr_iiwa_14_r820"] == before["lbr_iiwa_14_r820"]
+
+
+def test_lfs_pointer_meshes_are_each_named_as_such(repo: Path) -> None:
+    """Meshes a checkout without git-lfs left as pointers: one `lfs_pointer` line each."""
+    meshes = repo / "robots/abb_irb2400/meshes"
+    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 9\n"
+    for name in ("link_1.dae", "link_2_whole.stl"):
+        (meshes / name).write_bytes(pointer)
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    assert [(f.code, f.file) for f in exc.value.findings] == [
+        ("lfs_pointer", "robots/abb_irb2400/meshes/link_1.dae"),
+        ("lfs_pointer", "robots/abb_irb2400/meshes/link_2_whole.stl"),
+    ]

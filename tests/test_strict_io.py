@@ -204,3 +204,24 @@ def test_symlink_refused_a_folder_beside_srdf_py_that_is_a_link(
         if refused
         else []
     )
+
+
+LFS_POINTER = (
+    b"version https://git-lfs.github.com/spec/v1\n"
+    b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n"
+)
+
+
+def test_lfs_pointer_is_refused_as_such(tmp_path: Path) -> None:
+    """A checkout without git-lfs holds pointer files: a mesh's was `mesh_not_a_mesh: ...;
+    export the mesh again`, a COLLADA one's `invalid_xml`, where the fix is `git lfs pull`."""
+    pointer = tmp_path / "link_1.stl"
+    pointer.write_bytes(LFS_POINTER)
+    with pytest.raises(ContractError) as exc:
+        read_bytes(pointer, "meshes/link_1.stl", 1 << 20)
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("lfs_pointer", "meshes/link_1.stl")
+    assert "`git lfs pull`" in finding.hint
+    # a file that only mentions the line further on is read as it is
+    pointer.write_bytes(b"solid x\n" + LFS_POINTER)
+    assert read_bytes(pointer, "meshes/link_1.stl", 1 << 20) == b"solid x\n" + LFS_POINTER
