@@ -43,6 +43,7 @@ from pipeline.strict_io import (
     read_bytes,
     read_regular,
     require_source,
+    twin_hint,
 )
 from pipeline.strict_json import dump_json, parse_json
 from pipeline.urdf import Robot, load_robot
@@ -198,8 +199,16 @@ def _pinned(
     cal_display = f"{cell_dir(cell_id)}/{pinned}"
     try:
         served = read_bytes(root / cal_display, cal_display, JSON_LIMIT)
-    except ContractError as exc:
-        return b"", None, list(exc.findings)
+    except ContractError as exc:  # a pin written on macOS, in another case: name the file
+        hint = twin_hint(root / cal_display)
+        return (
+            b"",
+            None,
+            [
+                f._replace(hint=hint) if hint and f.code == "file_missing" else f
+                for f in exc.findings
+            ],
+        )
     findings = []
     pin = fields.pin_sha256
     if pin is not None and sha256_bytes(served) != pin:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -188,6 +189,28 @@ def case_collisions(folder: Path, display: str) -> list[Finding]:
         )
         for twin in twins
     ]
+
+
+def twin_hint(path: Path) -> str:
+    """For a missing file: the name its folder holds in another case, or with its accents encoded
+    otherwise (NFC, NFD: macOS finds either; file names are bytes here); "" when none."""
+
+    def key(name: str) -> str:
+        return unicodedata.normalize("NFC", name).casefold()
+
+    try:
+        names = sorted(n for n in os.listdir(path.parent) if key(n) == key(path.name))
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    if unicodedata.normalize("NFC", names[0]) != unicodedata.normalize("NFC", path.name):
+        return f"the folder holds {names[0]!r}: write the name as it is cased"
+    # the two look alike when printed: shown escaped, so that the difference is seen
+    return (
+        f"the folder holds {names[0]!a}, the same name with its accents encoded otherwise "
+        f"(this one is {path.name!a}): write the name as the file has it"
+    )
 
 
 def read_bytes(path: Path, display: str, limit: int) -> bytes:

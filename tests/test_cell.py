@@ -745,3 +745,30 @@ def test_own_findings_are_the_cells_and_leave_its_robots_out(repo: Path) -> None
     assert own_findings(repo, "iiwa_bench") == []
     urdf.unlink()  # a planned robot without robot.urdf: its step says file_missing
     assert [f.code for f in own_findings(repo, "weld_cell_a")] == ["pin_mismatch"]
+
+
+@pytest.mark.parametrize(
+    ("pinned", "held"),
+    [(CAL.upper(), repr(CAL)), ("cal_e\u0301.json", "'cal_\\xe9.json'")],
+    ids=["case", "accent"],
+)
+def test_file_missing_a_pin_in_another_case_names_the_file_the_cell_holds(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    pinned: str,
+    held: str,
+) -> None:
+    """A pin written on macOS (which finds a file in either case, or accent encoding) said only
+    `file does not exist; create it or correct the path that names it` here, in CI."""
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    folder = root / "cells/weld_cell_a"
+    if "\u0301" in pinned:
+        (folder / CAL).rename(folder / "cal_\u00e9.json")
+    _pin("path", pinned)(root)
+    capsys.readouterr()
+    assert main(["cell", "cells/weld_cell_a", "--check"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"cells/weld_cell_a/{pinned}: file_missing: file does not exist; ")
+    assert f"the folder holds {held}" in line

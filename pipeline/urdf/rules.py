@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -17,6 +16,7 @@ from pipeline.strict_io import (
     linked_folder,
     read_bytes,
     require_source,
+    twin_hint,
 )
 from pipeline.urdf.joints import Add, joint_findings, mimic_findings
 from pipeline.urdf.meshuri import MeshesFolder
@@ -173,7 +173,7 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
             except OSError:
                 code, message = "mesh_missing", "does not exist"
                 hint = (
-                    _case_hint(path) or _elsewhere_hint(geometry.path, listing, folder.name) or hint
+                    twin_hint(path) or _elsewhere_hint(geometry.path, listing, folder.name) or hint
                 )
             if code:
                 refused.add(geometry.path)
@@ -187,28 +187,6 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
                     )
                 )
     return out, refused
-
-
-def _case_hint(path: Path) -> str:
-    """When the folder holds the name in another case, or with its accents encoded otherwise
-    (NFC, NFD: macOS finds either; file names are bytes here)."""
-
-    def key(name: str) -> str:
-        return unicodedata.normalize("NFC", name).casefold()
-
-    try:
-        names = sorted(n for n in os.listdir(path.parent) if key(n) == key(path.name))
-    except OSError:
-        return ""
-    if not names:
-        return ""
-    if unicodedata.normalize("NFC", names[0]) != unicodedata.normalize("NFC", path.name):
-        return f"the folder holds {names[0]!r}: write the name as it is cased"
-    # the two look alike when printed: shown escaped, so that the difference is seen
-    return (
-        f"the folder holds {names[0]!a}, the same name with its accents encoded otherwise "
-        f"(this one is {path.name!a}): write the name as the file has it"
-    )
 
 
 def _elsewhere_hint(missing: str, meshes: MeshesFolder, model_id: str) -> str:
