@@ -516,6 +516,8 @@ TARGET_CASES = [
     ("source_not_python", ["/"]),
     ("source_not_python", [""]),
     ("output_with_many_targets", [SOURCE, "robots/lbr_iiwa_14_r820/srdf.py", "-o", "out/a.srdf"]),
+    # an empty -o was taken for no -o: SOURCE.srdf written beside the source (hostile trial)
+    ("output_not_srdf", [SOURCE, "-o", ""]),
     ("file_missing", ["robots/abb_irb2400/nothing.py"]),
 ]
 

@@ -36,7 +36,8 @@ def parse_targets(targets: Sequence[str], output: str | None) -> list[Target]:
         source_text, _, out_text = target.partition("=")
         if "=" not in target:  # SOURCE.srdf beside it; none for `.` or `/` (no .py either)
             source = Path(source_text)
-            out_text = output or (str(source.with_suffix(".srdf")) if source.name else ".srdf")
+            default = str(source.with_suffix(".srdf")) if source.name else ".srdf"
+            out_text = default if output is None else output  # an empty -o is no .srdf
         if not source_text.endswith(".py"):
             findings.append(
                 _bad("source_not_python", target, "the source is not a .py file", "name SOURCE.py")
