@@ -242,8 +242,9 @@ def robot_steps(root: Path, model_id: str) -> dict[str, Step]:
         f"srdf:{model_id}",
         "run gen_srdf() and write the checked SRDF",
         # a linked folder is an input too, so that a new one makes the step run and refuse it;
-        # the meshes: its group states are collided
-        (f"{src}/srdf.py", *sorted(modules + links), f"{src}/robot.urdf", *meshes, code("srdf")),
+        # the meshes (its group states are collided) through the urdf step's stamp: one input
+        # instead of every mesh again, which a no-op would check once more
+        (f"{src}/srdf.py", *sorted(modules + links), f"{src}/robot.urdf", urdf.stamp, code("srdf")),
         lazy("pipeline.srdf.compile", "make_srdf", model_id, tuple(links)),
         (f"build/robots/{model_id}/robot.srdf",),
         after=(urdf.name,),  # as config: a bad URDF is reported by urdf:<id> alone
@@ -399,12 +400,8 @@ def linked_folders(root: Path, steps: list[Step]) -> list[Finding]:
         elif stage == "urdf":
             linked = linked_folder(base + src, src, "robot")
             out += linked or linked_folder(f"{base}{src}/meshes", f"{src}/meshes", "meshes")
-        elif stage == "srdf":  # what gen_srdf() can import: its inputs but its own two, meshes
+        elif stage == "srdf":  # what gen_srdf() can import: its inputs but its own two
             own = (f"{src}/srdf.py", f"{src}/robot.urdf")
-            helpers = [
-                i
-                for i in step.inputs
-                if i.startswith(f"{src}/") and i not in own and not i.startswith(f"{src}/meshes/")
-            ]
+            helpers = [i for i in step.inputs if i.startswith(f"{src}/") and i not in own]
             out += linked_helper_folders(base, helpers)
     return out

@@ -86,7 +86,7 @@ def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(re
     assert list(steps[f"srdf:{ABB}"].inputs) == [
         f"{src}/srdf.py",
         f"{src}/robot.urdf",
-        *meshes,  # its group states are collided
+        urdf.stamp,  # the meshes: its group states are collided
         code("srdf"),
     ]
     assert list(steps[f"spheres:{ABB}"].inputs) == [
@@ -107,13 +107,14 @@ def test_a_robot_steps_read_its_sources_the_stamps_before_them_and_their_code(re
 
 
 def test_config_and_srdf_run_after_the_urdf_checks_without_reading_its_copies(repo: Path) -> None:
-    """Ordered after urdf:<id> (a bad URDF is reported once), yet a mesh change leaves them
-    current: they read the URDF source, not the urdf step's stamp."""
+    """Ordered after urdf:<id> (a bad URDF is reported once). A mesh change leaves config
+    current: it reads the URDF source, not the urdf step's stamp. The srdf step reads the
+    stamp, for the meshes its group states are collided with."""
     steps = by_name(repo)
     for stage in ("config", "srdf"):
         step = steps[f"{stage}:{ABB}"]
         assert step.after == (f"urdf:{ABB}",)
-        assert steps[f"urdf:{ABB}"].stamp not in step.inputs
+        assert (steps[f"urdf:{ABB}"].stamp in step.inputs) == (stage == "srdf")
     assert [s.name for s in needed(list(steps.values()), f"srdf:{ABB}")] == [
         "code:urdf",
         "code:srdf",
@@ -283,14 +284,11 @@ def test_a_helper_package_is_an_input_of_the_srdf_step_and_a_linked_one_refused(
     make(repo / "robots" / ABB, tmp_path_factory.mktemp("outside"))
     steps = plan(repo)
     inputs = {step.name: step for step in steps}[f"srdf:{ABB}"].inputs
-    meshes = sorted(
-        f"robots/{ABB}/meshes/{p.name}" for p in (repo / "robots" / ABB / "meshes").iterdir()
-    )
     assert list(inputs) == [
         f"robots/{ABB}/srdf.py",
         *helpers,
         f"robots/{ABB}/robot.urdf",
-        *meshes,
+        f"build/stamps/urdf/{ABB}.json",  # the meshes, through the urdf step
         code("srdf"),
     ]
     lines = [finding.line() for finding in linked_folders(repo, steps)]
