@@ -24,6 +24,7 @@ from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
 from pipeline.strict_json import dump_json
 from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
+from pipeline.urdf.framenames import frame_name_findings
 from pipeline.urdf.mesh_bytes import mesh_findings
 from pipeline.urdf.rules import model_id_findings, robot_findings
 from pipeline.urdf.scales import scale_findings
@@ -84,7 +85,7 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
     robot, refused = found.robot, found.refused
     findings = [*found.own, *found.meshes]
     # warnings, printed with any error so that none hides them
-    findings += scale_findings(robot) + uncollided_findings(robot)
+    findings += scale_findings(robot) + uncollided_findings(robot) + frame_name_findings(robot)
     out = {
         f"{build_dir(model_id)}/robot.urdf": read_bytes(
             src / "robot.urdf", f"{source_dir(model_id)}/robot.urdf", XML_LIMIT

@@ -27,6 +27,7 @@ URDF_CODE = (
     "pipeline/urdf/companions.py",
     "pipeline/urdf/scales.py",
     "pipeline/urdf/uncollided.py",
+    "pipeline/urdf/framenames.py",
     "pipeline/urdf/unknown.py",
     "pipeline/urdf/xacro.py",
     # The urdf step reads every collision mesh as the spheres step does (description.py).

@@ -102,6 +102,26 @@ CASES = [
     ),
     # a collision and no visual: collided with, just not drawn
     ("none-collision-only", [(L1_VISUAL, L1_COLLISION)], []),
+    # xacro's empty robot_name prefix: tf2 refuses '/link_6' as a frame id
+    (
+        "frame_name_leading_slash",
+        [
+            ('<link name="link_6">', '<link name="/link_6">'),
+            ('<child link="link_6"/>', '<child link="/link_6"/>'),
+            ('<parent link="link_6"/>', '<parent link="/link_6"/>'),
+        ],
+        ["frame_name_leading_slash"],
+    ),
+    # a slash inside a name is a ROS namespace, read by tf2
+    (
+        "none-slash-inside",
+        [
+            ('<link name="link_6">', '<link name="arm/link_6">'),
+            ('<child link="link_6"/>', '<child link="arm/link_6"/>'),
+            ('<parent link="link_6"/>', '<parent link="arm/link_6"/>'),
+        ],
+        [],
+    ),
 ]
 
 
