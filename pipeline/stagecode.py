@@ -65,6 +65,7 @@ SRDF_CODE = (
             "contact_check",
             "generate",
             "groups",
+            "jointgroups",
             "model",
             "read",
             "units",

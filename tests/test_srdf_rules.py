@@ -655,6 +655,72 @@ def test_srdf_group_state_contact_warning(
     assert (repo / ABB / "srdf.srdf").is_file()
 
 
+def _with_group(group: str, members: str) -> str:
+    """REAL, its gen_srdf() wrapped to add `members` (kind, attributes) to group `group`."""
+    return REAL + (
+        "import xml.etree.ElementTree as _ET\n"
+        "_gen = gen_srdf\n"
+        "def gen_srdf():\n"
+        "    out = _gen()\n"
+        f"    group = out['xml'].find(\"group[@name='{group}']\")\n"
+        "    if group is None:\n"
+        f"        group = _ET.Element('group', {{'name': '{group}'}})\n"
+        "        out['xml'].insert(0, group)\n"
+        f"    for kind, attrs in {members}:\n"
+        "        _ET.SubElement(group, kind, attrs)\n"
+        "    return out\n"
+    )
+
+
+# Groups Tesseract's Environment builds no joint group from (jointgroups.py): warnings
+JOINT_GROUP_CASES = [
+    # two arms' chains in one group (here: two chains of the one arm)
+    (
+        "tesseract_no_joint_group",
+        _with_group(
+            group="arms",
+            members="[('chain', {'base_link': 'base_link', 'tip_link': 'link_3'}), "
+            "('chain', {'base_link': 'link_3', 'tip_link': 'tool0'})]",
+        ),
+        ["group 'arms' is a group of 2 chains"],
+    ),
+    # a second chain added to the manipulator's
+    (
+        "tesseract_no_joint_group",
+        _with_group(
+            group="manipulator",
+            members="[('chain', {'base_link': 'link_3', 'tip_link': 'link_6'})]",
+        ),
+        ["group 'manipulator' is a group of 2 chains"],
+    ),
+    # an end effector's group of links needs no joint group: no warning
+    (
+        "none",
+        _with_group(
+            group="hand", members="[('link', {'name': 'link_6'}), ('link', {'name': 'tool0'})]"
+        ),
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "starts"), JOINT_GROUP_CASES)
+def test_srdf_joint_group_warning(
+    code: str,
+    text: str,
+    starts: list[str],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    install_generator(repo, text)
+    monkeypatch.chdir(repo)
+    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(f": {code}: ")[1].split(":")[0] for line in lines] == starts
+    assert all(line.endswith(" (warning)") for line in lines)
+
+
 def test_every_srdf_finding_code_has_a_case() -> None:
     """Each code the SRDF modules emit appears in one of the tables above."""
     emitted: set[str] = set()
@@ -662,7 +728,7 @@ def test_every_srdf_finding_code_has_a_case() -> None:
         pattern = r'(?:add|_finding|bad|_bad|Finding)\(\s*"([a-z][a-z_]+)"'
         emitted |= set(re.findall(pattern, path.read_text()))
     tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES, BUILD_CASES]
-    tables += [WARNING_CASES, CONTACT_CASES]
+    tables += [WARNING_CASES, CONTACT_CASES, JOINT_GROUP_CASES]
     tested = {case[0] for table in tables for case in table}
     assert len(emitted) > 50
     assert emitted - tested == set()

@@ -10,6 +10,7 @@ from pathlib import Path
 from pipeline.findings import ContractError, Finding, raise_if_errors, render
 from pipeline.srdf.contact_check import state_contact_findings
 from pipeline.srdf.generate import DEFAULT_TIMEOUT, run_generator
+from pipeline.srdf.jointgroups import joint_group_findings
 from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.units import to_native
 from pipeline.srdf.validate import check_srdf
@@ -115,6 +116,7 @@ def checked_srdf(
         srdf = to_native(srdf, robot)
         findings += check_srdf(srdf, robot, display)
     raise_if_errors(findings)  # past it, the findings are warnings alone
+    findings += joint_group_findings(srdf, display)
     if robot is not None:
         urdf_folder = envelope.urdf.parent
         findings += state_contact_findings(
