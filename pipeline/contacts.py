@@ -40,11 +40,13 @@ class Convex:
 
 @dataclass(frozen=True)
 class Contact:
-    """Two links whose collision geometry overlaps, with a point inside both (root frame)."""
+    """Two links whose collision geometry overlaps, with a point inside both (root frame) and
+    the radius of the largest ball there inside both (0: they touch)."""
 
     link1: str
     link2: str
     point: tuple[float, float, float]
+    depth: float = 0.0
 
 
 def link_poses(robot: Robot, positions: Mapping[str, float]) -> dict[str, Array]:
@@ -151,9 +153,9 @@ def contacts(
         a, b = names[i], names[j]
         if frozenset((a, b)) in skip or (a in static and b in static):
             continue
-        point = _first_meeting(placed[a], placed[b])
-        if point is not None:
-            found.append(Contact(a, b, point))
+        meeting = _first_meeting(placed[a], placed[b])
+        if meeting is not None:
+            found.append(Contact(a, b, *meeting))
     return found
 
 
@@ -202,7 +204,9 @@ def _placed(solid: Convex, pose: Array) -> Convex:
     return Convex(normals, solid.offsets + normals @ shift, bounds)
 
 
-def _first_meeting(ours: list[Convex], theirs: list[Convex]) -> tuple[float, float, float] | None:
+def _first_meeting(
+    ours: list[Convex], theirs: list[Convex]
+) -> tuple[tuple[float, float, float], float] | None:
     for a in ours:
         for b in theirs:
             if np.all(a.bounds[0] <= b.bounds[1]) and np.all(b.bounds[0] <= a.bounds[1]):
@@ -212,8 +216,9 @@ def _first_meeting(ours: list[Convex], theirs: list[Convex]) -> tuple[float, flo
     return None
 
 
-def _meeting_point(a: Convex, b: Convex) -> tuple[float, float, float] | None:
-    """The centre of the largest ball inside both solids, when they overlap or touch."""
+def _meeting_point(a: Convex, b: Convex) -> tuple[tuple[float, float, float], float] | None:
+    """The centre and radius of the largest ball inside both solids, when they overlap or
+    touch."""
     normals = np.vstack([a.normals, b.normals])
     offsets = np.concatenate([a.offsets, b.offsets])
     # maximise the ball's radius s: n . x + s <= offset for every (unit) normal n
@@ -225,9 +230,11 @@ def _meeting_point(a: Convex, b: Convex) -> tuple[float, float, float] | None:
         bounds=[(None, None)] * 3 + [(None, 1.0)],
         method="highs",
     )
-    # touching (s = 0) is a contact, as for the planner's distance <= 0; a hair below 0 is
+    # touching (s = 0) is a contact: Tesseract's manager finds one or none there as its
+    # rounding falls (the Allegro hand's finger boxes, face to face at each joint), so the
+    # starter allows the pair and no state is in collision by a rounding; a hair below 0 is
     # the solver's rounding of a touch
     if result.status != 0 or -result.fun < -1e-9:
         return None
     x, y, z = (float(v) for v in result.x[:3])
-    return (x, y, z)
+    return (x, y, z), max(0.0, float(-result.fun))
