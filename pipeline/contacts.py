@@ -1,7 +1,8 @@
 """Links whose collision geometry overlaps at one joint configuration, as a planner collides it.
 
-Tesseract's contact managers (0.5, Bullet) collide each collision mesh as its convex hull, so
-a link inside a mesh's notch touches it. Each collision element here is that convex solid, as
+Tesseract's contact managers (0.5, Bullet) collide each collision mesh as its convex hull (one
+per part its reader, assimp, reads apart: an OBJ's objects and groups, an ASCII STL's solids),
+so a link inside a mesh's notch touches it. Each collision element here is that convex solid, as
 half-spaces: a mesh's hull, a box; a cylinder and a sphere by tangent planes close enough to
 miss no contact (they add at most 0.3 % of the radius). Two elements touch when a linear
 programme finds a point inside both.
@@ -22,7 +23,7 @@ from scipy.spatial import ConvexHull, QhullError
 from pipeline.homepose import home_positions
 from pipeline.kinematics import joint_motion, transform
 from pipeline.spheres.geometry import Array, Solid, collision_links, load_link_geometry
-from pipeline.urdf import Joint, Robot
+from pipeline.urdf import Joint, Mesh, Robot
 
 CYLINDER_SIDES = 64  # tangent planes around a cylinder: 1 / cos(pi / 64) - 1 = 0.12 %
 SPHERE_SUBDIVISIONS = 3  # an icosphere's 642 vertex directions: at most 0.3 % out
@@ -87,11 +88,46 @@ def static_links(robot: Robot) -> frozenset[str]:
 def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, list[Convex]]:
     """The convex solids of every link that has collision geometry, from the robot's folder
     (`display`: that folder as findings name it)."""
-    solids = {
-        link.name: [convex(s) for s in load_link_geometry(link, robot_folder, display).solids]
-        for link in collision_links(robot)
-    }
-    return {name: [c for c in found if c is not None] for name, found in solids.items()}
+    solids: dict[str, list[Convex]] = {}
+    for link in collision_links(robot):
+        read = load_link_geometry(link, robot_folder, display).solids
+        found = []
+        for collision, solid in zip(link.collisions, read, strict=True):
+            geometry = collision.geometry
+            sizes = _part_sizes(robot_folder / geometry.path) if isinstance(geometry, Mesh) else []
+            if solid.kind == "mesh" and sum(sizes) == len(solid.triangles):
+                ends = np.cumsum(sizes)[:-1]
+                found += [_hull(p.reshape(-1, 3)) for p in np.split(solid.triangles, ends)]
+            else:
+                found.append(convex(solid))
+        solids[link.name] = [c for c in found if c is not None]
+    return solids
+
+
+def _part_sizes(path: Path) -> list[int]:
+    """The triangles of each part of a mesh file the planner's reader (assimp) reads as a mesh
+    of its own, each collided as its own convex hull: an OBJ's objects and groups (`o`, `g`;
+    V-HACD writes a link's convex pieces so), an ASCII STL's solids; [] for one part."""
+    suffix = path.suffix.lower()
+    if suffix not in (".obj", ".stl"):
+        return []
+    data = path.read_bytes()
+    if suffix == ".stl" and not data.lstrip().startswith(b"solid"):
+        return []  # binary STL: one mesh
+    sizes = [0]
+    for line in data.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        starts = (b"o", b"g") if suffix == ".obj" else (b"solid",)
+        if words[0] in starts:
+            if sizes[-1]:
+                sizes.append(0)
+        elif suffix == ".obj" and words[0] == b"f":
+            sizes[-1] += max(len(words) - 3, 0)  # a polygon of n corners: n - 2 triangles
+        elif words[0] == b"facet":
+            sizes[-1] += 1
+    return sizes if len(sizes) > 1 else []
 
 
 def convex(solid: Solid) -> Convex | None:

@@ -17,13 +17,18 @@ REPO = Path(__file__).resolve().parents[1]
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
 
 
-def _robot(tmp_path: Path, body: str, meshes: dict[str, trimesh.Trimesh] | None = None) -> Robot:
+def _robot(
+    tmp_path: Path, body: str, meshes: dict[str, trimesh.Trimesh | str] | None = None
+) -> Robot:
     """A robot `pair` of a base_link with a box and link_1 (under joint_1, revolute about z)
-    holding `body`'s collision geometry, with `meshes` in its meshes/."""
+    holding `body`'s collision geometry, with `meshes` (or their text) in its meshes/."""
     folder = tmp_path / "robots" / "pair"
     (folder / "meshes").mkdir(parents=True)
     for name, mesh in (meshes or {}).items():
-        mesh.export(folder / "meshes" / name)
+        if isinstance(mesh, str):
+            (folder / "meshes" / name).write_text(mesh)
+        else:
+            mesh.export(folder / "meshes" / name)
     (folder / "robot.urdf").write_text(
         '<?xml version="1.0"?>\n<robot name="pair">\n'
         '  <link name="base_link"><collision><geometry><box size="0.2 0.2 0.2"/></geometry>'
@@ -260,3 +265,42 @@ def test_two_links_no_joint_moves_are_not_collided_with_each_other(tmp_path: Pat
     assert {(c.link1, c.link2) for c in contacts(solids, poses, static=static)} == every - {
         ("table", "fixture")
     }
+
+
+def _two_cubes(name: str, tag: str) -> str:
+    """Two cubes of 0.2 m at x = -0.3 and 0.3, as one mesh file: an OBJ whose `tag` (`o`, `g`
+    or nothing) starts each, or an ASCII STL of two solids."""
+    lines, base = [], 0
+    for k, x in enumerate((-0.3, 0.3)):
+        cube = trimesh.creation.box((0.2, 0.2, 0.2))
+        cube.apply_translation((x, 0.0, 0.0))
+        if name.endswith(".stl"):
+            lines.append(trimesh.exchange.stl.export_stl_ascii(cube))
+            continue
+        lines += [f"{tag} part_{k}"] if tag else []
+        lines += [f"v {a!r} {b!r} {c!r}" for a, b, c in cube.vertices.tolist()]
+        lines += [f"f {a + base + 1} {b + base + 1} {c + base + 1}" for a, b, c in cube.faces]
+        base += len(cube.vertices)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "tag", "touching"),
+    [
+        ("parts.obj", "o", False),
+        ("parts.obj", "g", False),
+        ("parts.stl", "", False),
+        ("one.obj", "", True),
+    ],
+)
+def test_each_part_of_a_mesh_file_is_its_own_hull(
+    tmp_path: Path, name: str, tag: str, touching: bool
+) -> None:
+    """A V-HACD OBJ (pybullet's xArm's link2_vhacd2.obj: `o convex_0` ... `o convex_2`), as
+    Tesseract reads it (assimp: a mesh per object, group or ASCII STL solid), is collided as
+    one hull per part: base_link's box between two cubes touches neither (the xArm's link2 was
+    found in contact with link4 and link6, 14 mm deep, where Tesseract found none)."""
+    mesh = f'<mesh filename="package://pair/meshes/{name}"/>'
+    robot = _robot(tmp_path, _collision(mesh, (0.0, 0.0, 0.0)), {name: _two_cubes(name, tag)})
+    pairs = _pairs(robot, tmp_path / "robots" / "pair")
+    assert pairs == ([("base_link", "link_1")] if touching else [])
