@@ -17,6 +17,9 @@ class Checker:
         self.display = display
         self.findings: list[Finding] = []
         self.contents: dict[str, Contents] = expand(srdf, robot)
+        # once: a group state's each joint value asks (10,000 states: a scan of every element
+        # per value took minutes)
+        self.passive: set[str] = srdf.passive_joints()
 
     def add(self, code: str, place: str, message: str, hint: str) -> None:
         """Record one error finding."""

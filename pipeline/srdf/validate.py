@@ -193,7 +193,7 @@ def _check_value(c: Checker, state: GroupState, value: JointValue, group: Conten
             if any(other.name == followed for other in state.values)
             else f"remove it and set {followed!r}, which it follows {law}",
         )
-    if value.name in c.srdf.passive_joints():
+    if value.name in c.passive:
         c.add("group_state_passive_joint", value.place, f"{where} is passive", "remove it")
     if value.degrees:
         if joint.type == "prismatic":

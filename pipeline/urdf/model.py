@@ -145,11 +145,11 @@ class Robot:
 
     def link(self, name: str) -> Link | None:
         """The link of that name, if any."""
-        return next((link for link in self.links if link.name == name), None)
+        return self._links.get(name)
 
     def joint(self, name: str) -> Joint | None:
         """The joint of that name, if any."""
-        return next((joint for joint in self.joints if joint.name == name), None)
+        return self._joints.get(name)
 
     def parent_joint(self, link: str) -> Joint | None:
         """The joint whose child is `link`, if any (the first in the URDF)."""
@@ -163,6 +163,16 @@ class Robot:
         for joint in self.joints:
             above.setdefault(joint.child, joint)
         return above
+
+    @cached_property
+    def _links(self) -> dict[str, Link]:
+        # the first of each name, as a scan finds it: an SRDF of 10,000 group states looks up
+        # each of their joints (a scan per lookup of a robot of thousands of joints: minutes)
+        return {link.name: link for link in reversed(self.links)}
+
+    @cached_property
+    def _joints(self) -> dict[str, Joint]:
+        return {joint.name: joint for joint in reversed(self.joints)}
 
     def roots(self) -> list[str]:
         """Links that are no joint's child."""
