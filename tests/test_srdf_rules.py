@@ -721,6 +721,54 @@ def test_srdf_joint_group_warning(
     assert all(line.endswith(" (warning)") for line in lines)
 
 
+# More group states than the contact check's budget of linear programmes collides (made 10
+# here: the real budget, 2,000, takes seconds): one warning at the first state not collided.
+BUDGET_CASES = [
+    (
+        "group_states_not_collided",
+        REAL
+        + "ALLOWED_COLLISIONS.clear()\n"
+        + "STATES.update({('manipulator', f's{i}'): {'joint_1': i / 10} for i in range(20)})\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "text"), BUDGET_CASES, ids=[c for c, _ in BUDGET_CASES])
+def test_srdf_contact_budget_warning(
+    code: str,
+    text: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    install_generator(repo, text)
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 10, raising=False)
+    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[1] for line in lines] == ["group_state_in_contact"] * (
+        len(lines) - 1
+    ) + [code]
+    assert lines[-1].endswith(" (warning)")
+    assert " were not collided, the check having solved the 10 linear programmes" in lines[-1]
+    assert (repo / ABB / "srdf.srdf").is_file()
+
+
+def test_srdf_states_of_one_pose_are_collided_once(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10,000 states of one pose cost one state's programmes, and each still gets its warnings."""
+    text = REAL + "ALLOWED_COLLISIONS.clear()\n"
+    text += "STATES.update({('manipulator', f's{i}'): {'joint_1': 0.0} for i in range(10000)})\n"
+    install_generator(repo, text)
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 30, raising=False)
+    assert main(["srdf", "--timeout", "60", SOURCE]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert {line.split(": ")[1] for line in lines} == {"group_state_in_contact"}
+    assert lines and len(lines) % 10001 == 0  # all-zeros and the 10,000, alike
+
+
 def test_every_srdf_finding_code_has_a_case() -> None:
     """Each code the SRDF modules emit appears in one of the tables above."""
     emitted: set[str] = set()
@@ -728,7 +776,7 @@ def test_every_srdf_finding_code_has_a_case() -> None:
         pattern = r'(?:add|_finding|bad|_bad|Finding)\(\s*"([a-z][a-z_]+)"'
         emitted |= set(re.findall(pattern, path.read_text()))
     tables = [XML_CASES, GENERATORS, URDF_CASES, ROSIE_CASES, TARGET_CASES, BUILD_CASES]
-    tables += [WARNING_CASES, CONTACT_CASES, JOINT_GROUP_CASES]
+    tables += [WARNING_CASES, CONTACT_CASES, JOINT_GROUP_CASES, BUDGET_CASES]
     tested = {case[0] for table in tables for case in table}
     assert len(emitted) > 50
     assert emitted - tested == set()
