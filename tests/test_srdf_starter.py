@@ -244,3 +244,19 @@ def test_fingers_that_overlap_at_home_are_allowed_as_default(
     srdf = _written(repo, "abb_irb2400", monkeypatch, capsys)
     assert ("finger_left", "finger_right") in _pairs(srdf, "Default")
     assert ("hand", "finger_left") not in _pairs(srdf, "Default")  # Adjacent already
+
+
+def test_home_contacts_past_the_budget_are_a_warning_not_a_traceback(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Thousands of links overlapping at home would take minutes of linear programmes: past
+    the budget (made 0 here: abb's home needs one, link_4 and link_6) the starter has no
+    DEFAULT list."""
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 0, raising=False)
+    assert main(["template", "srdf", "abb_irb2400"]) == 0
+    out, err = capsys.readouterr()
+    assert "DEFAULT" not in out and "ADJACENT = [" in out
+    [line] = err.splitlines()
+    assert line.startswith(f"{ABB}/robot.urdf: home_contacts_not_collided: the links' pairs")
+    assert line.endswith(" (warning)")
