@@ -320,8 +320,9 @@ def _home_not_collided(model: str) -> Finding:
         "home_contacts_not_collided",
         f"robots/{model}/robot.urdf",
         "",
-        f"the links' pairs at the home pose needed more than the {PROGRAMME_BUDGET} linear "
-        "programmes a contact check may solve: the starter lists no DEFAULT pairs",
+        "colliding the links' pairs at the home pose needed linear programmes of more than the "
+        f"{PROGRAMME_BUDGET:,} constraints a contact check may solve: the starter lists no "
+        "DEFAULT pairs",
         f"run pipeline srdf robots/{model}/srdf.py on the starter: its group_state_in_contact "
         "warnings name pairs in contact at home",
         Severity.WARNING,

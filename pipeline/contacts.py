@@ -25,9 +25,11 @@ from pipeline.kinematics import joint_motion, transform
 from pipeline.spheres.geometry import Array, Solid, collision_links, load_link_geometry
 from pipeline.urdf import Joint, Mesh, Robot
 
-# The linear programmes one check may solve (each a few milliseconds, more for a detailed mesh's
-# hull): 10,000 group states of an arm whose pairs all touch asked for 70,000 (8 minutes).
-PROGRAMME_BUDGET = 2000
+# The work one check may do, in constraints of its linear programmes (HiGHS takes about 10 us
+# each: 2,000,000 are some 20 s): 10,000 group states of an arm whose pairs all touch asked
+# for 70,000 programmes of ~500 (8 minutes), two links of a 964,000-triangle mesh for one of
+# 1,936,000 at every state (20 s each).
+PROGRAMME_BUDGET = 2_000_000
 CYLINDER_SIDES = 64  # tangent planes around a cylinder: 1 / cos(pi / 64) - 1 = 0.12 %
 SPHERE_SUBDIVISIONS = 3  # an icosphere's 642 vertex directions: at most 0.3 % out
 
@@ -43,20 +45,21 @@ class Convex:
 
 
 class BudgetSpent(Exception):
-    """The check needed more linear programmes than its `Budget` had left."""
+    """The check needed more work than its `Budget` had left."""
 
 
 class Budget:
-    """The linear programmes a check may still solve, shared by its calls of `contacts`."""
+    """The constraints a check's linear programmes may still have, shared by its calls of
+    `contacts`."""
 
     def __init__(self) -> None:
         self.left = PROGRAMME_BUDGET
 
-    def spend(self) -> None:
-        """Take one programme; raise `BudgetSpent` when none is left."""
-        if self.left <= 0:
+    def spend(self, rows: int) -> None:
+        """Take a programme of `rows` constraints; raise `BudgetSpent` when too few are left."""
+        if rows > self.left:
             raise BudgetSpent
-        self.left -= 1
+        self.left -= rows
 
 
 @dataclass(frozen=True)
@@ -269,7 +272,7 @@ def _first_meeting(
     for a in ours:
         for b in theirs:
             if np.all(a.bounds[0] <= b.bounds[1]) and np.all(b.bounds[0] <= a.bounds[1]):
-                budget.spend()
+                budget.spend(len(a.offsets) + len(b.offsets))
                 point = _meeting_point(a, b)
                 if point is not None:
                     return point

@@ -721,8 +721,8 @@ def test_srdf_joint_group_warning(
     assert all(line.endswith(" (warning)") for line in lines)
 
 
-# More group states than the contact check's budget of linear programmes collides (made 10
-# here: the real budget, 2,000, takes seconds): one warning at the first state not collided.
+# More group states than the contact check's budget of constraints collides (made 10,000 here,
+# some 20 of abb's programmes): one warning at the first state not collided.
 BUDGET_CASES = [
     (
         "group_states_not_collided",
@@ -743,14 +743,14 @@ def test_srdf_contact_budget_warning(
 ) -> None:
     install_generator(repo, text)
     monkeypatch.chdir(repo)
-    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 10, raising=False)
+    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 10_000, raising=False)
     assert main(["srdf", "--timeout", "30", SOURCE]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[1] for line in lines] == ["group_state_in_contact"] * (
         len(lines) - 1
     ) + [code]
     assert lines[-1].endswith(" (warning)")
-    assert " were not collided, the check having solved the 10 linear programmes" in lines[-1]
+    assert " having solved linear programmes of the 10,000 constraints " in lines[-1]
     assert (repo / ABB / "srdf.srdf").is_file()
 
 
@@ -762,7 +762,7 @@ def test_srdf_states_of_one_pose_are_collided_once(
     text += "STATES.update({('manipulator', f's{i}'): {'joint_1': 0.0} for i in range(10000)})\n"
     install_generator(repo, text)
     monkeypatch.chdir(repo)
-    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 30, raising=False)
+    monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 30_000, raising=False)
     assert main(["srdf", "--timeout", "60", SOURCE]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert {line.split(": ")[1] for line in lines} == {"group_state_in_contact"}

@@ -258,5 +258,5 @@ def test_home_contacts_past_the_budget_are_a_warning_not_a_traceback(
     out, err = capsys.readouterr()
     assert "DEFAULT" not in out and "ADJACENT = [" in out
     [line] = err.splitlines()
-    assert line.startswith(f"{ABB}/robot.urdf: home_contacts_not_collided: the links' pairs")
+    assert line.startswith(f"{ABB}/robot.urdf: home_contacts_not_collided: colliding the")
     assert line.endswith(" (warning)")

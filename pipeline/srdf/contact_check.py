@@ -75,9 +75,9 @@ def _unchecked(state: GroupState, count: int, spent: int, display: str) -> Findi
         display,
         state.place,
         f"the contact check stopped at group state {state.name!r} of group {state.group!r}: "
-        f"it and the {count - 1} after it were not collided, the check having solved the "
-        f"{spent} linear programmes it may (each pair of links whose bounding boxes "
-        "meet at a state takes one)",
+        f"it and the {count - 1} after it were not collided, the check having solved linear "
+        f"programmes of the {spent:,} constraints it may (each pair of links whose bounding "
+        "boxes meet at a state takes one, of a constraint per face of their hulls)",
         "allow the pairs that touch by design (<disable_collisions>), remove the states a "
         "planner needs no name for, or check them with tests/test_tesseract_env.py",
         Severity.WARNING,
