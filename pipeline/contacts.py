@@ -30,6 +30,9 @@ from pipeline.urdf import Joint, Mesh, Robot
 # for 70,000 programmes of ~500 (8 minutes), two links of a 964,000-triangle mesh for one of
 # 1,936,000 at every state (20 s each).
 PROGRAMME_BUDGET = 2_000_000
+# A programme's own cost, in constraints: HiGHS takes some 3 ms to set up even two boxes' 12
+# (300 links overlapping, all boxes, asked for 45,000: without it the budget let through 8 min).
+PROGRAMME_COST = 500
 CYLINDER_SIDES = 64  # tangent planes around a cylinder: 1 / cos(pi / 64) - 1 = 0.12 %
 SPHERE_SUBDIVISIONS = 3  # an icosphere's 642 vertex directions: at most 0.3 % out
 
@@ -272,7 +275,7 @@ def _first_meeting(
     for a in ours:
         for b in theirs:
             if np.all(a.bounds[0] <= b.bounds[1]) and np.all(b.bounds[0] <= a.bounds[1]):
-                budget.spend(len(a.offsets) + len(b.offsets))
+                budget.spend(PROGRAMME_COST + len(a.offsets) + len(b.offsets))
                 point = _meeting_point(a, b)
                 if point is not None:
                     return point
