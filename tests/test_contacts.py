@@ -61,7 +61,7 @@ def _collision(geometry: str, xyz: tuple[float, float, float]) -> str:
         ('<box size="0.1 0.1 0.1"/>', 0.16, False),
         ('<box size="0.1 0.1 0.1"/>', 0.15, True),  # face to face: a touch is a contact
         ('<box size="0.1 0.1 0.1"/>', 0.12, True),
-        # a sphere's and a cylinder's tangent planes stand at most 0.3 % out
+        # a sphere's and a cylinder's tangent planes stand at most 0.46 % out (a gap of 1 %)
         ('<sphere radius="0.1"/>', 0.201, False),
         ('<sphere radius="0.1"/>', 0.199, True),
         ('<cylinder radius="0.1" length="0.1"/>', 0.201, False),
@@ -304,3 +304,30 @@ def test_each_part_of_a_mesh_file_is_its_own_hull(
     robot = _robot(tmp_path, _collision(mesh, (0.0, 0.0, 0.0)), {name: _two_cubes(name, tag)})
     pairs = _pairs(robot, tmp_path / "robots" / "pair")
     assert pairs == ([("base_link", "link_1")] if touching else [])
+
+
+@pytest.mark.parametrize(
+    ("geometry", "bound"),
+    [
+        ('<sphere radius="0.1"/>', 0.0046),  # 642 tangent planes: corners 0.455 % out
+        ('<cylinder radius="0.1" length="0.1"/>', 0.0013),  # 64 around: 1 / cos(pi / 64) - 1
+    ],
+)
+def test_a_curved_primitive_stands_out_of_its_surface_by_at_most_the_documented_share(
+    tmp_path: Path, geometry: str, bound: float
+) -> None:
+    """docs/srdf.md: the tangent planes' corners stand at most 0.12 % (cylinder) and 0.46 %
+    (sphere) of the radius out, so a gap wider than that is never taken for a contact."""
+    from scipy.spatial import HalfspaceIntersection
+
+    centre = np.array([0.3, 0.0, 0.0])
+    robot = _robot(tmp_path, _collision(geometry, (0.3, 0.0, 0.0)))
+    (solid,) = link_solids(robot, tmp_path / "robots" / "pair", "robot")["link_1"]
+    corners = HalfspaceIntersection(
+        np.hstack([solid.normals, -solid.offsets[:, None]]), centre
+    ).intersections
+    # the farthest corner from the axis (cylinder) or the centre (sphere), over the radius
+    reach = np.linalg.norm(
+        (corners - centre)[:, :2] if "cylinder" in geometry else corners - centre, axis=1
+    )
+    assert 1.0 < reach.max() / 0.1 <= 1.0 + bound
