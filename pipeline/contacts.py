@@ -80,9 +80,7 @@ def link_poses(robot: Robot, positions: Mapping[str, float]) -> dict[str, Array]
     """Each link's pose (4 x 4) in the root link's frame, with joints at `positions` (0 where
     absent, clamped into their limits; mimic joints follow, as `home_positions` sets them)."""
     values = home_positions(robot, robot.joints, positions)
-    below: dict[str, list[Joint]] = {}
-    for joint in robot.joints:
-        below.setdefault(joint.parent, []).append(joint)
+    below = _joints_below(robot)
     poses = {robot.root(): np.eye(4)}
     stack = [robot.root()]
     while stack:  # not recursive: a chain of thousands of links is a valid URDF
@@ -99,9 +97,7 @@ def static_links(robot: Robot) -> frozenset[str]:
     """The links no joint moves (only fixed joints above them): the planner collides no two of
     them with each other (Tesseract's active links are the others)."""
     moved: set[str] = set()
-    below: dict[str, list[Joint]] = {}
-    for joint in robot.joints:
-        below.setdefault(joint.parent, []).append(joint)
+    below = _joints_below(robot)
     stack = [(robot.root(), False)]
     while stack:
         link, moving = stack.pop()
@@ -109,6 +105,14 @@ def static_links(robot: Robot) -> frozenset[str]:
             moved.add(link)
         stack += [(j.child, moving or j.type != "fixed") for j in below.get(link, [])]
     return frozenset(link.name for link in robot.links) - moved
+
+
+def _joints_below(robot: Robot) -> dict[str, list[Joint]]:
+    """Each link's joints to its children, in the URDF's order."""
+    below: dict[str, list[Joint]] = {}
+    for joint in robot.joints:
+        below.setdefault(joint.parent, []).append(joint)
+    return below
 
 
 def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, list[Convex]]:
