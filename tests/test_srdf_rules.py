@@ -588,6 +588,22 @@ def test_srdf_build_step_rule(code: str, urdf: str, repo: Path) -> None:
 
 
 # Whole generator sources and the warning each must give, the SRDF written all the same.
+def warning_lines(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    timeout: str = "30",
+) -> list[str]:
+    """Make `text` the generator, run `pipeline srdf` on it: exit 0, the SRDF written, and the
+    lines it printed on stderr (its warnings)."""
+    install_generator(repo, text)
+    monkeypatch.chdir(repo)
+    assert main(["srdf", "--timeout", timeout, SOURCE]) == 0
+    assert (repo / ABB / "srdf.srdf").is_file()
+    return capsys.readouterr().err.splitlines()
+
+
 WARNING_CASES = [("generator_wrote_stderr", REAL + "import sys\nsys.stderr.write('note\\n')\n")]
 
 
@@ -599,12 +615,8 @@ def test_srdf_generator_warning(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    install_generator(repo, text)
-    monkeypatch.chdir(repo)
-    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
-    [line] = capsys.readouterr().err.splitlines()
+    [line] = warning_lines(repo, monkeypatch, capsys, text)
     assert line.startswith(f"{SOURCE}:gen_srdf(): {code}: ") and line.endswith(" (warning)")
-    assert (repo / ABB / "srdf.srdf").is_file()
 
 
 # Group states whose links touch where no <disable_collisions> allows it (contact_check.py):
@@ -644,15 +656,11 @@ def test_srdf_group_state_contact_warning(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    install_generator(repo, text)
-    monkeypatch.chdir(repo)
-    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
-    lines = capsys.readouterr().err.splitlines()
+    lines = warning_lines(repo, monkeypatch, capsys, text)
     assert [line.split(" puts links ")[1].split(" in contact")[0] for line in lines] == pairs
     for line in lines:
         assert line.startswith(f"{SOURCE}:/robot/group_state[") and f": {code}: " in line
         assert line.endswith(" (warning)") and 'reason="Default"/>' in line
-    assert (repo / ABB / "srdf.srdf").is_file()
 
 
 def _with_group(group: str, members: str) -> str:
@@ -713,10 +721,7 @@ def test_srdf_joint_group_warning(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    install_generator(repo, text)
-    monkeypatch.chdir(repo)
-    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
-    lines = capsys.readouterr().err.splitlines()
+    lines = warning_lines(repo, monkeypatch, capsys, text)
     assert [line.split(f": {code}: ")[1].split(":")[0] for line in lines] == starts
     assert all(line.endswith(" (warning)") for line in lines)
 
@@ -741,17 +746,13 @@ def test_srdf_contact_budget_warning(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    install_generator(repo, text)
-    monkeypatch.chdir(repo)
     monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 10_000, raising=False)
-    assert main(["srdf", "--timeout", "30", SOURCE]) == 0
-    lines = capsys.readouterr().err.splitlines()
+    lines = warning_lines(repo, monkeypatch, capsys, text)
     assert [line.split(": ")[1] for line in lines] == ["group_state_in_contact"] * (
         len(lines) - 1
     ) + [code]
     assert lines[-1].endswith(" (warning)")
     assert " having solved linear programmes of the 10,000 constraints " in lines[-1]
-    assert (repo / ABB / "srdf.srdf").is_file()
 
 
 def test_srdf_states_of_one_pose_are_collided_once(
@@ -760,11 +761,8 @@ def test_srdf_states_of_one_pose_are_collided_once(
     """10,000 states of one pose cost one state's programmes, and each still gets its warnings."""
     text = REAL + "ALLOWED_COLLISIONS.clear()\n"
     text += "STATES.update({('manipulator', f's{i}'): {'joint_1': 0.0} for i in range(10000)})\n"
-    install_generator(repo, text)
-    monkeypatch.chdir(repo)
     monkeypatch.setattr("pipeline.contacts.PROGRAMME_BUDGET", 30_000, raising=False)
-    assert main(["srdf", "--timeout", "60", SOURCE]) == 0
-    lines = capsys.readouterr().err.splitlines()
+    lines = warning_lines(repo, monkeypatch, capsys, text, timeout="60")
     assert {line.split(": ")[1] for line in lines} == {"group_state_in_contact"}
     assert lines and len(lines) % 10001 == 0  # all-zeros and the 10,000, alike
 
