@@ -452,8 +452,8 @@ def _unallowed_contacts(folder: Path, env: Any, scratch: Path) -> list[str]:
 def test_no_unallowed_self_contact_at_group_states(
     planner: tuple[Path, Robot, Any], tmp_path: Path
 ) -> None:
-    """At every group state, links touch only where the SRDF allows it (the compiler does not
-    check this; docs/srdf.md)."""
+    """At every group state, links touch only where the SRDF allows it (the compiler only warns
+    of it, group_state_in_contact; docs/srdf.md)."""
     folder, robot, env = planner
     info = env.getKinematicsInformation()  # kept: its group_states is empty once it is gone
     if not info.group_states:
@@ -464,16 +464,18 @@ def test_no_unallowed_self_contact_at_group_states(
         pytest.fail(f"{where}:\n" + "\n".join(lines), pytrace=False)
 
 
-_TOUCHING_URDF = """<?xml version="1.0"?>
+# two boxes, base_link's and link_1's (centred {z} above it), joined by joint_1
+_PAIR_URDF = """<?xml version="1.0"?>
 <robot name="pair">
-  <link name="base_link"><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
+  <link name="base_link"><collision><geometry><box size="{base}"/></geometry></collision>
   </link>
-  <link name="link_1"><collision><origin xyz="0 0 0.15"/>
-    <geometry><box size="0.1 0.1 0.2"/></geometry></collision></link>
+  <link name="link_1"><collision><origin xyz="0 0 {z!r}"/>
+    <geometry><box size="{size}"/></geometry></collision></link>
   <joint name="joint_1" type="revolute"><parent link="base_link"/><child link="link_1"/>
     <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
 </robot>
 """
+_TOUCHING_URDF = _PAIR_URDF.format(base="0.2 0.2 0.2", z=0.15, size="0.1 0.1 0.2")
 _TOUCHING_SRDF = """<?xml version="1.0"?>
 <robot name="pair">
   <group name="manipulator"><chain base_link="base_link" tip_link="link_1"/></group>
@@ -573,18 +575,6 @@ def test_contacts_agree_with_the_planners_contact_manager(
         assert {p for p in set(ours) - theirs if ours[p] > TOUCH} == set(), values
 
 
-_FACE_TO_FACE_URDF = """<?xml version="1.0"?>
-<robot name="pair">
-  <link name="base_link"><collision><geometry><box size="{base}"/></geometry></collision>
-  </link>
-  <link name="link_1"><collision><origin xyz="0 0 {z!r}"/>
-    <geometry><box size="{size}"/></geometry></collision></link>
-  <joint name="joint_1" type="revolute"><parent link="base_link"/><child link="link_1"/>
-    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-</robot>
-"""
-
-
 @pytest.mark.parametrize(
     ("base", "size", "z", "theirs"),
     [
@@ -603,7 +593,7 @@ def test_a_touch_is_a_contact_tesseract_finds_as_its_rounding_falls(
     finger pairs at zero), which the agreement test lets pass; 1 um deeper, both find one."""
     folder = tmp_path / "pair"
     folder.mkdir()
-    (folder / "robot.urdf").write_text(_FACE_TO_FACE_URDF.format(base=base, size=size, z=z))
+    (folder / "robot.urdf").write_text(_PAIR_URDF.format(base=base, size=size, z=z))
     (folder / "robot.srdf").write_text(_TOUCHING_SRDF.format(allowed=""))
     robot = load(folder)[0]
     bare = _environment(folder, tmp_path, allowed=False)
