@@ -7,8 +7,9 @@ import pytest
 
 from pipeline.spheres import portable
 from pipeline.spheres.adam import Objective
-from pipeline.spheres.fit import FitParams, _cover_radii, _kmeans, _shrink, sample_problem
+from pipeline.spheres.fit import FitParams, _cover_radii, _shrink, sample_problem
 from pipeline.spheres.geometry import Array, LinkGeometry, Patches, load_link_geometry
+from pipeline.spheres.plate import kmeans
 from pipeline.spheres.winding import _solid_angles, closing_fan, ray_winding
 from pipeline.urdf import load_robot
 from tests.conftest import REPO
@@ -120,7 +121,7 @@ def test_shrink_keeping_counts_gives_the_radii_of_recounting() -> None:
 def test_gradient_skipping_held_samples_is_the_full_gradient(move: float, shrink: float) -> None:
     params = FitParams(max_spheres=8)
     problem = sample_problem(_geometry("link_3"), params)
-    centers = _kmeans(problem.surface, 8, np.random.default_rng(0))
+    centers = kmeans(problem.surface, 8, np.random.default_rng(0))
     radii = _cover_radii(problem.surface, centers)
     start = np.concatenate([centers.ravel(), radii])
     reach = params.reach * problem.scale

@@ -22,16 +22,15 @@ from pipeline.spheres.fit import (
     QUANTUM,
     FitParams,
     _cover_radii,
-    _kmeans,
     fit_link,
     on_grid,
     one_ball,
-    plate_axis,
     rounded_up,
     sample_problem,
     start_centers,
 )
 from pipeline.spheres.geometry import LinkGeometry, load_link_geometry
+from pipeline.spheres.plate import kmeans, plate_axis
 from pipeline.spheres.prove import prove
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
 from tests.conftest import REPO
@@ -249,7 +248,7 @@ def test_a_link_that_is_no_plate_starts_from_surface_kmeans_as_before() -> None:
     problem = sample_problem(geometry, params)
     centers, pinned = start_centers(geometry, problem, 16, params)
     assert pinned is None
-    assert np.array_equal(centers, _kmeans(problem.surface, 16, np.random.default_rng(0)))
+    assert np.array_equal(centers, kmeans(problem.surface, 16, np.random.default_rng(0)))
 
 
 def test_a_plate_the_grid_barely_fills_falls_back_to_surface_kmeans() -> None:
@@ -261,7 +260,7 @@ def test_a_plate_the_grid_barely_fills_falls_back_to_surface_kmeans() -> None:
     sparse = replace(problem, solid=problem.solid[: 4 * 16 - 1])
     centers, pinned = start_centers(geometry, sparse, 16, params)
     assert pinned is None
-    assert np.array_equal(centers, _kmeans(problem.surface, 16, np.random.default_rng(0)))
+    assert np.array_equal(centers, kmeans(problem.surface, 16, np.random.default_rng(0)))
 
 
 # a plate (the mid-plane start), a link that is none (the surface start), and one whose

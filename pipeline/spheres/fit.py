@@ -11,12 +11,13 @@ import numpy as np
 from pipeline.spheres.adam import Problem, adam, distances
 from pipeline.spheres.ball import enclosing_ball, extremes, farthest
 from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.plate import kmeans, lloyd, nearest, plate_axis, plate_starts
 from pipeline.spheres.polish import polish
 from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "15"
+FITTER_VERSION = "16"
 GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
 QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
 # quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where
@@ -103,51 +104,34 @@ def thin(points: Array, size: float) -> Array:
     return points[np.sort(first)]
 
 
-def plate_axis(geometry: LinkGeometry, ratio: float) -> int | None:
-    """The link-frame axis a plate is thin along: its bounds extent is at most `ratio` of the
-    next smallest; None for a link that is no plate."""
-    lo, hi = geometry.bounds()
-    extent = hi - lo
-    thin_, next_ = (int(i) for i in np.argsort(extent, kind="stable")[:2])
-    return thin_ if extent[thin_] <= ratio * extent[next_] else None
-
-
 def start_centers(
     geometry: LinkGeometry, problem: Problem, k: int, params: FitParams
 ) -> tuple[Array, tuple[int, int] | None]:
     """The optimisation's start: k-means centres and what the optimisation holds fixed.
 
-    A plate's spheres belong on its mid-plane, where each covers both faces: k-means of its
-    solid moved onto that plane, held there while the union first settles (surface k-means
-    puts them on the faces, and the optimisation alone seldom brings them back). Any other
-    link, or a plate the grid holds too few points of, starts from k-means of its surface.
+    A plate's spheres belong on its mid-plane, where each covers both faces: of the plate
+    starts there (k-means of its solid moved onto that plane, and the rim layouts), the one
+    whose covering leaves the fewest outside grid points, held on the plane while the union
+    first settles (surface k-means puts them on the faces, and the optimisation alone seldom
+    brings them back). Any other link, or a plate the grid holds too few points of, starts
+    from k-means of its surface.
     """
     rng = np.random.default_rng(params.seed)
     axis = plate_axis(geometry, params.plate_ratio)
     if axis is None or len(problem.solid) < 4 * k:
-        centers, pinned = _kmeans(problem.surface, k, rng), None
+        centers, pinned = kmeans(problem.surface, k, rng), None
     else:
-        lo, hi = geometry.bounds()
-        flat = problem.solid.copy()
-        flat[:, axis] = 0.5 * (lo[axis] + hi[axis])
-        centers, pinned = _kmeans(flat, k, rng), (axis, round(params.plate_share * params.rounds))
+        starts = plate_starts(geometry, problem.solid, problem.surface, k, axis, rng)
+        counts = [_outside_count(problem, (c, _start_radii(problem.surface, c))) for c in starts]
+        centers = starts[int(np.argmin(counts))]
+        pinned = (axis, round(params.plate_share * params.rounds))
     pieces = surface_pieces(problem.surface, PIECE_GAP * problem.scale / params.sample_divisions)
     return _serve_pieces(problem.surface, centers, pieces), pinned
 
 
-def _kmeans(points: Array, k: int, rng: np.random.Generator, rounds: int = 12) -> Array:
-    return _lloyd(points, points[rng.choice(len(points), size=k, replace=False)], rounds)
-
-
-def _lloyd(points: Array, centers: Array, rounds: int) -> Array:
-    """Lloyd's rounds of k-means from `centers` (changed in place and returned)."""
-    for _ in range(rounds):
-        label = _nearest(points, centers)
-        for j in range(len(centers)):
-            mine = points[label == j]
-            if len(mine):
-                centers[j] = mine.mean(axis=0)
-    return centers
+def _start_radii(surface: Array, centers: Array) -> Array:
+    """A start's covering: nearest-centre radii, hardened and shrunk."""
+    return _shrink(surface, centers, _harden(surface, centers, _cover_radii(surface, centers)))
 
 
 def surface_pieces(points: Array, size: float) -> Array:
@@ -198,7 +182,7 @@ def _serve_pieces(points: Array, centers: Array, piece: Array) -> Array:
     centers = centers.copy()
     largest_first = np.argsort(-np.bincount(piece, minlength=count), kind="stable")
     for _ in range(len(centers)):
-        label = _nearest(points, centers)
+        label = nearest(points, centers)
         held = np.zeros((len(centers), count), dtype=np.int64)
         np.add.at(held, (label, piece), 1)
         busy = held.sum(axis=1) > 0
@@ -217,16 +201,11 @@ def _serve_pieces(points: Array, centers: Array, piece: Array) -> Array:
             mine = np.flatnonzero(main == rich)
             donor = int(mine[np.argmin(held[mine].sum(axis=1))])
         centers[donor] = points[piece == unserved[0]].mean(axis=0)
-    return _lloyd(points, centers, 4)
-
-
-def _nearest(points: Array, centers: Array) -> Array:
-    d = ((points[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
-    return np.argmin(d, axis=1)
+    return lloyd(points, centers, 4)
 
 
 def _cover_radii(points: Array, centers: Array) -> Array:
-    label = _nearest(points, centers)
+    label = nearest(points, centers)
     dist = np.linalg.norm(points - centers[label], axis=1)
     radii = np.zeros(len(centers))
     np.maximum.at(radii, label, dist)
