@@ -286,6 +286,22 @@ def test_visual_without_collision_names_the_link_line_and_its_visual_mesh(repo: 
     assert "remove its <visual>" in warning.hint
 
 
+def test_visual_without_collision_offers_no_glb_as_the_collision_mesh(repo: Path) -> None:
+    """dexmate-urdf's vega: wheels drawn from .glb files, no <collision>. The fix offered the
+    .glb as the collision mesh, which mesh_format_unsupported then refuses: it now says to
+    export it, and a visual mesh of a collision format beside it is offered first."""
+    (repo / ABB / "meshes" / "link_1.glb").write_bytes(b"glTF\x02\x00\x00\x00")
+    glb = _mesh("package://abb_irb2400/meshes/link_1.glb")
+    break_urdf(repo, [NO_L1_COLLISION, (L1_VISUAL, glb)])
+    (warning,) = read_urdf_sources(repo, "abb_irb2400").warnings
+    assert "'package://abb_irb2400/meshes/link_1.glb' exported as binary STL" in warning.hint
+    assert "a box or cylinder around it" in warning.hint
+    second = L1_VISUAL_ELEMENT.replace(glb, L1_VISUAL)
+    break_urdf(repo, [(L1_VISUAL_ELEMENT.replace(L1_VISUAL, glb), L1_VISUAL_ELEMENT + second)])
+    (warning,) = read_urdf_sources(repo, "abb_irb2400").warnings
+    assert "e.g. the visual's mesh 'package://abb_irb2400/meshes/link_1.dae'" in warning.hint
+
+
 def test_a_refused_collision_is_its_own_finding_not_visual_without_collision(
     repo: Path,
 ) -> None:

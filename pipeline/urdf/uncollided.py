@@ -6,8 +6,11 @@ minitaur has one); a link that truly cannot collide is meant, so this is a warni
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from pipeline.findings import Finding, Severity
 from pipeline.urdf.model import Link, Mesh, Robot
+from pipeline.urdf.rules import COLLISION_MESH_SUFFIXES
 
 
 def uncollided_findings(robot: Robot) -> list[Finding]:
@@ -36,6 +39,12 @@ def _visuals(link: Link) -> str:
 
 def _example(link: Link) -> str:
     meshes = [v.geometry for v in link.visuals if isinstance(v.geometry, Mesh)]
-    if meshes:
-        return f"e.g. the visual's mesh {meshes[0].filename!r}"
+    usable = [m for m in meshes if PurePosixPath(m.path).suffix.lower() in COLLISION_MESH_SUFFIXES]
+    if usable:
+        return f"e.g. the visual's mesh {usable[0].filename!r}"
+    if meshes:  # a .glb is drawn, never collided with (mesh_format_unsupported)
+        return (
+            f"e.g. the visual's mesh {meshes[0].filename!r} exported as binary STL, or a box "
+            "or cylinder around it"
+        )
     return "e.g. the visual's geometry"
