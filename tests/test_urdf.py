@@ -351,6 +351,25 @@ def test_limit_out_of_range_names_each_number_with_its_cap(repo: Path) -> None:
         "prismatic joint 'slide' has <limit> upper=1e+300 (beyond 1e+06 m), effort=2e+07 "
         "(beyond 1e+07 N)"
     )
+    assert finding.hint == (
+        "give lower and upper in m and effort in N (millimetres or degrees need converting; "
+        "1e+300 is no limit: give the range the joint has)"
+    )
+
+
+def test_limit_out_of_range_fix_names_only_the_numbers_out_of_range(repo: Path) -> None:
+    """gb-robot-models' gene01 gives all 73 joints velocity="1e9" effort="1e9" (no limit, as
+    its exporter writes it); the fix asked for lower and upper, which were right, and did not
+    say what to give instead."""
+    edit = J1_LIMIT.replace('velocity="2.618"', 'velocity="1e9"').replace('"0"', '"1e9"')
+    break_urdf(repo, [(J1_LIMIT, edit)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.hint == (
+        "give velocity in rad/s and effort in N m, the joint's rated speed and torque "
+        "(1e+09 is no limit: give the number the joint has)"
+    )
 
 
 @pytest.mark.parametrize(

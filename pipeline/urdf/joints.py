@@ -159,20 +159,36 @@ def _limit_magnitudes(joint: Joint, limit: Limit, line: int, add: Add) -> None:
         "velocity": limit.velocity if limit.velocity is not None and limit.velocity > 0 else None,
         "effort": limit.effort if limit.effort is not None and limit.effort >= 0 else None,
     }
-    over = [
-        f"{attr}={value:g} (beyond {cap:.0e} {unit})"
+    over = {
+        attr: value
         for attr, (unit, cap) in caps.items()
         if (value := given[attr]) is not None and abs(value) > cap  # nan: invalid_number
-    ]
+    }
     if over:
+        numbers = [f"{a}={v:g} (beyond {caps[a][1]:.0e} {caps[a][0]})" for a, v in over.items()]
         add(
             "limit_out_of_range",
             line,
-            f"{joint.type} joint {joint.name!r} has <limit> {', '.join(over)}",
-            f"give lower and upper in {caps['lower'][0]}, velocity in {caps['velocity'][0]} and "
-            f"effort in {caps['effort'][0]} (millimetres or degrees need converting; 1e300 is "
-            "no limit: give the range the joint has)",
+            f"{joint.type} joint {joint.name!r} has <limit> {', '.join(numbers)}",
+            _limit_fix(joint, over, caps),
         )
+
+
+def _limit_fix(joint: Joint, over: dict[str, float], caps: dict[str, tuple[str, float]]) -> str:
+    """The fix of limit_out_of_range, naming only the numbers out of range."""
+    bounds = "lower" in over or "upper" in over
+    asked = [f"lower and upper in {caps['lower'][0]}"] if bounds else []
+    asked += [f"{attr} in {caps[attr][0]}" for attr in ("velocity", "effort") if attr in over]
+    fix = "give " + (", ".join(asked[:-1]) + " and " if len(asked) > 1 else "") + asked[-1]
+    worst = f"{max(abs(v) for v in over.values()):g}"
+    if bounds:  # a number in other units is the likelier cause than a placeholder
+        return (
+            f"{fix} (millimetres or degrees need converting; {worst} is no limit: give the "
+            "range the joint has)"
+        )
+    force = "torque" if joint.type == "revolute" else "force"
+    rated = " and ".join(n for a, n in (("velocity", "speed"), ("effort", force)) if a in over)
+    return f"{fix}, the joint's rated {rated} ({worst} is no limit: give the number the joint has)"
 
 
 def mimic_findings(robot: Robot, add: Add) -> None:
