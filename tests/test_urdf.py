@@ -278,6 +278,8 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     ("kind", "fix"),
     [
         ("continuous", "model it as revolute with <limit lower upper>"),
+        # the wheels of hello-robot-stretch-urdf's Stretch, dexmate-urdf's Vega: no range
+        ("continuous", "a wheel, which turns without end, takes every pose within "),
         ("planar", "prismatic x, prismatic y and revolute about z"),
         ("floating", "three prismatic, three revolute"),
     ],

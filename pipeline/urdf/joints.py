@@ -39,7 +39,9 @@ _LIMIT_CAPS = {
 # a continuous joint is one revolute coordinate; a planar (x, y, yaw) or floating (6) joint is
 # several, each a joint of its own between links that carry no geometry
 _UNBOUNDED_FIXES = {
-    "continuous": "model it as revolute with <limit lower upper> (the range the controller allows)",
+    "continuous": "model it as revolute with <limit lower upper> (the range the controller "
+    'allows; a wheel, which turns without end, takes every pose within lower="-3.14159" '
+    'upper="3.14159")',
     "planar": "model it as a chain of three joints through two links without geometry: "
     "prismatic x, prismatic y and revolute about z, each with <limit lower upper>; or, for a "
     "mobile base, leave it out of the URDF (the SRDF's planar virtual_joint moves the root)",
