@@ -293,6 +293,22 @@ def test_unbounded_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str
     assert fix in finding.hint
 
 
+def test_missing_joint_limit_of_a_revolute_joint_says_what_range_covers_a_wheel(
+    repo: Path,
+) -> None:
+    """cookie-description's wheels are revolute with <limit effort velocity> and no bounds."""
+    break_urdf(repo, [(J1_LIMIT, '<limit effort="1.7" velocity="111.0"/>')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "missing_joint_limit"
+    assert finding.hint == (
+        "give that <limit> lower and upper in rad (a joint that turns without end cannot be "
+        "bounded: give it the range it may use; a wheel takes every pose within "
+        'lower="-3.14159" upper="3.14159")'
+    )
+
+
 J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
 J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
 J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))

@@ -120,7 +120,12 @@ def _limit_rules(joint: Joint, add: Add) -> None:
             f"{joint.type} joint {joint.name!r} has a <limit> without {absent}, so it is not "
             "bounded",
             f"give that <limit> {absent} in {unit} (a joint that turns without end cannot be "
-            "bounded: give it the range it may use)",
+            "bounded: give it the range it may use"
+            + (
+                '; a wheel takes every pose within lower="-3.14159" upper="3.14159")'
+                if joint.type == "revolute"
+                else ")"
+            ),
         )
     # nan: a number the reader refused (invalid_number); it is not reported again as nan
     elif not (math.isnan(limit.lower) or math.isnan(limit.upper) or limit.lower < limit.upper):
