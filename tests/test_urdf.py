@@ -1068,6 +1068,19 @@ def test_visual_sized_zero_is_invalid_geometry(repo: Path, shape: str) -> None:
     assert [f.code for f in exc.value.findings] == ["invalid_geometry"]
 
 
+def test_visual_sized_zero_fix_says_to_remove_the_visual(repo: Path) -> None:
+    """cookie-description draws each virtual link as <box size="0 0 0">: a frame with no
+    geometry, which needs no <visual> at all rather than a size."""
+    break_urdf(repo, [(f'<mesh filename="{L1_VISUAL}"/>', '<box size="0 0 0"/>')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.hint.startswith(
+        "remove the <visual> (a link without geometry is a frame, as tool0), or give every "
+        "dimension a positive size in metres"
+    )
+
+
 def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
     break_urdf(repo, [(f'<mesh filename="{L1_VISUAL}"/>', '<sphere radius="-0.1"/>')])
     with pytest.raises(ContractError) as exc:

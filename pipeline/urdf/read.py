@@ -203,11 +203,17 @@ class _Reader:
         # > 0 on a visual too: Tesseract's parser refuses a box, cylinder or sphere sized 0
         if all(math.isfinite(s) and s > 0 for s in sizes):
             return shape
+        geometry = node.getparent()
+        element = geometry.getparent() if geometry is not None else None
+        # a visual sized 0 all round draws nothing: a frame's placeholder (Upkie's virtual links)
+        frame = element is not None and element.tag == "visual" and not any(sizes)
+        remove = "remove the <visual> (a link without geometry is a frame, as tool0), or "
         self.add(
             "invalid_geometry",
             source_line(node),
             f"<{node.tag}> has a size that is not > 0",
-            "give every dimension a positive size in metres (Tesseract refuses a size of 0, "
+            (remove if frame else "")
+            + "give every dimension a positive size in metres (Tesseract refuses a size of 0, "
             "on a visual too)",
         )
         return None
