@@ -1,8 +1,9 @@
 """Links whose collision geometry overlaps at one joint configuration, as a planner collides it.
 
 Tesseract's contact managers (0.5, Bullet) collide each collision mesh as its convex hull (one
-per part its reader, assimp, reads apart: an OBJ's objects and groups, an ASCII STL's solids),
-so a link inside a mesh's notch touches it. Each collision element here is that convex solid, as
+per part its reader, assimp, reads apart: an OBJ's objects, groups and materials, an ASCII STL's
+solids, a COLLADA file's blocks of triangles: meshsplit.py), so a link inside a mesh's notch
+touches it. Each collision element here is that convex solid, as
 half-spaces: a mesh's hull, a box; a cylinder and a sphere by tangent planes close enough to
 miss no contact (they stand at most 0.12 % and 0.46 % of the radius out). Two elements touch
 when a linear programme finds a point inside both.
@@ -22,8 +23,9 @@ from scipy.spatial import ConvexHull, QhullError
 
 from pipeline.homepose import home_positions
 from pipeline.kinematics import joint_motion, transform
-from pipeline.spheres.geometry import Array, Solid, collision_links, load_link_geometry
-from pipeline.urdf import Joint, Mesh, Robot
+from pipeline.meshsplit import hull_parts
+from pipeline.spheres.geometry import Array, Frame, Solid, collision_links
+from pipeline.urdf import Box, Cylinder, Joint, Mesh, Robot, Sphere
 
 # The work one check may do, in constraints of its linear programmes (HiGHS takes about 10 us
 # each: 2,000,000 are some 20 s): 10,000 group states of an arm whose pairs all touch asked
@@ -117,47 +119,29 @@ def _joints_below(robot: Robot) -> dict[str, list[Joint]]:
 
 def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, list[Convex]]:
     """The convex solids of every link that has collision geometry, from the robot's folder
-    (`display`: that folder as findings name it)."""
+    (`display`: that folder as findings name it); each mesh file read once."""
     solids: dict[str, list[Convex]] = {}
     for link in collision_links(robot):
-        read = load_link_geometry(link, robot_folder, display).solids
-        found = []
-        for collision, solid in zip(link.collisions, read, strict=True):
-            geometry = collision.geometry
-            sizes = _part_sizes(robot_folder / geometry.path) if isinstance(geometry, Mesh) else []
-            if solid.kind == "mesh" and sum(sizes) == len(solid.triangles):
-                ends = np.cumsum(sizes)[:-1]
-                found += [_hull(p.reshape(-1, 3)) for p in np.split(solid.triangles, ends)]
+        found: list[Convex | None] = []
+        for collision in link.collisions:
+            frame, geometry = Frame.of(collision.origin), collision.geometry
+            if isinstance(geometry, Mesh):
+                parts = hull_parts(robot_folder, geometry, display)
+                found += [_hull(frame.apply(points)) for points in parts]
             else:
-                found.append(convex(solid))
+                found.append(convex(_primitive(geometry, frame)))
         solids[link.name] = [c for c in found if c is not None]
     return solids
 
 
-def _part_sizes(path: Path) -> list[int]:
-    """The triangles of each part of a mesh file the planner's reader (assimp) reads as a mesh
-    of its own, each collided as its own convex hull: an OBJ's objects and groups (`o`, `g`;
-    V-HACD writes a link's convex pieces so), an ASCII STL's solids; [] for one part."""
-    suffix = path.suffix.lower()
-    if suffix not in (".obj", ".stl"):
-        return []
-    data = path.read_bytes()
-    if suffix == ".stl" and not data.lstrip().startswith(b"solid"):
-        return []  # binary STL: one mesh
-    sizes = [0]
-    for line in data.splitlines():
-        words = line.split()
-        if not words:
-            continue
-        starts = (b"o", b"g") if suffix == ".obj" else (b"solid",)
-        if words[0] in starts:
-            if sizes[-1]:
-                sizes.append(0)
-        elif suffix == ".obj" and words[0] == b"f":
-            sizes[-1] += max(len(words) - 3, 0)  # a polygon of n corners: n - 2 triangles
-        elif words[0] == b"facet":
-            sizes[-1] += 1
-    return sizes if len(sizes) > 1 else []
+def _primitive(geometry: Box | Cylinder | Sphere, frame: Frame) -> Solid:
+    """A box's, cylinder's or sphere's solid (as the spheres step reads it)."""
+    none = np.zeros((0, 3, 3))
+    if isinstance(geometry, Box):
+        return Solid("box", frame, np.array(geometry.size, dtype=float) / 2, none)
+    if isinstance(geometry, Cylinder):
+        return Solid("cylinder", frame, np.array([geometry.radius, geometry.length / 2]), none)
+    return Solid("sphere", frame, np.array([geometry.radius]), none)
 
 
 def convex(solid: Solid) -> Convex | None:

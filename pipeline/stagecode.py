@@ -53,6 +53,7 @@ SRDF_CODE = (
     *URDF_CODE,
     # group states collided (srdf/contact_check.py)
     "pipeline/contacts.py",
+    "pipeline/meshsplit.py",
     "pipeline/homepose.py",
     "pipeline/kinematics.py",
     *(

@@ -11,7 +11,9 @@ import pytest
 import trimesh
 
 from pipeline.contacts import contacts, link_poses, link_solids, static_links
-from pipeline.urdf import Robot, load_robot
+from pipeline.meshsplit import hull_parts
+from pipeline.urdf import Mesh, Robot, load_robot
+from tests.meshfiles import PARTED
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
@@ -331,3 +333,37 @@ def test_a_curved_primitive_stands_out_of_its_surface_by_at_most_the_documented_
         (corners - centre)[:, :2] if "cylinder" in geometry else corners - centre, axis=1
     )
     assert 1.0 < reach.max() / 0.1 <= 1.0 + bound
+
+
+def _extents(parts: list[np.ndarray]) -> list[float]:
+    """Each part's x extent, in order, as one list (float32 files: within 1e-6 of the text)."""
+    return [v for lo_hi in sorted((p[:, 0].min(), p[:, 0].max()) for p in parts) for v in lo_hi]
+
+
+@pytest.mark.parametrize("name", sorted(PARTED))
+def test_a_mesh_file_is_read_apart_as_the_planners_reader_reads_it(
+    tmp_path: Path, name: str
+) -> None:
+    """Each part Tesseract's reader (assimp) reads of a crafted file (tests/meshfiles.py: an
+    OBJ's objects, groups and materials, a COLLADA file's blocks and instances, a PLY) is one
+    hull here, each of its corners (x extent) where Tesseract puts them."""
+    text, extents = PARTED[name]
+    (tmp_path / name).write_text(text)
+    parts = hull_parts(tmp_path, Mesh(name, name), "robot")
+    assert _extents(parts) == pytest.approx([v for e in sorted(extents) for v in e], abs=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(PARTED))
+def test_a_link_between_a_mesh_files_parts_touches_them_as_the_planner_reads_them(
+    tmp_path: Path, name: str
+) -> None:
+    """base_link's box (x within 0.1 of 0) touches the mesh where one of the parts Tesseract
+    reads spans it: not between two cubes of an OBJ's two materials or a COLLADA file's two
+    geometries, blocks or instances (they were one hull), nor a repeated group or object name
+    (they were two)."""
+    text, extents = PARTED[name]
+    mesh = f'<mesh filename="package://pair/meshes/{name}"/>'
+    robot = _robot(tmp_path, _collision(mesh, (0.0, 0.0, 0.0)), {name: text})
+    touching = any(lo <= 0.1 and hi >= -0.1 for lo, hi in extents)
+    pairs = _pairs(robot, tmp_path / "robots" / "pair")
+    assert pairs == ([("base_link", "link_1")] if touching else [])

@@ -25,6 +25,7 @@ from tesseract_robotics.tesseract_collision import (
 )
 from tesseract_robotics.tesseract_common import GeneralResourceLocator, Isometry3d
 from tesseract_robotics.tesseract_environment import ChangeJointOriginCommand, Environment
+from tesseract_robotics.tesseract_geometry import createConvexMeshFromPath
 
 from pipeline.contacts import contacts, link_poses, link_solids, static_links
 from pipeline.homepose import home_positions
@@ -35,6 +36,7 @@ from pipeline.kinematics import (
     rpy_matrix,
     transform,
 )
+from pipeline.meshsplit import hull_parts
 from pipeline.srdf import load_srdf
 from pipeline.srdf.model import (
     ChainMember,
@@ -42,9 +44,10 @@ from pipeline.srdf.model import (
     JointMember,
     LinkMember,
 )
-from pipeline.urdf import Robot
+from pipeline.urdf import Mesh, Robot
 from tests.cellrepo import PAIR_CELL
 from tests.conftest import REPO
+from tests.meshfiles import PARTED
 from tests.tesseract_support import DESCRIPTIONS, load
 
 TOUCH = 1e-9  # m: a contact of ours this deep is a touch, which Tesseract may not report
@@ -601,3 +604,47 @@ def test_a_touch_is_a_contact_tesseract_finds_as_its_rounding_falls(
     assert (ours.link1, ours.link2) == ("base_link", "link_1")
     assert (ours.depth > TOUCH) == (z == 0.1 - 1e-6)
     assert list(_contacts_at(bare, {})) == ([("base_link", "link_1")] if theirs else [])
+
+
+_PARTS_URDF = """<?xml version="1.0"?>
+<robot name="parts">
+  <link name="base_link"><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
+  </link>
+  <link name="link_1"><collision><geometry><mesh filename="package://parts/meshes/{name}"/>
+    </geometry></collision></link>
+  <joint name="joint_1" type="revolute"><parent link="base_link"/><child link="link_1"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+def _x_extents(parts: list[np.ndarray]) -> list[float]:
+    return [v for lo_hi in sorted((p[:, 0].min(), p[:, 0].max()) for p in parts) for v in lo_hi]
+
+
+@pytest.mark.parametrize("name", sorted(PARTED))
+def test_mesh_files_are_read_apart_as_the_planners_reader_reads_them(
+    tmp_path: Path, name: str
+) -> None:
+    """A crafted mesh file (tests/meshfiles.py: an OBJ's objects, groups and materials, a
+    COLLADA file's geometries, blocks, instances and node transforms, a PLY) is read in the parts
+    Tesseract's reader reads (each collided as its own convex hull), their corners where it puts
+    them, and a box between two of them touches them or not alike."""
+    text, extents = PARTED[name]
+    folder = tmp_path / "parts"
+    (folder / "meshes").mkdir(parents=True)
+    (folder / "meshes" / name).write_text(text)
+    read = createConvexMeshFromPath(str(folder / "meshes" / name))
+    corners = [read[i].getVertices() for i in range(len(read))]
+    theirs = [np.array([np.ravel(c[k]) for k in range(len(c))]) for c in corners]
+    assert _x_extents(theirs) == pytest.approx([v for e in sorted(extents) for v in e], abs=1e-6)
+    ours = hull_parts(folder, Mesh(name, f"meshes/{name}"), "robot")
+    assert _x_extents(ours) == pytest.approx(_x_extents(theirs), abs=1e-6)
+    (folder / "robot.urdf").write_text(_PARTS_URDF.format(name=name))
+    (folder / "robot.srdf").write_text(
+        _TOUCHING_SRDF.format(allowed="").replace('"pair"', '"parts"')
+    )
+    robot = load(folder)[0]
+    found = contacts(link_solids(robot, folder, "robot"), link_poses(robot, {}))
+    bare = _environment(folder, tmp_path, allowed=False)
+    assert [(c.link1, c.link2) for c in found] == list(_contacts_at(bare, {}))

@@ -1,0 +1,175 @@
+"""The parts of a collision mesh file that the planner's reader reads apart, each collided as
+its own convex hull.
+
+Tesseract 0.5 reads a mesh file with assimp (5.2) and collides each mesh assimp gives as its
+own convex hull. Measured with Tesseract's reader (`tests/meshfiles.py`, checked by
+`tests/test_tesseract_env.py`):
+- an OBJ: a new mesh at each object (`o`, named by its first word; a name met before goes on
+  in the mesh being filled), at each change of group (`g`, named by the rest of its line) and at
+  each change of material (`usemtl`) once the mesh has faces and a material of its own;
+- an ASCII STL: a mesh per `solid`;
+- a COLLADA file: a mesh per `<triangles>` (or `<polylist>`) block of each instance of a
+  geometry in the scene, placed by its nodes' transforms;
+- a binary STL, a PLY: one mesh.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+
+from pipeline.spheres.meshlib import trimesh
+from pipeline.spheres.triangles import mesh_parts
+from pipeline.strict_io import MESH_LIMIT, read_bytes
+from pipeline.urdf import Mesh
+
+Array = np.ndarray
+# a statement that can start another mesh: without one, an OBJ is one mesh (the fast path)
+_OBJ_SPLITS = re.compile(rb"(?m)^[ \t]*(?:o|g|usemtl)(?:[ \t\r]|$)")
+_STL_SOLIDS = re.compile(rb"(?m)^[ \t]*solid(?:[ \t\r]|$)")
+# what can make a COLLADA file several meshes: blocks of triangles, instances of geometries
+_DAE_BLOCKS = re.compile(
+    rb"<(?:[\w.-]+:)?(triangles|polylist|polygons|instance_(?:geometry|node))[\s/>]"
+)
+_DEFAULT_OBJECT = b"defaultobject"  # assimp's name of the object faces before any `o` go to
+
+
+def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
+    """The corners (K, 3) of each part of a collision mesh file, URDF scale applied, in the
+    mesh's frame; the file is read once and checked as the spheres step checks it."""
+    display = (PurePosixPath(display_folder) / mesh.path).as_posix()
+    data = read_bytes(folder / mesh.path, display, MESH_LIMIT)
+    triangles = mesh_parts(data, mesh, display).triangles  # refuses what the spheres step does
+    suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
+    parts = part_points(data, suffix)
+    # a part read otherwise than trimesh read the whole: collided whole, as before this reader
+    if parts is None or sum(count for count, _ in parts) != len(triangles):
+        return [triangles.reshape(-1, 3)]
+    scale = np.array(mesh.scale, dtype=float)
+    return [points * scale for _, points in parts]
+
+
+def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:
+    """Each part's triangles and corners (in the file's units) of a mesh file's bytes that the
+    planner reads as several meshes; None for one read as one."""
+    try:
+        if suffix == "obj" and _OBJ_SPLITS.search(data):
+            return _several(_obj_parts(data.removeprefix(b"\xef\xbb\xbf")))
+        ascii_stl = suffix == "stl" and data.lstrip().startswith(b"solid")
+        if ascii_stl and len(_STL_SOLIDS.findall(data)) > 1:  # a binary STL is one mesh
+            return _several(_stl_parts(data))
+        if suffix == "dae":
+            found = _DAE_BLOCKS.findall(data)
+            blocks = sum(1 for tag in found if not tag.startswith(b"instance"))
+            if blocks > 1 or len(found) - blocks > 1 or b"instance_node" in found:
+                return _several(_dae_parts(data))
+    except (ValueError, IndexError):  # a statement this reader cannot follow: collided whole
+        return None
+    return None
+
+
+def _several(parts: list[tuple[int, Array]]) -> list[tuple[int, Array]] | None:
+    kept = [(count, points) for count, points in parts if count]
+    return kept if len(kept) > 1 else None
+
+
+def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
+    """An OBJ's meshes as assimp 5.2's OBJ reader fills them: triangles and corners of each."""
+    corners: list[bytes] = []  # `v` lines
+    meshes: list[tuple[list[int], list[int]]] = []  # per mesh: [faces, triangles], corners
+    material: bytes | None = None  # the last `usemtl`'s
+    mesh_material: bytes | None = None  # the material of the mesh being filled
+    objects: set[bytes] = set()
+    in_object, group = False, b""
+
+    def new_mesh() -> None:
+        nonlocal mesh_material
+        meshes.append(([0, 0], []))
+        mesh_material = material
+
+    def new_object(name: bytes) -> None:
+        nonlocal in_object
+        objects.add(name)
+        in_object = True
+        new_mesh()
+
+    for line in data.split(b"\n"):
+        words = line.split(None, 1)
+        if not words:
+            continue
+        key, rest = words[0], words[1] if len(words) > 1 else b""
+        if key == b"v":
+            corners.append(rest)
+        elif key in (b"f", b"l", b"p"):
+            if not in_object:
+                new_object(_DEFAULT_OBJECT)
+            counts, points = meshes[-1]
+            counts[0] += 1
+            ends = [int(word.split(b"/")[0]) for word in rest.split(b"#")[0].split()]
+            if key == b"f" and len(ends) >= 3:  # lines and points bound no solid
+                counts[1] += len(ends) - 2
+                points += [e - 1 if e > 0 else len(corners) + e for e in ends]
+        elif key == b"o":
+            name = rest.split()[0] if rest.split() else b""
+            if name and name not in objects:
+                new_object(name)
+            elif name:
+                in_object = True  # faces go on into the mesh being filled
+        elif key == b"g":
+            name = rest  # the whole rest of the line, trailing spaces too
+            if name != group:
+                new_object(name)
+                group = name
+        elif key == b"usemtl":
+            name = rest.strip()
+            if not name or name == material:
+                continue
+            material = name
+            filled = bool(meshes) and meshes[-1][0][0] > 0
+            if not meshes or (mesh_material not in (None, name) and filled):
+                new_mesh()
+            mesh_material = name
+    if not any(counts[1] for counts, _ in meshes):
+        return []
+    table = np.array([[float(x) for x in c.split()[:3]] for c in corners], dtype=float)
+    return [(counts[1], table[np.unique(points)]) for counts, points in meshes if counts[1]]
+
+
+def _stl_parts(data: bytes) -> list[tuple[int, Array]]:
+    """An ASCII STL's solids: facets and corners of each."""
+    parts: list[tuple[int, list[list[float]]]] = []
+    facets = 0
+    corners: list[list[float]] = []
+    for line in data.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == b"solid":
+            if facets:
+                parts.append((facets, corners))
+            facets, corners = 0, []
+        elif words[0] == b"facet":
+            facets += 1
+        elif words[0] == b"vertex":
+            corners.append([float(x) for x in words[1:4]])
+    parts.append((facets, corners))
+    return [(count, np.array(points, dtype=float)) for count, points in parts]
+
+
+def _dae_parts(data: bytes) -> list[tuple[int, Array]]:
+    """A COLLADA file's triangle blocks, one per instance, placed by their nodes."""
+    with np.errstate(all="ignore"):
+        scene: Any = trimesh.load(io.BytesIO(data), file_type="dae", force="scene", process=False)
+    parts = []
+    for node in scene.graph.nodes_geometry:
+        matrix, name = scene.graph[node]
+        geometry = scene.geometry[name]
+        faces = np.asarray(getattr(geometry, "faces", np.zeros((0, 3), dtype=int)))
+        if len(faces):
+            points = np.asarray(geometry.vertices, dtype=float)[np.unique(faces)]
+            parts.append((len(faces), trimesh.transform_points(points, matrix)))
+    return parts

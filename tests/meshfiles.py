@@ -1,0 +1,207 @@
+"""Crafted mesh files of 0.2 m cubes along x, in parts as Tesseract 0.5's reader (assimp 5.2)
+reads them apart, measured with its `createConvexMeshFromPath` (tests/test_tesseract_env.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import trimesh
+
+
+def cube_obj(spec: Sequence[str | float]) -> str:
+    """An OBJ of `spec`'s lines, each number a cube centred at that x (its vertices and faces)."""
+    lines, base = [], 0
+    for item in spec:
+        if isinstance(item, str):
+            lines.append(item)
+            continue
+        cube = trimesh.creation.box((0.2, 0.2, 0.2))
+        cube.apply_translation((item, 0.0, 0.0))
+        lines += [f"v {a!r} {b!r} {c!r}" for a, b, c in cube.vertices.tolist()]
+        lines += [f"f {a + base + 1} {b + base + 1} {c + base + 1}" for a, b, c in cube.faces]
+        base += len(cube.vertices)
+    return "\n".join(lines) + "\n"
+
+
+_DAE_HEAD = """<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="meter" meter="1"/><up_axis>{up}</up_axis></asset>
+  <library_effects>
+    <effect id="e0"><profile_COMMON><technique sid="t"><lambert><diffuse><color>1 0 0 1</color>
+    </diffuse></lambert></technique></profile_COMMON></effect>
+    <effect id="e1"><profile_COMMON><technique sid="t"><lambert><diffuse><color>0 1 0 1</color>
+    </diffuse></lambert></technique></profile_COMMON></effect>
+  </library_effects>
+  <library_materials>
+    <material id="mat0"><instance_effect url="#e0"/></material>
+    <material id="mat1"><instance_effect url="#e1"/></material>
+  </library_materials>
+  <library_geometries>
+"""
+
+
+def _geometry(gid: str, blocks: Sequence[tuple[str | None, float]]) -> str:
+    """A <geometry> of one vertex source and a <triangles> block per (material symbol, cube x)."""
+    corners: list[list[float]] = []
+    triangles = []
+    for symbol, x in blocks:
+        cube = trimesh.creation.box((0.2, 0.2, 0.2))
+        cube.apply_translation((x, 0.0, 0.0))
+        indices = (cube.faces + len(corners)).ravel().tolist()
+        corners += cube.vertices.tolist()
+        material = f' material="{symbol}"' if symbol else ""
+        triangles.append(
+            f'<triangles count="{len(cube.faces)}"{material}><input semantic="VERTEX" '
+            f'source="#{gid}-vtx" offset="0"/><p>{" ".join(map(str, indices))}</p></triangles>'
+        )
+    flat = " ".join(repr(v) for corner in corners for v in corner)
+    return (
+        f'<geometry id="{gid}"><mesh><source id="{gid}-pos">'
+        f'<float_array id="{gid}-arr" count="{3 * len(corners)}">{flat}</float_array>'
+        f'<technique_common><accessor source="#{gid}-arr" count="{len(corners)}" stride="3">'
+        '<param name="X" type="float"/><param name="Y" type="float"/>'
+        '<param name="Z" type="float"/></accessor></technique_common></source>'
+        f'<vertices id="{gid}-vtx"><input semantic="POSITION" source="#{gid}-pos"/></vertices>'
+        + "".join(triangles)
+        + "</mesh></geometry>\n"
+    )
+
+
+def instance(gid: str, symbols: Sequence[str] = ()) -> str:
+    """An <instance_geometry> of `gid` binding each symbol `mN` to material `matN`."""
+    if not symbols:
+        return f'<instance_geometry url="#{gid}"/>'
+    binds = "".join(f'<instance_material symbol="{s}" target="#mat{s[1:]}"/>' for s in symbols)
+    return (
+        f'<instance_geometry url="#{gid}"><bind_material><technique_common>{binds}'
+        "</technique_common></bind_material></instance_geometry>"
+    )
+
+
+def cube_dae(
+    geometries: dict[str, Sequence[tuple[str | None, float]]],
+    nodes: Sequence[str],
+    up: str = "Z_UP",
+) -> str:
+    """A COLLADA file of `geometries` (id: blocks) and the visual scene's top `nodes`."""
+    return (
+        _DAE_HEAD.format(up=up)
+        + "".join(_geometry(gid, blocks) for gid, blocks in geometries.items())
+        + '  </library_geometries>\n  <library_visual_scenes><visual_scene id="s" name="s">\n'
+        + "".join(f"    {node}\n" for node in nodes)
+        + "  </visual_scene></library_visual_scenes>\n"
+        + '  <scene><instance_visual_scene url="#s"/></scene>\n</COLLADA>\n'
+    )
+
+
+# name: (file text, each part's x extent as Tesseract reads it); every file's cubes at x = -0.6
+# and 0.6 (and 0): one hull of them all spans the middle, where a link between them sits
+_A, _B, _C = (-0.7, -0.5), (0.5, 0.7), (-0.1, 0.1)
+_AC, _CB, _AB = (-0.7, 0.1), (-0.1, 0.7), (-0.7, 0.7)
+PARTED: dict[str, tuple[str, list[tuple[float, float]]]] = {
+    # OBJ: a mesh per material change once the mesh has faces and a material
+    "usemtl_a_b.obj": (cube_obj(["usemtl A", -0.6, "usemtl B", 0.6]), [_A, _B]),
+    "usemtl_a_b_a.obj": (
+        cube_obj(["usemtl A", -0.6, "usemtl B", 0.0, "usemtl A", 0.6]),
+        [_A, _C, _B],
+    ),
+    "usemtl_a_a.obj": (cube_obj(["usemtl A", -0.6, "usemtl A  ", 0.6]), [_AB]),
+    "usemtl_after_none.obj": (cube_obj([-0.6, "usemtl A", 0.0, "usemtl B", 0.6]), [_AC, _B]),
+    "usemtl_unnamed.obj": (cube_obj(["usemtl A", -0.6, "usemtl", 0.6]), [_AB]),
+    "usemtl_default.obj": (cube_obj(["usemtl DefaultMaterial", -0.6, "usemtl B", 0.6]), [_A, _B]),
+    # objects: a mesh per new name (its first word); a name seen before: the mesh goes on
+    "o_a_b_a.obj": (cube_obj(["o a", -0.6, "o b", 0.0, "o a", 0.6]), [_A, _CB]),
+    "o_first_word.obj": (cube_obj(["o a b", -0.6, "o\ta c", 0.6]), [_AB]),
+    "o_unnamed.obj": (cube_obj([-0.6, "o", 0.6]), [_AB]),
+    "o_then_usemtl.obj": (
+        cube_obj(["o a", "usemtl A", -0.6, "o b", "usemtl B", 0.0, "o c", "usemtl A", 0.6]),
+        [_A, _C, _B],
+    ),
+    # groups: a mesh at each change of name (the line's rest, spaces and all)
+    "g_a_b_a.obj": (cube_obj(["g a", -0.6, "g b", 0.0, "g a", 0.6]), [_A, _C, _B]),
+    "g_a_a.obj": (cube_obj(["g a", -0.6, "g a", 0.6]), [_AB]),
+    "g_whole_line.obj": (cube_obj(["g a b", -0.6, "g c b", 0.6]), [_A, _B]),
+    "g_trailing_space.obj": (cube_obj(["g a", -0.6, "g a ", 0.6]), [_A, _B]),
+    "g_unnamed.obj": (cube_obj(["g a", -0.6, "g", 0.6]), [_A, _B]),
+    "g_names_an_object.obj": (cube_obj(["g a", -0.6, "o a", 0.6]), [_AB]),
+    "o_then_g_same_name.obj": (cube_obj(["o a", -0.6, "g a", 0.6]), [_A, _B]),
+    "smoothing_groups.obj": (cube_obj(["s 1", -0.6, "s 2", 0.6]), [_AB]),
+    # PLY: one mesh
+    "two_cubes.ply": (
+        trimesh.exchange.ply.export_ply(
+            trimesh.util.concatenate(
+                [
+                    trimesh.creation.box((0.2, 0.2, 0.2)).apply_translation((x, 0, 0))
+                    for x in (-0.6, 0.6)
+                ]
+            ),
+            encoding="ascii",
+        ).decode(),
+        [_AB],
+    ),
+    # COLLADA: a mesh per <triangles> block of each geometry instance, at its nodes' transform
+    "two_geometries.dae": (
+        cube_dae(
+            {"g0": [("m0", -0.6)], "g1": [("m0", 0.6)]},
+            [
+                f'<node id="n0">{instance("g0", ["m0"])}</node>',
+                f'<node id="n1">{instance("g1", ["m0"])}</node>',
+            ],
+        ),
+        [_A, _B],
+    ),
+    "two_geometries_one_node.dae": (
+        cube_dae(
+            {"g0": [(None, -0.6)], "g1": [(None, 0.6)]},
+            [f'<node id="n0">{instance("g0")}{instance("g1")}</node>'],
+        ),
+        [_A, _B],
+    ),
+    "two_blocks_two_materials.dae": (
+        cube_dae(
+            {"g0": [("m0", -0.6), ("m1", 0.6)]},
+            [f'<node id="n0">{instance("g0", ["m0", "m1"])}</node>'],
+        ),
+        [_A, _B],
+    ),
+    "two_blocks_one_material.dae": (
+        cube_dae(
+            {"g0": [("m0", -0.6), ("m0", 0.6)]}, [f'<node id="n0">{instance("g0", ["m0"])}</node>']
+        ),
+        [_A, _B],
+    ),
+    "instanced_twice.dae": (
+        cube_dae(
+            {"g0": [("m0", 0.0)]},
+            [
+                f'<node id="n0"><translate>-0.6 0 0</translate>{instance("g0", ["m0"])}</node>',
+                f'<node id="n1"><translate>0.6 0 0</translate>{instance("g0", ["m0"])}</node>',
+            ],
+        ),
+        [_A, _B],
+    ),
+    # nested nodes: turned 90 degrees about z (x = 0.6 to y = 0.6), then moved by (0.3, 0, 1),
+    # and a Y_UP file's matrix kept as it is (the reader resets the root's up-axis turn alone)
+    "nested_nodes.dae": (
+        cube_dae(
+            {"g0": [("m0", 0.6)]},
+            [
+                '<node id="n0"><translate>0.3 0 1</translate>'
+                '<node id="n1"><rotate>0 0 1 90</rotate>'
+                f"{instance('g0', ['m0'])}</node></node>"
+            ],
+        ),
+        [(0.2, 0.4)],
+    ),
+    "y_up_matrix.dae": (
+        cube_dae(
+            {"g0": [("m0", -0.6), ("m0", 0.6)]},
+            [
+                '<node id="n0"><matrix>1 0 0 1 0 1 0 0 0 0 1 0 0 0 0 1</matrix>'
+                f"{instance('g0', ['m0'])}</node>"
+            ],
+            up="Y_UP",
+        ),
+        [(0.3, 0.5), (1.5, 1.7)],
+    ),
+}
