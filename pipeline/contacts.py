@@ -29,14 +29,24 @@ from pipeline.urdf import Box, Cylinder, Joint, Mesh, Robot, Sphere
 
 # The work one check may do, in constraints of its linear programmes (HiGHS takes about 10 us
 # each: 2,000,000 are some 20 s): 10,000 group states of an arm whose pairs all touch asked
-# for 70,000 programmes of ~500 (8 minutes), two links of a 964,000-triangle mesh for one of
-# 1,936,000 at every state (20 s each).
+# for 70,000 programmes of ~500 (8 minutes). A programme holds only the faces that cut the box
+# where the two solids' bounds meet, a thousand at a time (a 987,712-face hull beside a box:
+# one of 1,006 constraints, not 991,762, at 0.3 s a state, not 11 s), and the faces sifted for
+# it count too (SIFT_SHARE).
 PROGRAMME_BUDGET = 2_000_000
 # A programme's own cost, in constraints: HiGHS takes some 3 ms to set up even two boxes' 12
 # (300 links overlapping, all boxes, asked for 45,000: without it the budget let through 8 min).
 PROGRAMME_COST = 500
 CYLINDER_SIDES = 64  # tangent planes around a cylinder: 1 / cos(pi / 64) - 1 = 0.12 %
 SPHERE_SUBDIVISIONS = 3  # an icosphere's 642 vertex directions: corners 0.455 % out
+# A face kept in a programme though the box where two solids' bounds meet lies a hair inside
+# it (m): keeping one more face changes no programme's answer
+SLACK = 1e-9
+# Faces sifted for a programme (tested against the box where two solids' bounds meet, those
+# cutting it moved to the pose) per constraint of the budget: 991,756 took some 0.2 s
+SIFT_SHARE = 50
+# Half-spaces a programme starts from, and adds at most each time it is solved again
+ROUND_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -127,11 +137,18 @@ def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, lis
             frame, geometry = Frame.of(collision.origin), collision.geometry
             if isinstance(geometry, Mesh):
                 parts = hull_parts(robot_folder, geometry, display)
-                found += [_hull(frame.apply(points)) for points in parts]
+                found += [_hull(frame.apply(_distinct(points))) for points in parts]
             else:
                 found.append(convex(_primitive(geometry, frame)))
         solids[link.name] = [c for c in found if c is not None]
     return solids
+
+
+def _distinct(points: Array) -> Array:
+    """Each point once (a mesh's corners, each repeated by every triangle that has it): qhull
+    took 15.8 s over a 987,712-triangle sphere's 2,963,136 corners, 7 s over its 495,880."""
+    points = points[np.lexsort(points.T[::-1])]
+    return points[np.r_[True, np.any(points[1:] != points[:-1], axis=1)]]
 
 
 def _primitive(geometry: Box | Cylinder | Sphere, frame: Frame) -> Solid:
@@ -179,7 +196,7 @@ def _hull(points: Array) -> Convex | None:
         except QhullError:
             grown = points[:, None, :] + 1e-6 * np.array(list(itertools.product((-1, 1), repeat=3)))
             hull = ConvexHull(grown.reshape(-1, 3))
-    normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
+    normals, offsets = np.ascontiguousarray(hull.equations[:, :3]), -hull.equations[:, 3]
     return Convex(normals, offsets, np.stack([points.min(axis=0), points.max(axis=0)]))
 
 
@@ -196,7 +213,7 @@ def contacts(
     budget = Budget() if budget is None else budget
     skip = {frozenset(pair) for pair in allowed}
     placed = {
-        name: [_placed(c, poses[name]) for c in convexes]
+        name: [_Placed(c, poses[name]) for c in convexes]
         for name, convexes in solids.items()
         if name in poses
     }
@@ -212,7 +229,7 @@ def contacts(
     return found
 
 
-def _union_box(convexes: list[Convex]) -> Array:
+def _union_box(convexes: list[_Placed]) -> Array:
     return np.stack(
         [
             np.min([c.bounds[0] for c in convexes], axis=0),
@@ -242,53 +259,97 @@ def _meeting_boxes(boxes: list[Array], rows: int = 512) -> list[tuple[int, int]]
     return pairs
 
 
-def _placed(solid: Convex, pose: Array) -> Convex:
-    """A convex solid moved by `pose` (its bounds: those of its moved bounding box)."""
-    rotation, shift = pose[:3, :3], pose[:3, 3]
-    normals = solid.normals @ rotation.T
-    lo, hi = solid.bounds
-    corners = np.array(
-        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
-    )
-    moved = corners @ rotation.T + shift
-    # widened for the tangent planes of a cylinder or sphere, which stand out of its bounds
-    pad = 0.004 * float(np.linalg.norm(hi - lo))
-    bounds = np.stack([moved.min(axis=0) - pad, moved.max(axis=0) + pad])
-    return Convex(normals, solid.offsets + normals @ shift, bounds)
+class _Placed:
+    """A convex solid at a pose, with its bounds there (those of its moved bounding box)."""
+
+    def __init__(self, solid: Convex, pose: Array) -> None:
+        self.solid, self.rotation, self.shift = solid, pose[:3, :3], pose[:3, 3]
+        moved = _corners(solid.bounds) @ self.rotation.T + self.shift
+        # widened for the tangent planes of a cylinder or sphere, which stand out of its bounds
+        pad = 0.004 * float(np.linalg.norm(solid.bounds[1] - solid.bounds[0]))
+        self.bounds = np.stack([moved.min(axis=0) - pad, moved.max(axis=0) + pad])
+
+    def facing(self, lo: Array, hi: Array) -> tuple[Array, Array]:
+        """The half-spaces `normals @ x <= offsets` at the pose that may cut the box `lo`..`hi`:
+        all but those holding all of the box, told in the solid's own frame (by the bounds
+        there of the box's corners, a box holding it) before only the rest are moved."""
+        local = (_corners(np.stack([lo, hi])) - self.shift) @ self.rotation
+        low, high = local.min(axis=0), local.max(axis=0)
+        normals, offsets = self.solid.normals, self.solid.offsets
+        reach = normals @ ((low + high) / 2) + np.abs(normals) @ ((high - low) / 2)
+        cuts = np.flatnonzero(reach > offsets - SLACK)
+        moved = normals[cuts] @ self.rotation.T
+        return moved, offsets[cuts] + moved @ self.shift
+
+
+def _corners(bounds: Array) -> Array:
+    """The eight corners (8, 3) of a box's bounds (2, 3)."""
+    (x0, y0, z0), (x1, y1, z1) = bounds
+    return np.array([[x, y, z] for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)])
 
 
 def _first_meeting(
-    ours: list[Convex], theirs: list[Convex], budget: Budget
+    ours: list[_Placed], theirs: list[_Placed], budget: Budget
 ) -> tuple[tuple[float, float, float], float] | None:
     for a in ours:
         for b in theirs:
-            if np.all(a.bounds[0] <= b.bounds[1]) and np.all(b.bounds[0] <= a.bounds[1]):
-                budget.spend(PROGRAMME_COST + len(a.offsets) + len(b.offsets))
-                point = _meeting_point(a, b)
-                if point is not None:
-                    return point
+            lo, hi = np.maximum(a.bounds[0], b.bounds[0]), np.minimum(a.bounds[1], b.bounds[1])
+            if np.any(lo > hi):
+                continue
+            # Both solids lie in their bounds, so every ball inside both lies in the box where
+            # their bounds meet: with that box's six faces, a face of theirs that holds all of
+            # the box bounds no such ball more, and is left out
+            budget.spend((len(a.solid.offsets) + len(b.solid.offsets)) // SIFT_SHARE)
+            (na, oa), (nb, ob) = a.facing(lo, hi), b.facing(lo, hi)
+            normals = np.vstack([np.eye(3), -np.eye(3), na, nb])
+            point = _meeting_point(normals, np.concatenate([hi, -lo, oa, ob]), budget)
+            if point is not None:
+                return point
     return None
 
 
-def _meeting_point(a: Convex, b: Convex) -> tuple[tuple[float, float, float], float] | None:
-    """The centre and radius of the largest ball inside both solids, when they overlap or
-    touch."""
-    normals = np.vstack([a.normals, b.normals])
-    offsets = np.concatenate([a.offsets, b.offsets])
+def _meeting_point(
+    normals: Array, offsets: Array, budget: Budget
+) -> tuple[tuple[float, float, float], float] | None:
+    """The centre and radius of the largest ball inside every half-space `normals @ x <=
+    offsets` (unit normals; the first six a box's), when it is a point or more."""
     # maximise the ball's radius s: n . x + s <= offset for every (unit) normal n
     rows = np.hstack([normals, np.ones((len(normals), 1))])
-    result = linprog(
-        [0.0, 0.0, 0.0, -1.0],
-        A_ub=rows,
-        b_ub=offsets,
-        bounds=[(None, None)] * 3 + [(None, 1.0)],
-        method="highs",
-    )
-    # touching (s = 0) is a contact: Tesseract's manager finds one or none there as its
-    # rounding falls (the Allegro hand's finger boxes, face to face at each joint), so the
-    # starter allows the pair and no state is in collision by a rounding; a hair below 0 is
-    # the solver's rounding of a touch
-    if result.status != 0 or -result.fun < -1e-9:
-        return None
+    # Solved over some of the half-spaces (the box's and those the box's centre lies farthest
+    # out of), then again with the ones the ball found leaves most, until it leaves none: the
+    # ball of all. A ball of radius below 0 is one of all too. (A 987,712-face hull beside a
+    # box, 505,000 faces cutting the box: one programme of all of them took 5 s.)
+    chosen = np.zeros(len(offsets), dtype=bool)
+    chosen[:6] = True
+    out = normals @ ((offsets[:3] - offsets[3:6]) / 2) - offsets
+    chosen[_largest(out, ROUND_ROWS)] = True
+    while True:
+        budget.spend(PROGRAMME_COST + int(chosen.sum()))
+        result = linprog(
+            [0.0, 0.0, 0.0, -1.0],
+            A_ub=rows[chosen],
+            b_ub=offsets[chosen],
+            bounds=[(None, None)] * 3 + [(None, 1.0)],
+            method="highs",
+        )
+        # touching (s = 0) is a contact: Tesseract's manager finds one or none there as its
+        # rounding falls (the Allegro hand's finger boxes, face to face at each joint), so the
+        # starter allows the pair and no state is in collision by a rounding; a hair below 0
+        # is the solver's rounding of a touch
+        if result.status != 0 or -result.fun < -1e-9:
+            return None
+        excess = np.where(chosen, -np.inf, rows @ result.x - offsets)
+        worst = _largest(excess, ROUND_ROWS)
+        left = worst[excess[worst] > 0]
+        if not len(left):
+            break
+        chosen[left] = True
     x, y, z = (float(v) for v in result.x[:3])
     return (x, y, z), max(0.0, float(-result.fun))
+
+
+def _largest(values: Array, count: int) -> Array:
+    """The indices of the `count` largest values (all when there are no more), in no order."""
+    if len(values) <= count:
+        return np.arange(len(values))
+    return np.argpartition(values, len(values) - count)[len(values) - count :]

@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 import trimesh
 
-from pipeline.contacts import contacts, link_poses, link_solids, static_links
+from pipeline.contacts import (
+    PROGRAMME_BUDGET,
+    Budget,
+    contacts,
+    link_poses,
+    link_solids,
+    static_links,
+)
 from pipeline.meshsplit import hull_parts
 from pipeline.urdf import Mesh, Robot, load_robot
 from tests.meshfiles import PARTED
@@ -367,3 +374,22 @@ def test_a_link_between_a_mesh_files_parts_touches_them_as_the_planner_reads_the
     touching = any(lo <= 0.1 and hi >= -0.1 for lo, hi in extents)
     pairs = _pairs(robot, tmp_path / "robots" / "pair")
     assert pairs == ([("base_link", "link_1")] if touching else [])
+
+
+@pytest.mark.parametrize(("xy", "touching"), [(0.18, False), (0.17, True)])
+def test_a_large_hull_beside_a_box_is_collided_by_the_faces_near_it(
+    tmp_path: Path, xy: float, touching: bool
+) -> None:
+    """A sphere of 81,920 faces beside base_link's box, 0.113 m (apart) or 0.099 m (in
+    contact) from its edge: its programmes hold the faces that cut the box where their bounds
+    meet, not all of them (one programme of all a 987,712-face hull's faces took the srdf step
+    11 s at each state, docs/performance.md), and find what a programme of all finds."""
+    mesh = '<mesh filename="package://pair/meshes/ball.stl"/>'
+    ball = trimesh.creation.icosphere(6, radius=0.1)
+    robot = _robot(tmp_path, _collision(mesh, (xy, xy, 0.0)), {"ball.stl": ball})
+    solids = link_solids(robot, tmp_path / "robots" / "pair", "robot")
+    assert [len(c.offsets) for c in solids["link_1"]] == [81_920]
+    budget = Budget()
+    found = contacts(solids, link_poses(robot, {}), budget=budget)
+    assert [(c.link1, c.link2) for c in found] == ([("base_link", "link_1")] if touching else [])
+    assert PROGRAMME_BUDGET - budget.left < 81_920 / 4
