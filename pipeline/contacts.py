@@ -316,9 +316,10 @@ def _meeting_point(
     # maximise the ball's radius s: n . x + s <= offset for every (unit) normal n
     rows = np.hstack([normals, np.ones((len(normals), 1))])
     # Solved over some of the half-spaces (the box's and those the box's centre lies farthest
-    # out of), then again with the ones the ball found leaves most, until it leaves none: the
-    # ball of all. A ball of radius below 0 is one of all too. (A 987,712-face hull beside a
-    # box, 505,000 faces cutting the box: one programme of all of them took 5 s.)
+    # out of), then again with the ones the ball found leaves most, until it leaves none: then
+    # it is the ball of all. A radius below 0 already says apart: more half-spaces only shrink
+    # it. (A 987,712-face hull beside a box, 505,000 faces cutting the box: one programme of
+    # all of them took 5 s.)
     chosen = np.zeros(len(offsets), dtype=bool)
     chosen[:6] = True
     out = normals @ ((offsets[:3] - offsets[3:6]) / 2) - offsets
