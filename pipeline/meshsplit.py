@@ -2,8 +2,8 @@
 its own convex hull.
 
 Tesseract 0.5 reads a mesh file with assimp (5.2) and collides each mesh assimp gives as its
-own convex hull. Measured with Tesseract's reader (`tests/meshfiles.py`, checked by
-`tests/test_tesseract_env.py`):
+own convex hull. Measured with Tesseract's reader as its URDF parser calls it, on the mesh's
+resource (`tests/meshfiles.py`, checked by `tests/test_tesseract_env.py`):
 - an OBJ: a new mesh at each object (`o`, named by its first word; a name met before goes on
   in the mesh being filled), at each change of group (`g`, named by the rest of its line) and at
   each change of material (`usemtl`) once the mesh has faces and a material of its own;
@@ -11,6 +11,9 @@ own convex hull. Measured with Tesseract's reader (`tests/meshfiles.py`, checked
 - a COLLADA file: a mesh per `<triangles>` (or `<polylist>`) block of each instance of a
   geometry in the scene, placed by its nodes' transforms;
 - a binary STL, a PLY: one mesh.
+An OBJ's material library changes none of it: the reader looks for it relative to the
+planner's working folder, not the OBJ's (were it read, its last material would be the one of
+faces before the first `usemtl`, and a `usemtl` of another would start a mesh).
 """
 
 from __future__ import annotations

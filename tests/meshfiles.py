@@ -1,5 +1,6 @@
 """Crafted mesh files of 0.2 m cubes along x, in parts as Tesseract 0.5's reader (assimp 5.2)
-reads them apart, measured with its `createConvexMeshFromPath` (tests/test_tesseract_env.py)."""
+reads them apart from the URDF's resource, measured with its `createConvexMeshFromResource`
+(tests/test_tesseract_env.py)."""
 
 from __future__ import annotations
 
@@ -203,5 +204,29 @@ PARTED: dict[str, tuple[str, list[tuple[float, float]]]] = {
             up="Y_UP",
         ),
         [(0.3, 0.5), (1.5, 1.7)],
+    ),
+}
+
+# An OBJ with the material library it names beside it (name: text): Tesseract's reader as a
+# planner calls it (from the URDF's resource) opens a library only relative to the process's
+# working folder, not the OBJ's, so it reads each as if it had none: one part. Read from its
+# path (createConvexMeshFromPath), the library's last new material would be the faces' first
+# and each would be two parts.
+_LIBRARY = "newmtl A\nKd 1 0 0\nnewmtl B\nKd 0 1 0\n"
+WITH_LIBRARY: dict[str, tuple[str, dict[str, str], list[tuple[float, float]]]] = {
+    "faces_before_usemtl.obj": (
+        cube_obj(["mtllib m.mtl", -0.6, "usemtl A", 0.6]),
+        {"m.mtl": _LIBRARY},
+        [_AB],
+    ),
+    "library_after_faces.obj": (
+        cube_obj([-0.6, "mtllib m.mtl", 0.0, "usemtl A", 0.6]),
+        {"m.mtl": _LIBRARY},
+        [_AB],
+    ),
+    "library_under_the_objs_name.obj": (
+        cube_obj(["mtllib gone.mtl", -0.6, "usemtl A", 0.6]),
+        {"library_under_the_objs_name.mtl": _LIBRARY},
+        [_AB],
     ),
 }

@@ -20,7 +20,7 @@ from pipeline.contacts import (
 )
 from pipeline.meshsplit import hull_parts
 from pipeline.urdf import Mesh, Robot, load_robot
-from tests.meshfiles import PARTED
+from tests.meshfiles import PARTED, WITH_LIBRARY
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
@@ -393,3 +393,15 @@ def test_a_large_hull_beside_a_box_is_collided_by_the_faces_near_it(
     found = contacts(solids, link_poses(robot, {}), budget=budget)
     assert [(c.link1, c.link2) for c in found] == ([("base_link", "link_1")] if touching else [])
     assert PROGRAMME_BUDGET - budget.left < 81_920 / 4
+
+
+@pytest.mark.parametrize("name", sorted(WITH_LIBRARY))
+def test_an_objs_material_library_changes_none_of_its_parts(tmp_path: Path, name: str) -> None:
+    """An OBJ whose faces come before its first `usemtl`, its material library beside it: one
+    part, as the planner reads it (its reader opens no library beside the OBJ)."""
+    text, libraries, extents = WITH_LIBRARY[name]
+    (tmp_path / "meshes").mkdir()
+    for file, library in {name: text, **libraries}.items():
+        (tmp_path / "meshes" / file).write_text(library)
+    parts = hull_parts(tmp_path, Mesh(name, f"meshes/{name}"), "robot")
+    assert _extents(parts) == pytest.approx([v for e in sorted(extents) for v in e], abs=1e-6)

@@ -25,7 +25,7 @@ from tesseract_robotics.tesseract_collision import (
 )
 from tesseract_robotics.tesseract_common import GeneralResourceLocator, Isometry3d
 from tesseract_robotics.tesseract_environment import ChangeJointOriginCommand, Environment
-from tesseract_robotics.tesseract_geometry import createConvexMeshFromPath
+from tesseract_robotics.tesseract_geometry import createConvexMeshFromResource
 
 from pipeline.contacts import contacts, link_poses, link_solids, static_links
 from pipeline.homepose import home_positions
@@ -47,7 +47,7 @@ from pipeline.srdf.model import (
 from pipeline.urdf import Mesh, Robot
 from tests.cellrepo import PAIR_CELL
 from tests.conftest import REPO
-from tests.meshfiles import PARTED
+from tests.meshfiles import PARTED, WITH_LIBRARY
 from tests.tesseract_support import DESCRIPTIONS, load
 
 TOUCH = 1e-9  # m: a contact of ours this deep is a touch, which Tesseract may not report
@@ -622,19 +622,29 @@ def _x_extents(parts: list[np.ndarray]) -> list[float]:
     return [v for lo_hi in sorted((p[:, 0].min(), p[:, 0].max()) for p in parts) for v in lo_hi]
 
 
-@pytest.mark.parametrize("name", sorted(PARTED))
+@pytest.mark.parametrize("name", sorted(PARTED) + sorted(WITH_LIBRARY))
 def test_mesh_files_are_read_apart_as_the_planners_reader_reads_them(
-    tmp_path: Path, name: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    """A crafted mesh file (tests/meshfiles.py: an OBJ's objects, groups and materials, a
-    COLLADA file's geometries, blocks, instances and node transforms, a PLY) is read in the parts
-    Tesseract's reader reads (each collided as its own convex hull), their corners where it puts
-    them, and a box between two of them touches them or not alike."""
-    text, extents = PARTED[name]
+    """A crafted mesh file (tests/meshfiles.py: an OBJ's objects, groups and materials, with its
+    material library or none, a COLLADA file's geometries, blocks, instances and node
+    transforms, a PLY) is read in the parts Tesseract's reader reads (each collided as its own
+    convex hull), their corners where it puts them, and a box between two of them touches them
+    or not alike."""
+    if name in WITH_LIBRARY:
+        text, libraries, extents = WITH_LIBRARY[name]
+    else:
+        (text, extents), libraries = PARTED[name], {}
     folder = tmp_path / "parts"
     (folder / "meshes").mkdir(parents=True)
-    (folder / "meshes" / name).write_text(text)
-    read = createConvexMeshFromPath(str(folder / "meshes" / name))
+    for file, written in {name: text, **libraries}.items():
+        (folder / "meshes" / file).write_text(written)
+    # as the URDF parser reads it: from its resource (which opens an OBJ's material library
+    # relative to the working folder alone: the test's has none; createConvexMeshFromPath
+    # opens it beside the OBJ)
+    monkeypatch.chdir(tmp_path)
+    resource = GeneralResourceLocator().locateResource((folder / "meshes" / name).as_uri())
+    read = createConvexMeshFromResource(resource)
     corners = [read[i].getVertices() for i in range(len(read))]
     theirs = [np.array([np.ravel(c[k]) for k in range(len(c))]) for c in corners]
     assert _x_extents(theirs) == pytest.approx([v for e in sorted(extents) for v in e], abs=1e-6)
