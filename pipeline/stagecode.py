@@ -95,6 +95,7 @@ SPHERES_CODE = (
             "fit",
             "geometry",
             "loose",
+            "plate",
             "polygons",
             "polish",
             "pool",
