@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.spheres.build import build_spheres  # noqa: E402
 from pipeline.spheres.checks import excess_ratio  # noqa: E402
-from pipeline.spheres.fit import fit_link, grow_until_proven  # noqa: E402
+from pipeline.spheres.finish import grow_until_proven  # noqa: E402
+from pipeline.spheres.fit import fit_link  # noqa: E402
 from pipeline.spheres.geometry import Array, LinkGeometry, collision_links, load_link_geometry  # noqa: E402
 from pipeline.spheres.prove import prove  # noqa: E402
 from pipeline.spheres.provenance import read_sources  # noqa: E402

@@ -98,6 +98,7 @@ SPHERES_CODE = (
             "plate",
             "polygons",
             "polish",
+            "finish",
             "pool",
             "portable",
             "prove",

@@ -7,7 +7,8 @@ import pytest
 
 from pipeline.spheres import portable
 from pipeline.spheres.adam import Objective
-from pipeline.spheres.fit import FitParams, _cover_radii, _shrink, sample_problem
+from pipeline.spheres.finish import shrink
+from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem
 from pipeline.spheres.geometry import Array, LinkGeometry, Patches, load_link_geometry
 from pipeline.spheres.plate import kmeans
 from pipeline.spheres.winding import _solid_angles, closing_fan, ray_winding
@@ -112,7 +113,7 @@ def test_shrink_keeping_counts_gives_the_radii_of_recounting() -> None:
     rng = np.random.default_rng(3)
     centers = surface[rng.choice(len(surface), size=12, replace=False)]
     radii = _cover_radii(surface, centers) * 1.5  # overlapping: some spheres shrink to 0
-    fast = _shrink(surface, centers, radii)
+    fast = shrink(surface, centers, radii)
     assert np.array_equal(fast, _shrink_by_recounting(surface, centers, radii))
     assert (fast == 0).any() and (fast > 0).any()
 

@@ -17,15 +17,13 @@ import trimesh
 from pipeline.spheres.adam import adam
 from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.document import sphere_list
+from pipeline.spheres.finish import QUANTUM, on_grid, rounded_up
 from pipeline.spheres.fit import (
     FITTER_VERSION,
-    QUANTUM,
     FitParams,
     _cover_radii,
     fit_link,
-    on_grid,
     one_ball,
-    rounded_up,
     sample_problem,
     start_centers,
 )

@@ -22,7 +22,7 @@ from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Robot
 
 # metres: larger than any robot cell; float64 still resolves QUANTUM a millionfold there
 LENGTH_LIMIT = 1e6
-# metres: ten of the fitter's output quanta (pipeline.spheres.fit.QUANTUM, 1 µm) across; not
+# metres: ten of the fitter's output quanta (pipeline.spheres.finish.QUANTUM, 1 µm) across; not
 # imported from there, so that the urdf step, which applies this, does not depend on the fitter
 MIN_EXTENT = 1e-5
 # metres: a link's collision geometry spanning more than PROPORTION times the robot's longest

@@ -1,5 +1,5 @@
-"""The conservative sphere fitter: seed, optimise a smooth excess, harden, polish, grow until
-proven."""
+"""The conservative sphere fitter: seed, optimise a smooth excess, then finish (finish.py:
+harden, polish, fill holes, grow until proven)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,13 @@ import numpy as np
 
 from pipeline.spheres.adam import Problem, adam, distances
 from pipeline.spheres.ball import enclosing_ball, extremes, farthest
+from pipeline.spheres.finish import finish, grow_until_proven, harden, on_grid, rounded_up, shrink
 from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.plate import kmeans, lloyd, nearest, plate_axis, plate_starts
-from pipeline.spheres.polish import polish
 from pipeline.spheres.primitives import cells_start
-from pipeline.spheres.prove import prove, prove_patches
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "16"
-GROW_DEPTH = 14  # pieces not proven at this depth make their best sphere grow
-QUANTUM = 1e-6  # centres are rounded to it, radii rounded up to it (metres)
-# quanta per metre, exact: k / PER_METRE is the double nearest to k micrometres (0.039911, where
-# k * QUANTUM, rounded twice, gives 0.039910999999999995)
-PER_METRE = 1_000_000
+FITTER_VERSION = "17"
 # More surface samples than this come from a mesh finer than the fit needs (the optimisation's
 # cost grows with them): they are thinned to one per cube of diagonal / (3 sample_divisions).
 SURFACE_CAP = 12_000
@@ -47,6 +41,10 @@ class FitParams:
     harden_divisions: int = 40
     polish_step: float = 0.01  # first move of the hard polish, share of the bounds diagonal
     polish_passes: int = 8
+    # the polished cover's holes: fine surface points (every bounds-diagonal / hole_divisions)
+    # it misses join the samples, and it is hardened and polished again, hole_rounds times
+    hole_divisions: int = 80
+    hole_rounds: int = 2
     # a plate (thinnest extent at most plate_ratio of the next) starts on its mid-plane, held
     # there for plate_share of the rounds
     plate_ratio: float = 0.55
@@ -71,6 +69,8 @@ class FitParams:
             "harden_divisions": self.harden_divisions,
             "polish_passes": self.polish_passes,
             "polish_step": self.polish_step,
+            "hole_divisions": self.hole_divisions,
+            "hole_rounds": self.hole_rounds,
             "plate_ratio": self.plate_ratio,
             "plate_share": self.plate_share,
         }
@@ -131,7 +131,7 @@ def start_centers(
 
 def _start_radii(surface: Array, centers: Array) -> Array:
     """A start's covering: nearest-centre radii, hardened and shrunk."""
-    return _shrink(surface, centers, _harden(surface, centers, _cover_radii(surface, centers)))
+    return shrink(surface, centers, harden(surface, centers, _cover_radii(surface, centers)))
 
 
 def surface_pieces(points: Array, size: float) -> Array:
@@ -212,87 +212,6 @@ def _cover_radii(points: Array, centers: Array) -> Array:
     return radii
 
 
-def _harden(surface: Array, centers: Array, radii: Array) -> Array:
-    """Radii that cover every sample: each sample goes to the sphere that reaches it best."""
-    dist = distances(surface, centers)
-    label = np.argmax(radii[None, :] - dist, axis=1)
-    need = np.zeros(len(centers))
-    np.maximum.at(need, label, dist[np.arange(len(surface)), label])
-    return need
-
-
-def _shrink(surface: Array, centers: Array, radii: Array) -> Array:
-    """Shrink each sphere to what no other sphere already covers, largest first."""
-    dist = distances(surface, centers).T.copy()  # a sphere's distances contiguous
-    radii = radii.copy()
-    inside = dist <= radii[:, None]
-    count = inside.sum(axis=0)  # spheres holding each sample, kept as radii shrink
-    for j in np.argsort(-radii):
-        alone = inside[j] & (count == 1)
-        radii[j] = float(dist[j, alone].max()) if alone.any() else 0.0
-        count -= inside[j]
-        inside[j] = dist[j] <= radii[j]
-        count += inside[j]
-    return radii
-
-
-def grow_until_proven(geometry: LinkGeometry, centers: Array, radii: Array) -> Array:
-    """Grow radii where pieces are not proven covered, until the proof succeeds.
-
-    Radii only grow, so a piece proven once stays proven: after the first proof only the
-    pieces left unproven are checked again (the same pieces a full proof would end with).
-    """
-    radii = radii.copy()
-    proof = prove(geometry, centers, radii, max_depth=GROW_DEPTH)
-    left, gaps = list(proof.unproven), proof.gaps
-    for _ in range(8):
-        if not left:
-            return radii
-        radii += _allot_growth(gaps, radii)
-        still, still_gaps = [], [np.zeros((0, len(radii)))]
-        for pieces in left:
-            _, _, open_, open_gaps = prove_patches(pieces, centers, radii, max_depth=0)
-            if open_ is not None:
-                still.append(open_)
-                still_gaps.append(open_gaps)
-        left, gaps = still, np.concatenate(still_gaps)
-    return radii
-
-
-def _allot_growth(gaps: Array, radii: Array, passes: int = 4) -> Array:
-    """Growth per sphere so each piece fits in one sphere, preferring growth already paid for.
-
-    A piece goes to the sphere whose extra growth costs least surface (radius squared times
-    the growth beyond what that sphere grows anyway); repeated so the choices settle.
-    """
-    rows = np.arange(len(gaps))
-    owner = np.argmin(gaps, axis=1)
-    grow = np.zeros(len(radii))
-    np.maximum.at(grow, owner, gaps[rows, owner])
-    cost = (radii[None, :] + gaps) ** 2  # the same every pass
-    tie = 1e-12 * gaps
-    extra = np.empty_like(gaps)  # one buffer for every pass: these arrays are large
-    for _ in range(passes):
-        np.subtract(gaps, grow[None, :], out=extra)
-        np.maximum(extra, 0.0, out=extra)
-        extra *= cost
-        extra += tie
-        owner = np.argmin(extra, axis=1)
-        grow = np.zeros(len(radii))
-        np.maximum.at(grow, owner, gaps[rows, owner])
-    return np.where(grow > 0, grow + 1e-7, 0.0)
-
-
-def on_grid(centers: Array) -> Array:
-    """Centres rounded to QUANTUM, before the radii grow around them until proven."""
-    return np.round(centers * PER_METRE) / PER_METRE
-
-
-def rounded_up(radii: Array) -> Array:
-    """Proven radii rounded upward to QUANTUM, a quantum clear, so that coverage survives."""
-    return np.ceil(radii * PER_METRE + 1) / PER_METRE
-
-
 def exact_spheres(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array] | None:
     """A link made only of sphere primitives, within the budget, is its own exact cover."""
     solids = geometry.solids
@@ -349,13 +268,17 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
         # radii fitted to dense samples leave less to grow between them
         dense = geometry.surface_points(scale / params.harden_divisions)
         problem = replace(problem, surface=dense)
-    best = _finish(geometry, problem, params, x)
+    # the hole samples' points, computed once for every start finished
+    fine = geometry.surface_points(scale / params.hole_divisions) if params.hole_rounds else None
+    best = finish(geometry, problem, params, x, fine)
     start = cells_start(geometry, problem.outside, params.max_spheres)
     if start is not None:
         # primitives only: the cells' spheres, finished alike and as they are (each holds its
         # cell whole, so they need almost no growth, where the finish's hardening on samples
         # then growth can leave more outside: a thin rod, a 30 m bar); the fewest outside wins
-        finished = _finish(geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]))
+        finished = finish(
+            geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]), fine
+        )
         centers = on_grid(start[0])
         cells = centers, rounded_up(grow_until_proven(geometry, centers, start[1]))
         for other in (finished, cells):
@@ -369,33 +292,6 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     return best
 
 
-def _finish(
-    geometry: LinkGeometry, problem: Problem, params: FitParams, x: Array
-) -> tuple[Array, Array]:
-    """Harden, polish, round and grow a start (centres then radii in `x`) until proven."""
-    centers, radii = _hard(problem, x)
-    used = radii > 0
-    centers, radii = polish(
-        problem.surface,
-        problem.outside,
-        centers[used],
-        radii[used],
-        params.polish_step * problem.scale,
-        params.max_spheres,
-        params.polish_passes,
-    )
-    centers = on_grid(centers)
-    radii = grow_until_proven(geometry, centers, radii)
-    return centers, rounded_up(radii)
-
-
 def _outside_count(problem: Problem, spheres: tuple[Array, Array]) -> int:
     centers, radii = spheres
     return int(np.count_nonzero((distances(problem.outside, centers) <= radii).any(axis=1)))
-
-
-def _hard(problem: Problem, x: Array) -> tuple[Array, Array]:
-    k = len(x) // 4
-    centers = x[: 3 * k].reshape(k, 3)
-    radii = _harden(problem.surface, centers, x[3 * k :])
-    return centers, _shrink(problem.surface, centers, radii)
