@@ -75,22 +75,37 @@ class Objective:
         c, r = x[: 3 * k].reshape(k, 3), x[3 * k :]
         rows = c.T.copy()  # gathered from contiguous rows: c[self.o_k, i]'s numbers, faster
         grad_c = np.zeros((k, 3))
-        # excess: soft indicator of the union at the outside points
+        # excess: soft indicator of the union at the outside points (in place, on buffers of
+        # the pairs: the numbers of the expressions in the comments, without their temporaries)
         diff = [self.o_xyz[i] - rows[i].take(self.o_k) for i in range(3)]
-        dist = np.sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
+        dist = diff[0] * diff[0]  # sqrt(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2) + 1e-12
+        work = diff[1] * diff[1]
+        dist += work
+        np.multiply(diff[2], diff[2], out=work)
+        dist += work
+        np.sqrt(dist, out=dist)
+        dist += 1e-12
         # exp(-clip((r - d) / tau)) with the signs folded in: IEEE subtraction and division are
         # sign-symmetric and the clip is too, so these are the same numbers
-        e = portable.exp(np.clip((dist - r.take(self.o_k)) / self.tau, -40, 40))
-        sig = 1 / (1 + e)
+        np.subtract(dist, r.take(self.o_k), out=work)
+        work /= self.tau
+        np.clip(work, -40, 40, out=work)
+        e = portable.exp(work)
+        sig = np.add(e, 1, out=work)  # 1 / (1 + e)
+        np.divide(1, sig, out=sig)
         # the soft chance a point is outside every sphere: the product of 1 - sig = e * sig
         # over its pairs (sorted by point; numpy multiplies a reduceat segment in order)
-        keep = np.multiply.reduceat(e * sig, self.o_start) if len(e) else np.zeros(0)
-        scale = p.weight / p.volume
-        g = scale * keep.take(self.o_pt) * sig / self.tau  # d excess / d r per pair
+        e *= sig
+        keep = np.multiply.reduceat(e, self.o_start) if len(e) else np.zeros(0)
+        g = keep.take(self.o_pt)  # scale * keep[o_pt] * sig / tau: d excess / d r per pair
+        g *= p.weight / p.volume
+        g *= sig
+        g /= self.tau
         grad_r = np.bincount(self.o_k, g, k)
-        gd = g / dist
+        g /= dist  # g / dist
         for axis in range(3):
-            grad_c[:, axis] = np.bincount(self.o_k, gd * diff[axis], k)
+            diff[axis] *= g
+            grad_c[:, axis] = np.bincount(self.o_k, diff[axis], k)
         self._coverage(c, r, rows, grad_c, grad_r)
         return np.concatenate([grad_c.ravel(), grad_r])
 
@@ -118,7 +133,7 @@ class Objective:
                 # the pairs of those samples, in order
                 pairs = np.arange(int(ends[-1])) + np.repeat(starts[maybe] - (ends - lens), lens)
                 starts = ends - lens
-                s_k, xyz = s_k[pairs], xyz[:, pairs]
+                s_k, xyz = s_k.take(pairs), xyz.take(pairs, axis=1)  # take: faster
         sd = [xyz[i] - rows[i].take(s_k) for i in range(3)]
         sdist = np.sqrt(sd[0] ** 2 + sd[1] ** 2 + sd[2] ** 2) + 1e-12
         held = r.take(s_k) - sdist
@@ -137,7 +152,7 @@ class Objective:
             return
         pairs = np.repeat(amax < 0, lens)
         lens = lens[open_]
-        starts = np.r_[0, np.cumsum(lens)[:-1]]
+        starts = np.cumsum(lens) - lens
         a, sdist, s_k = a[pairs], sdist[pairs], s_k[pairs]
         sd = [v[pairs] for v in sd]
         amax = amax[open_]
