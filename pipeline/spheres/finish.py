@@ -127,7 +127,9 @@ def polished(
             # the fine points the polished cover misses join the samples: the proof would
             # otherwise grow a sphere over each hole, which costs more than a polish around it
             assert fine is not None  # computed whenever hole_rounds > 0
-            missed = fine[~(distances(fine, centers) <= radii[None, :]).any(axis=1)]
+            missed = fine.compress(
+                ~(distances(fine, centers) <= radii[None, :]).any(axis=1), axis=0
+            )
             if not len(missed):
                 break
             samples = np.concatenate([samples, missed])
