@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.spheres.adam import Problem, distances
-from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.geometry import Array, LinkGeometry, Patches
 from pipeline.spheres.polish import polish
-from pipeline.spheres.prove import prove, prove_patches
+from pipeline.spheres.prove import allowance, piece_gaps, prove, prove_patches
 
 if TYPE_CHECKING:
     from pipeline.spheres.fit import FitParams
@@ -104,21 +104,22 @@ def rounded_up(radii: Array) -> Array:
 
 
 def finish(
-    geometry: LinkGeometry, problem: Problem, params: FitParams, x: Array, fine: Array | None
+    geometry: LinkGeometry, problem: Problem, params: FitParams, x: Array
 ) -> tuple[Array, Array]:
     """Harden, polish, fill holes, round and grow a start (centres then radii in `x`) until
-    proven; `fine` are the surface points of the hole samples (every diagonal / hole_divisions)."""
-    centers, radii = polished(problem, params, x, fine)
+    proven."""
+    centers, radii = polished(geometry, problem, params, x)
     centers = on_grid(centers)
     radii = grow_until_proven(geometry, centers, radii)
     return centers, rounded_up(radii)
 
 
 def polished(
-    problem: Problem, params: FitParams, x: Array, fine: Array | None
+    geometry: LinkGeometry, problem: Problem, params: FitParams, x: Array
 ) -> tuple[Array, Array]:
-    """A start hardened and polished, then its holes filled: the `fine` points it misses join
-    the samples, it is hardened and polished again (hole_rounds times, while any is missed)."""
+    """A start hardened and polished, then its holes filled: the surface points every bounds
+    diagonal / hole_divisions it misses join the samples, it is hardened and polished again
+    (hole_rounds times, while any is missed)."""
     centers, radii = _hard(problem, x)
     samples = problem.surface
     step = params.polish_step * problem.scale
@@ -126,10 +127,7 @@ def polished(
         if round_:
             # the fine points the polished cover misses join the samples: the proof would
             # otherwise grow a sphere over each hole, which costs more than a polish around it
-            assert fine is not None  # computed whenever hole_rounds > 0
-            missed = fine.compress(
-                ~(distances(fine, centers) <= radii[None, :]).any(axis=1), axis=0
-            )
+            missed = missed_points(geometry, problem.scale / params.hole_divisions, centers, radii)
             if not len(missed):
                 break
             samples = np.concatenate([samples, missed])
@@ -145,6 +143,24 @@ def polished(
             params.polish_passes,
         )
     return centers, radii
+
+
+def missed_points(geometry: LinkGeometry, size: float, centers: Array, radii: Array) -> Array:
+    """The points of geometry.surface_points(size), in its order, that no sphere holds.
+
+    A flat patch proven inside one sphere (as the proof proves a piece, rounding allowed for)
+    is not refined: its points lie between its corners, inside that sphere too. On a mesh most
+    of the surface is, and refining all of it to the fine size cost more than the polish.
+    """
+
+    def held(patches: Patches) -> Array:
+        if patches.kind != "flat" or not len(patches):
+            return np.zeros(len(patches), dtype=bool)
+        hull = patches.hull()
+        return (piece_gaps(hull, centers, radii) + allowance(hull, centers, radii) <= 0).any(axis=1)
+
+    points = geometry.surface_points(size, held)
+    return points.compress(~(distances(points, centers) <= radii[None, :]).any(axis=1), axis=0)
 
 
 def _hard(problem: Problem, x: Array) -> tuple[Array, Array]:

@@ -268,17 +268,13 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
         # radii fitted to dense samples leave less to grow between them
         dense = geometry.surface_points(scale / params.harden_divisions)
         problem = replace(problem, surface=dense)
-    # the hole samples' points, computed once for every start finished
-    fine = geometry.surface_points(scale / params.hole_divisions) if params.hole_rounds else None
-    best = finish(geometry, problem, params, x, fine)
+    best = finish(geometry, problem, params, x)
     start = cells_start(geometry, problem.outside, params.max_spheres)
     if start is not None:
         # primitives only: the cells' spheres, finished alike and as they are (each holds its
         # cell whole, so they need almost no growth, where the finish's hardening on samples
         # then growth can leave more outside: a thin rod, a 30 m bar); the fewest outside wins
-        finished = finish(
-            geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]), fine
-        )
+        finished = finish(geometry, problem, params, np.concatenate([start[0].ravel(), start[1]]))
         centers = on_grid(start[0])
         cells = centers, rounded_up(grow_until_proven(geometry, centers, start[1]))
         for other in (finished, cells):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +72,12 @@ class Patches:
 
     def take(self, index: Array) -> Patches:
         """The patches selected by an index or mask."""
-        return Patches(self.kind, self.params[index], self.frame, self.radius, self.height)
+        # compress and take: the rows of indexing, several times faster on (n, m, 3) params
+        if index.dtype == bool:
+            params = self.params.compress(index, axis=0)
+        else:
+            params = self.params.take(index, axis=0)
+        return Patches(self.kind, params, self.frame, self.radius, self.height)
 
     def hull(self) -> Array:
         """Points (N, m, 3), m <= 6, in the link frame whose convex hull holds each patch."""
@@ -258,19 +264,29 @@ class LinkGeometry:
             mask |= solid.inside(points)
         return mask
 
-    def surface_points(self, size: float) -> Array:
-        """Hull points of the surface refined to patches at most `size` across, deduplicated."""
+    def surface_points(self, size: float, skip: Skip | None = None) -> Array:
+        """Hull points of the surface refined to patches at most `size` across, deduplicated;
+        without the points of the patches `skip` marks once refined to 4 `size` across."""
         # a patch repeated (a mesh of 200 000 copies of one triangle) is refined once: the
         # points are deduplicated below anyway, and refining every copy took gigabytes
         distinct = [
             p.take(np.unique(p.params.reshape(len(p), -1), axis=0, return_index=True)[1])
             for p in self.patches
         ]
+        if skip is not None:
+            # the leaves below a patch are the same whether it is refined in one go or in two
+            distinct = [p.take(~skip(p)) for p in (p.refine(4 * size) for p in distinct)]
         pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in distinct])
+        if not len(pts):
+            return pts
         # sorted rows without repeats, as np.unique(axis=0) gives them, but several times faster
-        pts = pts[np.lexsort(pts.T[::-1])]
+        pts = pts.take(np.lexsort(pts.T[::-1]), axis=0)
         new = (pts[1:, 0] != pts[:-1, 0]) | (pts[1:, 1] != pts[:-1, 1])
-        return pts[np.r_[True, new | (pts[1:, 2] != pts[:-1, 2])]]
+        return pts.compress(np.r_[True, new | (pts[1:, 2] != pts[:-1, 2])], axis=0)
+
+
+# which patches of a batch to leave out, as a mask
+Skip = Callable[[Patches], Array]
 
 
 def load_link_geometry(link: Link, robot_folder: Path, display_folder: str) -> LinkGeometry:

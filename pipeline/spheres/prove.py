@@ -84,7 +84,7 @@ def prove_patches(
         if depth == max_depth or checked + 4 * int(open_.sum()) > MAX_PIECES:
             worst = max(worst, float(best[open_].max()))
             left.append(todo.take(open_))
-            left_gaps = gaps[open_]
+            left_gaps = gaps.compress(open_, axis=0)
             todo = todo.take(np.zeros(len(todo), dtype=bool))
             break
         todo = todo.take(open_).split()
