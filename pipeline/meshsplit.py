@@ -40,6 +40,7 @@ _DAE_BLOCKS = re.compile(
     rb"<(?:[\w.-]+:)?(triangles|polylist|polygons|instance_(?:geometry|node))[\s/>]"
 )
 _DEFAULT_OBJECT = b"defaultobject"  # assimp's name of the object faces before any `o` go to
+COLLECT_AFTER = 100_000  # triangles of a mesh whose read is followed by a garbage collection
 
 
 def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
@@ -49,8 +50,10 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     data = read_bytes(folder / mesh.path, display, MESH_LIMIT)
     triangles = mesh_parts(data, mesh, display).triangles  # refuses what the spheres step does
     # trimesh's scene and mesh hold reference cycles: of a 987,712-triangle STL, 467 MB waited
-    # for the collector while the hull was taken (peak RSS 1,009 MB; collected now, 831 MB)
-    gc.collect()
+    # for the collector while the hull was taken (peak RSS 1,009 MB; collected now, 831 MB). A
+    # collection costs 10-25 ms whatever the mesh, most of a small robot's check: large ones only
+    if len(triangles) > COLLECT_AFTER:
+        gc.collect()
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     parts = part_points(data, suffix)
     # a part read otherwise than trimesh read the whole: collided whole, as before this reader
