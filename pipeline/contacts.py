@@ -161,10 +161,9 @@ def _primitive(geometry: Box | Cylinder | Sphere, frame: Frame) -> Solid:
     return Solid("sphere", frame, np.array([geometry.radius]), none)
 
 
-def convex(solid: Solid) -> Convex | None:
-    """A collision element's convex solid, as the planner collides it (None: it has none)."""
-    if solid.kind == "mesh":
-        return _hull(solid.triangles.reshape(-1, 3))
+def convex(solid: Solid) -> Convex:
+    """A box's, cylinder's or sphere's convex solid, as the planner collides it (a mesh's are
+    its parts' hulls: link_solids)."""
     rotation, centre = solid.frame.rotation, solid.frame.translation
     if solid.kind == "box":
         local = np.vstack([np.eye(3), -np.eye(3)])
