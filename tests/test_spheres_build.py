@@ -83,6 +83,32 @@ def test_changed_mesh_refits_that_link_only(root: Path, fitted: bytes) -> None:
     assert all(old[n]["spheres"] == new[n]["spheres"] for n in LINKS if n != "link_3")
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_build_tells_each_link_it_fits_and_nothing_when_it_fits_none(
+    root: Path, fitted: bytes, workers: int
+) -> None:
+    """doit printed nothing for the seconds per link a robot's spheres step fits."""
+    import trimesh
+
+    for name in ("link_3", "link_5"):
+        mesh = root / "robots" / IIWA / "meshes" / f"{name}.stl"
+        shape = trimesh.load(mesh)
+        shape.apply_scale(1.05)
+        shape.export(mesh)
+    folder = root / "robots" / IIWA
+    robot = load_robot(folder, root)
+    lines: list[str] = []
+    data, _ = build_spheres(robot, folder, root, fitted, workers=workers, progress=lines.append)
+    assert lines == [
+        "fitting 2 links" + (" in 2 processes" if workers == 2 else ""),
+        "fitted link_3 (1 of 2)",
+        "fitted link_5 (2 of 2)",
+    ]
+    lines.clear()
+    build_spheres(robot, folder, root, data, workers=workers, progress=lines.append)
+    assert lines == []
+
+
 @pytest.mark.parametrize(
     ("case", "old", "new"),
     [
@@ -474,6 +500,26 @@ def test_hand_edited_spheres_json_is_not_reused_by_the_step(
     monkeypatch.setattr(task, "build_spheres", spy)
     assert task.make_spheres(project, IIWA) == {f"build/robots/{IIWA}/spheres.json": committed}
     assert seen == [None]
+
+
+def test_the_step_says_its_progress_on_standard_error_under_its_name(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.spheres import task
+
+    committed = (project / "build" / "robots" / IIWA / "spheres.json").read_bytes()
+
+    def spy(*_: object, progress: Callable[[str], None], **__: object) -> Any:
+        progress("fitted link_2 (1 of 1)")
+        return committed, None
+
+    monkeypatch.setattr(task, "build_spheres", spy)
+    task.make_spheres(project, IIWA)
+    captured = capsys.readouterr()
+    assert captured.err == f"spheres:{IIWA}: fitted link_2 (1 of 1)\n"
+    assert captured.out == ""
+    monkeypatch.setattr("sys.stderr", None)  # started without one: said to no one, no error
+    task.make_spheres(project, IIWA)
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,13 @@ def test_pool_map_gives_each_result_in_the_order_of_the_jobs() -> None:
     assert pool_map(abs, [-3, 1, -2, 5], 2) == [3, 1, 2, 5]
 
 
+def test_pool_map_hands_each_result_to_done_in_the_order_of_the_jobs() -> None:
+    """The spheres step's progress: a line per link as its fit is taken."""
+    seen: list[int] = []
+    assert pool_map(abs, [-3, 1, -2, 5], 2, seen.append) == [3, 1, 2, 5]
+    assert seen == [3, 1, 2, 5]
+
+
 def _fails(job: int) -> int:
     if job == 2:
         raise ValueError("no fit")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ from pipeline.spheres.provenance import (
     read_sources,
 )
 from pipeline.urdf import Collision, Robot
+
+# told one line of progress at a time (`fitting 7 links`, `fitted link_2 (3 of 7)`)
+Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ def build_spheres(
     repo_root: Path,
     previous: bytes | None,
     workers: int = 1,
+    progress: Progress | None = None,
 ) -> tuple[bytes, SpheresReport]:
     """The canonical bytes of spheres.json, every link proven covered, and what was done."""
     del repo_root  # display paths come from the robot model, which names its URDF
@@ -78,7 +83,7 @@ def build_spheres(
     old = parse_previous(previous, FILE)
     decided = link_status(sources, old)
     refit = [name for name, state in decided.items() if state == REFIT]
-    fitted = _fit(robot, robot_folder, sources, refit, workers)
+    fitted = _fit(robot, robot_folder, sources, refit, workers, progress)
     data = _document(robot, sources, decided, fitted, old)
     report = verify(robot, robot_folder, data, samples=0)
     # A kept link's spheres that the proof no longer accepts (the proof was made stricter since
@@ -86,7 +91,7 @@ def build_spheres(
     # their geometry digest still matches, and a build must not stop on what it made itself.
     unproven = [c.link for c in report.links if not c.proven and c.link not in fitted]
     if unproven:
-        fitted |= _fit(robot, robot_folder, sources, unproven, workers)
+        fitted |= _fit(robot, robot_folder, sources, unproven, workers, progress)
         data = _document(robot, sources, decided, fitted, old)
         report = verify(robot, robot_folder, data, samples=0)
     raise_if_errors(list(report.findings))
@@ -99,7 +104,12 @@ def build_spheres(
 
 
 def _fit(
-    robot: Robot, folder: Path, sources: Sources, names: list[str], workers: int
+    robot: Robot,
+    folder: Path,
+    sources: Sources,
+    names: list[str],
+    workers: int,
+    progress: Progress | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """The spheres of each named link, fitted; links with the same collision elements (a mesh
     shared by the fingers of a hand, the feet of a quadruped) and parameters are fitted once."""
@@ -111,11 +121,33 @@ def _fit(
         (robot, folder, sources.folder_display, group[0], sources.params[group[0]])
         for group in alike.values()
     ]
+    told = _teller(progress, len(jobs), min(workers, len(jobs)))
     if workers > 1 and len(jobs) > 1:
-        first = dict(pool_map(_fit_one, jobs, min(workers, len(jobs))))
+        first = dict(pool_map(_fit_one, jobs, min(workers, len(jobs)), told))
     else:
-        first = dict(_fit_one(job) for job in jobs)
+        first = {}
+        for job in jobs:
+            name, spheres = _fit_one(job)
+            first[name] = spheres
+            told((name, spheres))
     return {name: first[group[0]] for group in alike.values() for name in group}
+
+
+def _teller(
+    progress: Progress | None, count: int, processes: int
+) -> Callable[[tuple[str, Any]], None]:
+    """What is called with each fitted link: a line of progress per link, after a first one."""
+    if progress is None or not count:
+        return lambda _: None
+    noun = "link" if count == 1 else "links"
+    progress(f"fitting {count} {noun}" + (f" in {processes} processes" if processes > 1 else ""))
+    finished = [0]
+
+    def told(result: tuple[str, Any]) -> None:
+        finished[0] += 1
+        progress(f"fitted {result[0]} ({finished[0]} of {count})")
+
+    return told
 
 
 def _document(

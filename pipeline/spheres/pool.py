@@ -18,8 +18,15 @@ Job = TypeVar("Job")
 Result = TypeVar("Result")
 
 
-def pool_map(function: Callable[[Job], Result], jobs: Sequence[Job], workers: int) -> list[Result]:
+def pool_map(
+    function: Callable[[Job], Result],
+    jobs: Sequence[Job],
+    workers: int,
+    done: Callable[[Result], None] | None = None,
+) -> list[Result]:
     """Each job's result, computed in `workers` worker processes; stopped, they are killed.
+
+    `done` is called with each result as it is taken, in the order of the jobs.
 
     No future is ever cancelled: Python 3.11's pool thread, finding a worker dead while a
     cancelled future was pending, printed `InvalidStateError: CANCELLED` and a stack beside the
@@ -30,7 +37,11 @@ def pool_map(function: Callable[[Job], Result], jobs: Sequence[Job], workers: in
     pool = fitting_pool(workers)
     try:
         futures = [pool.submit(function, job) for job in jobs]
-        results = [future.result() for future in futures]
+        results = []
+        for future in futures:
+            results.append(future.result())
+            if done is not None:
+                done(results[-1])
         pool.shutdown()
     except BrokenProcessPool:  # a worker killed (out of memory): said, not a traceback
         _kill(pool)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.findings import ContractError
@@ -46,8 +49,23 @@ def make_spheres(root: Path, model_id: str) -> dict[str, bytes]:
     folder = root / "robots" / model_id
     robot = load_robot(folder, root)
     previous = trusted_previous(root, model_id)
-    data, _ = build_spheres(robot, folder, root, previous, workers=WORKERS)
+    data, _ = build_spheres(
+        robot, folder, root, previous, workers=WORKERS, progress=_progress(model_id)
+    )
     return {target_of(model_id): data}
+
+
+def _progress(model_id: str) -> Callable[[str], None]:
+    """Lines on standard error while links are fitted: a fit takes seconds per link."""
+
+    def tell(line: str) -> None:
+        stream = sys.stderr
+        if stream is None:  # started without one
+            return
+        with contextlib.suppress(OSError, ValueError):  # closed, or its reader gone: no matter
+            print(f"spheres:{model_id}: {line}", file=stream, flush=True)
+
+    return tell
 
 
 def describe_status(root: Path, model_id: str) -> str:
