@@ -1,4 +1,4 @@
-"""The fitter's finish: the hole samples after the polish."""
+"""The fitter's finish: the hole samples after the polish, the growth round, the best round."""
 
 from __future__ import annotations
 
@@ -7,10 +7,21 @@ from dataclasses import replace
 import numpy as np
 
 from pipeline.spheres.adam import Problem, adam, distances
-from pipeline.spheres.finish import missed_points, polished
+from pipeline.spheres.finish import (
+    finish,
+    grow_until_proven,
+    least_outside,
+    missed_points,
+    on_grid,
+    outside_count,
+    polished,
+    polished_rounds,
+    rounded_up,
+)
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem, start_centers
 from pipeline.spheres.geometry import Array, LinkGeometry
-from tests.test_spheres_ball import shipped_link
+from pipeline.urdf import Box
+from tests.test_spheres_ball import primitive_link, shipped_link
 
 
 def _missed(points: Array, spheres: tuple[Array, Array]) -> Array:
@@ -18,10 +29,13 @@ def _missed(points: Array, spheres: tuple[Array, Array]) -> Array:
     return ~(distances(points, centers) <= radii[None, :]).any(axis=1)
 
 
-def _start() -> tuple[LinkGeometry, Problem, FitParams, Array, Array]:
-    """abb's link_6 after a short optimisation, its dense samples and its fine points."""
-    geometry = shipped_link("link_6", "abb_irb2400")
-    params = FitParams(rounds=4, grid_points=6000)
+def _start(
+    geometry: LinkGeometry | None = None, params: FitParams | None = None
+) -> tuple[LinkGeometry, Problem, FitParams, Array, Array]:
+    """abb's link_6 (or a given link) after a short optimisation, its dense samples and its
+    fine points."""
+    geometry = geometry or shipped_link("link_6", "abb_irb2400")
+    params = params or FitParams(rounds=4, grid_points=6000)
     problem = sample_problem(geometry, params)
     centers, pinned = start_centers(geometry, problem, params.max_spheres, params)
     x = np.concatenate([centers.ravel(), _cover_radii(problem.surface, centers)])
@@ -49,3 +63,38 @@ def test_the_hole_samples_cover_the_fine_points_the_first_polish_missed() -> Non
     assert np.array_equal(missed_points(geometry, size, *first), fine[holes])
     shrunk = first[0], first[1] * 0.9
     assert np.array_equal(missed_points(geometry, size, *shrunk), fine[_missed(fine, shrunk)])
+
+
+def _grown(geometry: LinkGeometry, spheres: tuple[Array, Array]) -> tuple[Array, Array]:
+    centers = on_grid(spheres[0])
+    return centers, rounded_up(grow_until_proven(geometry, centers, spheres[1]))
+
+
+def test_the_finish_keeps_the_round_that_grows_to_the_fewest_outside_points() -> None:
+    # a long square tube (stretch's link_mast, 38 mm across, 1.285 m long): its second hole
+    # round, grown to proof, holds more outside points than an earlier round grown
+    tube = primitive_link(((0, 0, 0), (0, 0, 0), Box((0.038, 0.038, 1.285))))
+    geometry, problem, params, x, _ = _start(
+        tube, FitParams(rounds=4, grid_points=6000, hole_rounds=2, growth_rounds=0)
+    )
+    counts = [
+        outside_count(
+            problem,
+            _grown(geometry, polished(geometry, problem, replace(params, hole_rounds=r), x)),
+        )
+        for r in range(params.hole_rounds + 1)
+    ]
+    assert counts[-1] > min(counts)  # the last round is not the best: the case
+    assert outside_count(problem, finish(geometry, problem, params, x)) == min(counts)
+
+
+def test_least_outside_bounds_a_round_grown_and_the_growth_round_only_helps() -> None:
+    geometry, problem, params, x, _ = _start()
+    params = replace(params, hole_rounds=2)
+    for _, centers, radii, missed in polished_rounds(geometry, problem, params, x):
+        on = on_grid(centers)
+        grown = outside_count(problem, _grown(geometry, (on, radii)))
+        assert outside_count(problem, (on, radii)) <= least_outside(problem, on, radii, missed)
+        assert least_outside(problem, on, radii, missed) <= grown
+    without = outside_count(problem, finish(geometry, problem, replace(params, growth_rounds=0), x))
+    assert outside_count(problem, finish(geometry, problem, params, x)) <= without

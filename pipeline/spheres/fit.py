@@ -8,15 +8,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pipeline.spheres.adam import Problem, adam, distances
+from pipeline.spheres.adam import Problem, adam
 from pipeline.spheres.ball import enclosing_ball, extremes, farthest
 from pipeline.spheres.finish import finish, grow_until_proven, harden, on_grid, rounded_up, shrink
+from pipeline.spheres.finish import outside_count as _outside_count
 from pipeline.spheres.geometry import Array, LinkGeometry
 from pipeline.spheres.plate import kmeans, lloyd, nearest, plate_axis, plate_starts
 from pipeline.spheres.primitives import cells_start
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "17"
+FITTER_VERSION = "18"
 # More surface samples than this come from a mesh finer than the fit needs (the optimisation's
 # cost grows with them): they are thinned to one per cube of diagonal / (3 sample_divisions).
 SURFACE_CAP = 12_000
@@ -44,7 +45,12 @@ class FitParams:
     # the polished cover's holes: fine surface points (every bounds-diagonal / hole_divisions)
     # it misses join the samples, and it is hardened and polished again, hole_rounds times
     hole_divisions: int = 80
-    hole_rounds: int = 2
+    hole_rounds: int = 1
+    # then the corners of the pieces the growth to proof had to cover (thinned to one per cube
+    # of bounds-diagonal / growth_divisions) join the samples, and it is polished again,
+    # growth_rounds times; of all the rounds' covers grown, the fewest outside points is kept
+    growth_divisions: int = 320
+    growth_rounds: int = 1
     # a plate (thinnest extent at most plate_ratio of the next) starts on its mid-plane, held
     # there for plate_share of the rounds
     plate_ratio: float = 0.55
@@ -71,6 +77,8 @@ class FitParams:
             "polish_step": self.polish_step,
             "hole_divisions": self.hole_divisions,
             "hole_rounds": self.hole_rounds,
+            "growth_divisions": self.growth_divisions,
+            "growth_rounds": self.growth_rounds,
             "plate_ratio": self.plate_ratio,
             "plate_share": self.plate_share,
         }
@@ -286,8 +294,3 @@ def fit_link(geometry: LinkGeometry, params: FitParams) -> tuple[Array, Array]:
     if ball_excess < _outside_count(problem, best) * problem.weight:
         return ball
     return best
-
-
-def _outside_count(problem: Problem, spheres: tuple[Array, Array]) -> int:
-    centers, radii = spheres
-    return int(np.count_nonzero((distances(problem.outside, centers) <= radii).any(axis=1)))
