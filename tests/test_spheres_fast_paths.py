@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from pipeline.spheres import portable
-from pipeline.spheres.adam import Objective
+from pipeline.spheres.adam import Objective, distances
 from pipeline.spheres.finish import shrink
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem
 from pipeline.spheres.geometry import Array, LinkGeometry, Patches, load_link_geometry
@@ -170,3 +172,25 @@ def test_exp_scaled_by_exponent_bits_is_ldexps_numbers(case: str, lo: float, hi:
     edges = [-np.inf, -800.0, -746.0, -745.2, -745.1332191019412, -708.4, -40.0, -0.0, 0.0]
     x = np.concatenate([x, np.nextafter(x, np.inf), edges, [40.0, 709.0, 709.78, np.inf]])
     assert np.array_equal(portable.exp(x).view(np.int64), _exp_by_ldexp(x).view(np.int64))
+
+
+@pytest.mark.parametrize("empty", [False, True], ids=["pairs", "no_pairs"])
+def test_selected_pairs_runs_are_np_uniques_inverse(empty: bool) -> None:
+    params = FitParams(max_spheres=8)
+    problem = sample_problem(_geometry("link_3"), params)
+    if empty:
+        problem = replace(problem, outside=problem.outside[:0])
+    centers = kmeans(problem.surface, 8, np.random.default_rng(0))
+    radii = _cover_radii(problem.surface, centers)
+    objective = Objective(problem, 8, params.reach * problem.scale)
+    objective.select(centers, radii)
+    gap = distances(problem.outside, centers) - radii[None, :]
+    o_pt, o_k = np.nonzero(gap < 2 * objective.reach + 8 * objective.tau)
+    used, inverse = np.unique(o_pt, return_inverse=True)
+    assert np.array_equal(objective.o_k, o_k)
+    assert np.array_equal(objective.o_pt, inverse)
+    assert np.array_equal(
+        objective.o_start, np.flatnonzero(np.r_[True, inverse[1:] != inverse[:-1]])
+    )
+    assert objective.o_count == len(used)
+    assert len(o_pt) == 0 if empty else len(used) < len(o_pt)  # points with several spheres

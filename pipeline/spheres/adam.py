@@ -50,9 +50,13 @@ class Objective:
         p = self.p
         gap = distances(p.outside, centers) - radii[None, :]
         o_pt, self.o_k = np.nonzero(gap < 2 * self.reach + 8 * self.tau)
-        used, self.o_pt = np.unique(o_pt, return_inverse=True)
-        self.o_count = len(used)
-        self.o_start = np.flatnonzero(np.r_[True, self.o_pt[1:] != self.o_pt[:-1]])
+        # nonzero lists the pairs point by point: a point's first pair starts its run, and the
+        # runs counted are np.unique's inverse (without its sort)
+        first = np.ones(len(o_pt), dtype=bool)
+        np.not_equal(o_pt[1:], o_pt[:-1], out=first[1:])
+        self.o_pt = np.cumsum(first, dtype=np.intp) - 1
+        self.o_count = int(np.count_nonzero(first))
+        self.o_start = np.flatnonzero(first) if len(o_pt) else np.zeros(1, dtype=np.intp)
         self.o_xyz = p.outside[o_pt].T.copy()
         sgap = distances(p.surface, centers) - radii[None, :]
         # samples deep inside a sphere cannot come out while spheres move at most `reach`
