@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from pipeline.spheres.adam import Problem, adam, distances
 from pipeline.spheres.finish import (
@@ -19,8 +20,8 @@ from pipeline.spheres.finish import (
     rounded_up,
 )
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem, start_centers
-from pipeline.spheres.geometry import Array, LinkGeometry
-from pipeline.urdf import Box
+from pipeline.spheres.geometry import Array, LinkGeometry, Patches
+from pipeline.urdf import Box, Cylinder
 from tests.test_spheres_ball import primitive_link, shipped_link
 
 
@@ -98,3 +99,32 @@ def test_least_outside_bounds_a_round_grown_and_the_growth_round_only_helps() ->
         assert least_outside(problem, on, radii, missed) <= grown
     without = outside_count(problem, finish(geometry, problem, replace(params, growth_rounds=0), x))
     assert outside_count(problem, finish(geometry, problem, params, x)) <= without
+
+
+def test_a_cylinders_side_and_cap_patches_one_sphere_holds_are_not_refined(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A piece of a cylinder's side or cap lies in its hull, and so does every piece cut from
+    it: once a sphere holds the hull, its fine points are all held. Two spheres a little short
+    of the halves of a rod: the points missed are those of every fine point, in their order,
+    and most of the side and cap is never refined to the fine size."""
+    geometry = primitive_link(((0, 0, 0), (0, 0, 0), Cylinder(0.05, 0.3)))
+    lo, hi = geometry.bounds()
+    size = float(np.linalg.norm(hi - lo)) / 80
+    centers = np.array([[0.0, 0.0, -0.075], [0.0, 0.0, 0.075]])
+    radii = np.full(2, np.hypot(0.05, 0.075) * 0.98)
+    fine = geometry.surface_points(size)
+    whole = sum(len(p.refine(size)) for p in geometry.patches)
+    refined: list[int] = []
+    real = Patches.refine
+
+    def counted(self: Patches, size: float) -> Patches:
+        out = real(self, size)
+        refined.append(len(out))
+        return out
+
+    monkeypatch.setattr(Patches, "refine", counted)
+    missed = missed_points(geometry, size, centers, radii)
+    assert len(missed) > 0
+    assert np.array_equal(missed, fine[_missed(fine, (centers, radii))])
+    assert sum(refined[-3:]) < whole / 2  # the last three: side and caps at the fine size

@@ -253,11 +253,14 @@ def missed_points(geometry: LinkGeometry, size: float, centers: Array, radii: Ar
 
     A flat patch proven inside one sphere (as the proof proves a piece, rounding allowed for)
     is not refined: its points lie between its corners, inside that sphere too. On a mesh most
-    of the surface is, and refining all of it to the fine size cost more than the polish.
+    of the surface is, and refining all of it to the fine size cost more than the polish. So is
+    a cylinder's side or cap patch: its pieces' hulls lie within its own (an arc's tangents
+    close in as it is cut). A sphere's patch is refined whole: a piece's hull reaches out by
+    radius / depth of its own triangle, which can exceed its parent's.
     """
 
     def held(patches: Patches) -> Array:
-        if patches.kind != "flat" or not len(patches):
+        if patches.kind not in ("flat", "side", "cap") or not len(patches):
             return np.zeros(len(patches), dtype=bool)
         hull = patches.hull()
         return (piece_gaps(hull, centers, radii) + allowance(hull, centers, radii) <= 0).any(axis=1)
