@@ -30,6 +30,7 @@ from pipeline.spheres.fit import (
 )
 from pipeline.spheres.geometry import LinkGeometry, load_link_geometry
 from pipeline.spheres.plate import kmeans, plate_axis
+from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
 from tests.conftest import REPO
@@ -310,6 +311,15 @@ CELLS_CASES = [
     ("block", lambda: primitive_link(((0, 0, 0), (0, 0, 0), Box((0.1, 0.08, 0.06)))), False),
     ("disc", lambda: primitive_link(((0, 0, 0), (0, 0, 0), Cylinder(0.2, 0.01))), True),
     ("mesh", lambda: shipped_link("link_6"), True),
+    (
+        "capsule",
+        lambda: primitive_link(
+            ((0, 0, 0), (0, 0, 0), Cylinder(0.06, 0.1)),
+            ((0, 0, 0.05), (0, 0, 0), Sphere(0.06)),
+            ((0, 0, -0.05), (0, 0, 0), Sphere(0.06)),
+        ),
+        False,
+    ),
 ]
 
 
@@ -331,3 +341,20 @@ def test_a_box_or_cylinder_link_that_is_no_plate_is_fitted_from_its_cells_alone(
     centers, radii = fit_link(geometry, FitParams(rounds=4, grid_points=6000))
     assert prove(geometry, centers, radii).proven
     assert bool(calls) == runs
+
+
+def test_a_capsules_end_spheres_start_as_their_own_spheres() -> None:
+    """A sphere element is one cell, never cut: the cells start holds its own sphere; the
+    cylinder between is cut into slices by the rest of the budget."""
+    geometry = primitive_link(
+        ((0, 0, 0), (0, 0, 0), Cylinder(0.06, 0.1)),
+        ((0, 0, 0.05), (0, 0, 0), Sphere(0.06)),
+        ((0, 0, -0.05), (0, 0, 0), Sphere(0.06)),
+    )
+    problem = sample_problem(geometry, FitParams(grid_points=6000))
+    start = cells_start(geometry, problem.outside, 16)
+    assert start is not None
+    centers, radii = start
+    ends = [np.flatnonzero(np.all(centers == [0, 0, z], axis=1)) for z in (0.05, -0.05)]
+    assert all(len(e) == 1 and radii[e[0]] == 0.06 for e in ends)
+    assert len(radii) > 3  # the cylinder sliced

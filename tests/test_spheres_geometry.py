@@ -381,12 +381,22 @@ def test_box_only_link_also_starts_from_equal_cells(tmp_path: Path) -> None:
     assert ratio < 1.25
 
 
-def test_cells_start_is_only_for_boxes_and_cylinders(tmp_path: Path) -> None:
+def test_cells_start_is_only_for_boxes_and_cylinders_and_spheres_with_them(
+    tmp_path: Path,
+) -> None:
     from pipeline.spheres.primitives import cells_start
 
     assert cells_start(_link(REPO / "robots" / IIWA, "link_7"), np.zeros((0, 3)), 16) is None
     ball = _link(_craft(tmp_path, LINK7_MESH, '<sphere radius="0.05"/>'), "link_7")
-    assert cells_start(ball, np.zeros((0, 3)), 16) is None
+    assert cells_start(ball, np.zeros((0, 3)), 16) is None  # its own exact cover
+    capsule = (
+        '<cylinder radius="0.05" length="0.1"/></geometry></collision>'
+        '<collision><origin xyz="0 0 0.05"/><geometry><sphere radius="0.05"/>'
+    )
+    start = cells_start(
+        _link(_craft(tmp_path / "capsule", LINK7_MESH, capsule), "link_7"), np.zeros((0, 3)), 16
+    )
+    assert start is not None and 0.05 in start[1]
 
 
 def test_cylinder_only_link_also_starts_from_slices_along_its_axis(tmp_path: Path) -> None:
