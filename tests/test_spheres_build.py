@@ -292,6 +292,7 @@ def test_cli_show_refuses_an_output_it_cannot_write(
         ("unexpected_field", {"defaults": {"max_sphere": 4}}),
         ("unknown_link", {"links": {"tool0": {"max_spheres": 4}}}),
         ("out_of_range", {"defaults": {"max_spheres": 0}}),
+        ("out_of_range", {"links": {"link_6": {"growth_rounds": 4}}}),
         # JSON Schema's "integer" takes 8.0; the fitter's numpy calls did not (a traceback)
         ("wrong_type", {"links": {"link_6": {"max_spheres": 4.0}}}),
     ],
@@ -303,6 +304,17 @@ def test_bad_settings_file_is_refused(root: Path, code: str, settings: object) -
         status(load_robot(folder, root), folder, None)
     assert [f.code for f in caught.value.findings] == [code]
     assert caught.value.findings[0].file == f"robots/{IIWA}/spheres.settings.json"
+
+
+def test_growth_rounds_set_for_one_link_reach_its_fit_only(root: Path) -> None:
+    from pipeline.spheres.provenance import read_sources
+
+    settings = {"links": {"link_6": {"growth_rounds": 2}}}
+    folder = root / "robots" / IIWA
+    (folder / "spheres.settings.json").write_text(json.dumps(settings))
+    params = read_sources(load_robot(folder, root), folder).params
+    assert params["link_6"].growth_rounds == 2
+    assert {params[n].growth_rounds for n in LINKS if n != "link_6"} == {0}
 
 
 def test_bad_settings_file_findings_are_all_reported_and_by_validate_too(

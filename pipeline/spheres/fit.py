@@ -45,12 +45,13 @@ class FitParams:
     # the polished cover's holes: fine surface points (every bounds-diagonal / hole_divisions)
     # it misses join the samples, and it is hardened and polished again, hole_rounds times
     hole_divisions: int = 80
-    hole_rounds: int = 1
+    hole_rounds: int = 2
     # then the corners of the pieces the growth to proof had to cover (thinned to one per cube
     # of bounds-diagonal / growth_divisions) join the samples, and it is polished again,
-    # growth_rounds times; of all the rounds' covers grown, the fewest outside points is kept
+    # growth_rounds times (a setting: tighter, and slower); of the last hole round's, these
+    # and round 0's covers grown, the fewest outside points is kept
     growth_divisions: int = 320
-    growth_rounds: int = 1
+    growth_rounds: int = 0
     # a plate (thinnest extent at most plate_ratio of the next) starts on its mid-plane, held
     # there for plate_share of the rounds
     plate_ratio: float = 0.55
