@@ -813,3 +813,35 @@ def test_a_read_outside_the_robots_folder_names_the_repository_file(
     [finding] = findings
     assert (status, finding["code"]) == (2, "generator_read_untracked_file")
     assert finding["message"].startswith(f"read data/tcps.json, outside {ABB}/, which is no input")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "    return {'xml': '<robot name=\"abb_irb2400\">\\n<group>\\n</robot>', "
+            "'urdf': 'robot.urdf'}\n",
+            "line 3 of the returned XML: Opening and ending tag mismatch: group line 2 and robot",
+        ),
+        (
+            "    import xml.etree.ElementTree as ET\n"
+            "    return {'xml': ET.Element('robot', {'name': 'a\\x01'}), 'urdf': 'robot.urdf'}\n",
+            "line 1 of the returned XML: invalid character in attribute value",
+        ),
+    ],
+    ids=["invalid_xml-string-line-3", "invalid_xml-element-control-character"],
+)
+def test_invalid_xml_returned_is_placed_in_the_envelope_not_at_a_source_line(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    body: str,
+    message: str,
+) -> None:
+    """The returned XML's line read as srdf.py's own (`srdf.py:1: invalid_xml`, hostile sweep),
+    where a raised exception's place is the source line it was raised at."""
+    install_generator(repo, "def gen_srdf():\n" + body)
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"], finding["file"]) == (2, "invalid_xml", SOURCE)
+    assert (finding["place"], finding["message"]) == ('gen_srdf()["xml"]', message)

@@ -99,7 +99,7 @@ def checked_srdf(
     try:
         root = parse_xml(_utf8(envelope.xml, display), display)
     except ContractError as exc:
-        raise ContractError([*findings, *exc.findings]) from None
+        raise ContractError([*findings, *map(_in_returned_xml, exc.findings)]) from None
     srdf, read_findings = parse_srdf(root, display)
     findings += read_findings
     if robot is not None:
@@ -124,6 +124,15 @@ def checked_srdf(
         )
     link = relative_posix(urdf_at or envelope.urdf, output.parent)
     return write_srdf(srdf, link), findings
+
+
+def _in_returned_xml(finding: Finding) -> Finding:
+    """A finding of the XML reader placed in the envelope: its line is the returned XML's, not
+    the source's (where a raised exception's place is the source line)."""
+    if not finding.place.isdigit():
+        return finding
+    message = f"line {finding.place} of the returned XML: {finding.message}"
+    return finding._replace(place='gen_srdf()["xml"]', message=message)
 
 
 # The encoding an XML declaration names, as in <?xml version="1.0" encoding="ISO-8859-1"?>.
