@@ -30,6 +30,7 @@ _CODES: dict[str, tuple[str, str]] = {
     "maxItems": ("wrong_length", "write the number of items the schema names"),
     "uniqueItems": ("duplicate_item", "name each item once"),
     "minLength": ("invalid_value", "write a non-empty text"),
+    "maxLength": ("invalid_value", "write a shorter text"),
     "pattern": ("invalid_value", "write a text of the documented form"),
     "minProperties": ("invalid_value", "give at least one entry"),
 }
@@ -227,6 +228,11 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
     if form is not None:
         message = f"{_short(repr(error.instance), 80)} is not {form}"
         return [Finding(code, display, json_pointer(path), message, "write it in that form")]
+    if keyword == "maxLength" and isinstance(instance, str):
+        message = f"{_short(repr(instance), 60)} is {len(instance)} characters long, over "
+        message += str(error.validator_value)
+        hint = f"write at most {error.validator_value} characters"
+        return [Finding(code, display, json_pointer(path), message, hint)]
     if keyword in ("minItems", "maxItems") and isinstance(error.instance, list):
         bound = "at least" if keyword == "minItems" else "at most"
         count = len(error.instance)

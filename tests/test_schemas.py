@@ -171,6 +171,17 @@ def test_invalid_value_a_pattern_is_said_in_words(cell_id: str, says: str) -> No
     assert "^" not in finding.message and finding.hint == "write it in that form"
 
 
+def test_invalid_value_a_text_over_its_max_length_says_so() -> None:
+    """A 5000-character cell_id was `schema_violation: 'aaaa...` with the verdict cut off its
+    end and "see the schema for what is allowed" (hostile sweep)."""
+    doc = {"schema": "rosie.machine-config.v1", "cell_id": "a" * 5000}
+    [finding] = [
+        f for f in check_schema(doc, "machine-config", "machine.json") if f.place == "/cell_id"
+    ]
+    assert (finding.code, finding.hint) == ("invalid_value", "write at most 128 characters")
+    assert finding.message == f"{'a' * 5000!r}"[:57] + "... is 5000 characters long, over 128"
+
+
 # each free text of the schemas: (schema, a document holding `text` there, its place)
 FREE_TEXTS: list[tuple[str, Callable[[str], dict[str, Any]], str]] = [
     (
