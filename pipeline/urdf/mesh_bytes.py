@@ -6,7 +6,8 @@ COLLADA (.dae) is XML, read as strictly as every other XML input (no DOCTYPE, no
 <COLLADA> root and finite vertex positions and at least one <mesh>, and <instance_node>s that
 neither loop nor expand the scene past 100,000 geometry instances (`dae_nodes.py`); an OBJ has
 a vertex, none at NaN or infinity, no face corner naming a vertex it does not have, and each
-corner index a whole number as Tesseract's reader reads it; a PLY declares a vertex.
+corner index a whole number as Tesseract's reader reads it; a PLY declares a vertex, and its
+body holds the records its header declares (`ply_counts.py`).
 Other formats are copied as they are.
 """
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_xml import parse_xml, source_line
 from pipeline.urdf.dae_nodes import dae_instancing
+from pipeline.urdf.ply_counts import ply_count_findings
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -264,7 +266,9 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
     if suffix == ".ply":
         header = data[: data.find(b"end_header")]
         counts = [int(n) for n in _PLY_VERTICES.findall(header)] if data[:3] == b"ply" else []
-        return [] if any(counts) else [_no_vertex(display, "a PLY without a vertex")]
+        if not any(counts):
+            return [_no_vertex(display, "a PLY without a vertex")]
+        return ply_count_findings(data, display)
     if suffix == ".dae":
         from lxml import etree
 
