@@ -1,9 +1,10 @@
 """A PLY's header counts the records its body holds, on a visual mesh too.
 
 Measured with Tesseract 0.5.1's URDF parser (2026-12-05): a binary PLY declaring 5 vertices and
-holding 3 crashed the process (SIGSEGV), one holding a face of no corner aborted it (assimp's
-`ai_assert` in TriangulateProcess.cpp, SIGABRT), and an ASCII PLY declaring 2,000,000,000
-vertices failed with std::bad_alloc; `pipeline validate` accepted all three as visual meshes.
+holding 3 crashed the process (SIGSEGV), a PLY holding a face of no corner, binary or ASCII,
+aborted it (assimp's `ai_assert` in TriangulateProcess.cpp, SIGABRT), and an ASCII PLY declaring
+2,000,000,000 vertices failed with std::bad_alloc; `pipeline validate` accepted each as a visual
+mesh.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def validate(repo: Path, data: bytes, monkeypatch: pytest.MonkeyPatch) -> int:
         ),
         (binary_ply(3, cornerless=True), "is a binary PLY whose face 2 has no corner"),
         (
+            ascii_ply(3).replace(b"element face 1", b"element face 2") + b"0\n",
+            "is an ASCII PLY whose face 2 has no corner",
+        ),
+        (
             ascii_ply(2_000_000_000),
             "is an ASCII PLY whose header declares 2,000,000,001 records (vertex 2000000000, "
             "face 1), but its body holds 4 lines",
@@ -66,6 +71,7 @@ def validate(repo: Path, data: bytes, monkeypatch: pytest.MonkeyPatch) -> int:
     ids=[
         "mesh_not_a_mesh-ply-binary-short",
         "mesh_not_a_mesh-ply-binary-face-of-no-corner",
+        "mesh_not_a_mesh-ply-ascii-face-of-no-corner",
         "mesh_not_a_mesh-ply-ascii-count-it-lacks",
     ],
 )

@@ -73,6 +73,24 @@ def _binary_walk(body: bytes, order: str, elements: list[_Element]) -> tuple[int
     return at, ""
 
 
+def _ascii_cornerless(lines: list[bytes], elements: list[_Element]) -> str:
+    """The first face of no corner in an ASCII body ('face 2'), one record a line; '' when
+    there is none, or its corner count is not the first list after scalars."""
+    first = 0
+    for name, count, _, properties in elements:
+        if name == "face":
+            lists = [i for i, p in enumerate(properties) if not isinstance(p, int)]
+            if not lists:
+                return ""
+            for record, line in enumerate(lines[first : first + count]):
+                words = line.split()
+                if len(words) > lists[0] and words[lists[0]] == b"0":
+                    return f"face {record + 1}"
+            return ""
+        first += count
+    return ""
+
+
 def ply_count_findings(data: bytes, display: str) -> list[Finding]:
     """The finding on a PLY whose body is shorter than the records its header declares."""
     end = _END.search(data)
@@ -83,14 +101,18 @@ def ply_count_findings(data: bytes, display: str) -> list[Finding]:
     body = data[end.end() :]
     counts = ", ".join(f"{name} {count}" for name, count, _, _ in elements)
     if form == "ascii":
-        lines = sum(1 for line in body.splitlines() if line.strip())
+        lines = [line for line in body.splitlines() if line.strip()]
         declared = sum(count for _, count, _, _ in elements)
-        if lines >= declared:
+        cornerless = _ascii_cornerless(lines, elements)
+        if cornerless:
+            what = f"is an ASCII PLY whose {cornerless} has no corner"
+        elif len(lines) < declared:
+            what = (
+                f"is an ASCII PLY whose header declares {declared:,} records ({counts}), but "
+                f"its body holds {len(lines):,} lines"
+            )
+        else:
             return []
-        what = (
-            f"is an ASCII PLY whose header declares {declared:,} records ({counts}), but its "
-            f"body holds {lines:,} lines"
-        )
     elif form in ("binary_little_endian", "binary_big_endian"):
         order = "<" if form == "binary_little_endian" else ">"
         ends, cornerless = _binary_walk(body, order, elements)
