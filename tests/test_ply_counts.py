@@ -86,9 +86,9 @@ def test_a_ply_body_shorter_than_its_header_declares_is_refused(
     assert validate(repo, data, monkeypatch) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"{ABB}/meshes/vis.ply:3: mesh_not_a_mesh: {says}: Tesseract's mesh reader (assimp) "
-        "crashes the planner on a short binary PLY or a face of no corner, and runs out of "
-        "memory allocating a count the file does not hold; export the mesh again (its header "
-        "counts each vertex and face its body holds)"
+        "trusts the header, and crashes the planner on a short binary PLY or a face of no "
+        "corner, or runs out of memory allocating a large count the file does not hold; export "
+        "the mesh again (its header counts each vertex and face its body holds)"
     ]
 
 

@@ -128,9 +128,9 @@ def ply_count_findings(data: bytes, display: str) -> list[Finding]:
     else:
         return []
     message = (
-        f"{what}: Tesseract's mesh reader (assimp) crashes the planner on a short binary PLY "
-        "or a face of no corner, and runs out of memory allocating a count the file does not "
-        "hold"
+        f"{what}: Tesseract's mesh reader (assimp) trusts the header, and crashes the planner "
+        "on a short binary PLY or a face of no corner, or runs out of memory allocating a "
+        "large count the file does not hold"
     )
     hint = "export the mesh again (its header counts each vertex and face its body holds)"
     return [Finding("mesh_not_a_mesh", display, str(elements[0][2]), message, hint)]
