@@ -24,6 +24,8 @@ URDF_CODE = (
     "pipeline/urdf/joints.py",
     "pipeline/urdf/rules.py",
     "pipeline/urdf/mesh_bytes.py",
+    "pipeline/urdf/dae_nodes.py",
+    "pipeline/urdf/ply_counts.py",
     "pipeline/urdf/companions.py",
     "pipeline/urdf/scales.py",
     "pipeline/urdf/uncollided.py",
