@@ -19,6 +19,7 @@ ABB = "robots/abb_irb2400"
 J1_LIMIT = '<limit effort="0" lower="-3.1416" upper="3.1416" velocity="2.618"/>'
 J1 = '<joint name="joint_1" type="revolute">'
 L1_MESH = "package://abb_irb2400/meshes/link_1.stl"
+L1_VISUAL = "package://abb_irb2400/meshes/link_1.dae"
 TOOL_JOINT = '<joint name="joint_6-tool0" type="fixed">'
 ORANGE = '<color rgba="0.7372549 0.3490196 0.1607843 1"/>'
 
@@ -335,6 +336,10 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         ([(J1_LIMIT, J1_LIMIT + '<mimic joint="joint_2"/>'), J2_MIMICS_J1], ["mimic_cycle"]),
         # a <mimic> on a fixed joint following a revolute one: that it is on a fixed joint
         ([TOOL_MIMICS_J6], ["mimic_on_unmovable_joint"]),
+        # a <mesh/> without filename (a new-user trial): that the attribute is missing, not
+        # that the URI '' is not package://, on a collision and on a visual
+        ([(f'<mesh filename="{L1_MESH}"/>', "<mesh/>")], ["missing_attribute"]),
+        ([(f'<mesh filename="{L1_VISUAL}"/>', "<mesh/>")], ["missing_attribute"]),
     ],
     ids=[
         "upper-inf",
@@ -345,6 +350,8 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         "velocity-negative-and-huge",
         "mimic-cycle",
         "mimic-on-fixed",
+        "collision-mesh-without-filename",
+        "visual-mesh-without-filename",
     ],
 )
 def test_one_problem_is_one_finding(

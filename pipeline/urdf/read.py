@@ -150,6 +150,17 @@ class _Reader:
         if shape.tag == "mesh":
             filename = shape.get("filename", "")
             scale = self.floats(shape, "scale", 3, (1.0, 1.0, 1.0))
+            if not filename:
+                # as every other missing attribute, not as a URI '' of no package
+                self.add(
+                    "missing_attribute",
+                    source_line(shape),
+                    "<mesh> has no 'filename' attribute"
+                    if shape.get("filename") is None
+                    else "<mesh> has an empty 'filename' attribute",
+                    f'add filename="package://{self.model_id}/meshes/<file>"',
+                )
+                return None
             path = self.mesh_path(shape, filename)
             if scale is not None and not all(s > 0 for s in scale):
                 # Tesseract's parser refuses a scale that is not > 0 on any axis, on a visual
