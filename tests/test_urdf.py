@@ -49,6 +49,15 @@ FINGER = (
 )
 
 TOOL_CHILD = '<child link="tool0"/>'
+J2_LIMIT = '<limit effort="0" lower="-1.7453" upper="1.9199" velocity="2.618"/>'
+
+
+def _j2_follows_j1(multiplier: str) -> tuple[str, str]:
+    """joint_2, given joint_1's range, following joint_1 with that multiplier."""
+    mimic = f'<mimic joint="joint_1" multiplier="{multiplier}"/>'
+    return (J2_LIMIT, J1_LIMIT + mimic)
+
+
 TOOL_MIMICS_J6 = (TOOL_CHILD, TOOL_CHILD + '<mimic joint="joint_6"/>')
 J2_MIMIC = '<mimic joint="joint_2"/>'
 
@@ -144,6 +153,11 @@ CASES = [
         "mimic_outside_limits",
         [FINGER, (FINGER_MIMIC, '<mimic joint="joint_6" multiplier="-0.01" offset="-1"/>')],
     ),
+    # a mimic driving its joint beyond what any joint reaches (a new-user trial: multiplier
+    # -1e303 on a joint of its leader's range, positions of -3e303 rad that no rule refused)
+    ("mimic_out_of_range", [_j2_follows_j1("-1e303")]),
+    ("mimic_out_of_range", [FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0.01"', '"1e9"'))]),
+    ("mimic_out_of_range", [FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0"', '"-2e6"'))]),
     # a <limit> of absurd magnitude (an origin was capped at 1e6 m, a limit at nothing)
     ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('upper="0.04"', 'upper="1e300"'))]),
     ("limit_out_of_range", [(FINGER[0], FINGER[1].replace('lower="0"', 'lower="-2e6"'))]),
@@ -340,6 +354,13 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         # that the URI '' is not package://, on a collision and on a visual
         ([(f'<mesh filename="{L1_MESH}"/>', "<mesh/>")], ["missing_attribute"]),
         ([(f'<mesh filename="{L1_VISUAL}"/>', "<mesh/>")], ["missing_attribute"]),
+        # a mimic's offset beyond any joint's reach: its size, not also that it misses the limits
+        ([FINGER, (FINGER_MIMIC, FINGER_MIMIC.replace('"0"', '"-2e6"'))], ["mimic_out_of_range"]),
+        # following a joint of absurd limits with an ordinary multiplier: the leader's finding
+        (
+            [(J1_LIMIT, J1_EFFORT.replace('upper="1"', 'upper="1e300"')), _j2_follows_j1("1")],
+            ["limit_out_of_range"],
+        ),
     ],
     ids=[
         "upper-inf",
@@ -352,6 +373,8 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         "mimic-on-fixed",
         "collision-mesh-without-filename",
         "visual-mesh-without-filename",
+        "mimic-offset-huge",
+        "mimic-of-a-huge-limit",
     ],
 )
 def test_one_problem_is_one_finding(
@@ -829,6 +852,8 @@ PANDA_TOUCHING = '<mimic joint="panda_finger_joint1" offset="0.04"/>'
     "edits",
     [
         [("<!-- end of joint list -->", PANDA_FINGERS)],
+        # geared 100:1, joint_1's +-3.1416 rad to +-314 rad: within what a revolute joint reaches
+        [_j2_follows_j1("100")],
         # the xArm gripper of pybullet_data: revolute knuckles following a revolute drive
         [FINGER, (FINGER_MIMIC, '<mimic joint="joint_6" multiplier="1" offset="0"/>')],
         # a mirrored finger: -0.01 maps joint_6's range to [-0.07, 0.07] m, reaching [0, 0.04]
@@ -849,6 +874,7 @@ PANDA_TOUCHING = '<mimic joint="panda_finger_joint1" offset="0.04"/>'
     ],
     ids=[
         "panda-fingers",
+        "geared-100",
         "revolute-follows-revolute",
         "mirrored",
         "touching",
@@ -857,10 +883,15 @@ PANDA_TOUCHING = '<mimic joint="panda_finger_joint1" offset="0.04"/>'
     ],
 )
 def test_a_mimic_that_can_follow_is_not_refused(repo: Path, edits: list[tuple[str, str]]) -> None:
-    """mimic_on_unmovable_joint, mimic_of_unmovable_joint and mimic_outside_limits refuse no
-    mimic a real gripper has."""
+    """mimic_on_unmovable_joint, mimic_of_unmovable_joint, mimic_outside_limits and
+    mimic_out_of_range refuse no mimic a real gripper has."""
     break_urdf(repo, edits)
-    rules = {"mimic_on_unmovable_joint", "mimic_of_unmovable_joint", "mimic_outside_limits"}
+    rules = {
+        "mimic_on_unmovable_joint",
+        "mimic_of_unmovable_joint",
+        "mimic_outside_limits",
+        "mimic_out_of_range",
+    }
     try:
         load_robot(repo / ABB, repo)
     except ContractError as exc:

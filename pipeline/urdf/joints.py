@@ -272,12 +272,16 @@ def _follows(joint: Joint, target: Joint, add: Add) -> None:
             )
         return
     own, followed = _bounds(joint), _bounds(target)
-    if own is None or followed is None or math.isnan(mimic.multiplier + mimic.offset):
-        return  # unbounded, or a limit or number another finding reports
+    if math.isnan(mimic.multiplier + mimic.offset):
+        return  # a number another finding (invalid_number) reports
+    if _beyond_reach(joint, target, followed, add):
+        return  # its size is the problem, not also that it misses the joint's limits
+    if own is None or followed is None:
+        return  # unbounded, or a limit another finding reports
     ends = [mimic.multiplier * end + mimic.offset for end in followed]
     low, high = min(ends), max(ends)
     if high < own[0] or low > own[1]:
-        unit, its = _UNIT[joint.type], _UNIT[target.type]
+        unit, its = _UNIT[joint.type], _UNIT.get(target.type, "rad")
         add(
             "mimic_outside_limits",
             mimic.line,
@@ -288,6 +292,42 @@ def _follows(joint: Joint, target: Joint, add: Add) -> None:
             "correct <mimic multiplier offset> (or either joint's limits) so that the "
             "followed joint's range reaches into this joint's limits",
         )
+
+
+def _beyond_reach(
+    joint: Joint, target: Joint, followed: tuple[float, float] | None, add: Add
+) -> bool:
+    """Whether `joint`'s <mimic> drives it beyond what any joint of its type reaches (the cap of
+    its <limit lower upper>: 1e3 rad, 1e6 m) over the followed joint's range (its offset alone
+    when that range is another finding's), with a finding when it does."""
+    assert joint.mimic is not None
+    mimic = joint.mimic
+    unit, cap = _LIMIT_CAPS.get(joint.type, _LIMIT_CAPS["revolute"])["lower"]
+    # the followed joint's limits are within their own caps (limit_out_of_range), so a
+    # multiplier and offset of ordinary size never overflow: past the cap is a unit or exponent
+    # mistake, and a position of -3e303 rad (multiplier -1e303) no check downstream can use
+    its_unit, its_cap = _LIMIT_CAPS.get(target.type, _LIMIT_CAPS["revolute"])["lower"]
+    if followed is not None and max(abs(end) for end in followed) > its_cap:
+        followed = None  # its own limit_out_of_range, not this joint's again
+    ends = [mimic.multiplier * end + mimic.offset for end in followed or (0.0, 0.0)]
+    if all(math.isfinite(end) and abs(end) <= cap for end in ends):
+        return False
+    reach = (
+        f"its range [{followed[0]:g}, {followed[1]:g}] {its_unit} maps to "
+        f"[{min(ends):g}, {max(ends):g}] {unit}"
+        if followed is not None
+        else f"its offset alone is {mimic.offset:g} {unit}"
+    )
+    add(
+        "mimic_out_of_range",
+        mimic.line,
+        f"joint {joint.name!r} follows {target.name!r} as {mimic.multiplier:g} * q + "
+        f"{mimic.offset:g}: {reach}, beyond {cap:.0e} {unit}, what no {joint.type} joint reaches",
+        f"give <mimic multiplier offset> that keep the joint within its own limits "
+        f"(offset in {unit}, multiplier in {unit} per {its_unit}; millimetres or degrees need "
+        "converting)",
+    )
+    return True
 
 
 def _bounds(joint: Joint) -> tuple[float, float] | None:
