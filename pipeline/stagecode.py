@@ -19,6 +19,7 @@ URDF_CODE = (
     "pipeline/urdf/__init__.py",
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",
+    "pipeline/urdf/angles.py",
     "pipeline/urdf/meshuri.py",
     "pipeline/urdf/extras.py",
     "pipeline/urdf/joints.py",

@@ -1,5 +1,5 @@
 """Likely mistakes warned of, not refused: collision_scale_mismatch, geometry_out_of_proportion,
-visual_without_collision."""
+visual_without_collision, frame_name_leading_slash, rpy_likely_degrees."""
 
 from __future__ import annotations
 
@@ -58,6 +58,15 @@ L1_VISUAL_ELEMENT = _element("visual", L1_VISUAL)
 NO_L1_COLLISION = (L1_COLLISION_ELEMENT, "")
 MM_VISUAL = (L1_VISUAL, _mesh(MM, "0.001 0.001 0.001"))
 MM_COLLISION = (L1_COLLISION, _mesh(MM))
+J2_ORIGIN = '<origin rpy="0 0 0" xyz="0.1 0 0.615"/>'
+L1_VISUAL_ORIGIN = '<origin rpy="0 0 0" xyz="0 0 0"/>\n      <geometry>\n        ' + L1_VISUAL
+
+
+def _j2_rpy(rpy: str) -> str:
+    """joint_2's <origin> with that rpy."""
+    return J2_ORIGIN.replace('rpy="0 0 0"', f'rpy="{rpy}"')
+
+
 # (case id naming the rule, edits of the shipped abb_irb2400 URDF, the warnings expected)
 CASES = [
     # the new user's AL5D: the visual scaled to metres, the collision naming the file not
@@ -112,6 +121,15 @@ CASES = [
         ],
         ["frame_name_leading_slash"],
     ),
+    # an angle past a full turn, as one in degrees is: on a joint's <origin>, a visual's
+    ("rpy_likely_degrees-joint", [(J2_ORIGIN, _j2_rpy("0 90 0"))], ["rpy_likely_degrees"]),
+    (
+        "rpy_likely_degrees-visual",
+        [(L1_VISUAL_ORIGIN, L1_VISUAL_ORIGIN.replace('rpy="0 0 0"', 'rpy="-180 0 0"'))],
+        ["rpy_likely_degrees"],
+    ),
+    # a full turn as written to four places, and half a turn: radians
+    ("none-full-turn", [(J2_ORIGIN, _j2_rpy("6.2832 -3.1416 0"))], []),
     # a slash inside a name is a ROS namespace, read by tf2
     (
         "none-slash-inside",

@@ -49,6 +49,8 @@ FINGER = (
 )
 
 TOOL_CHILD = '<child link="tool0"/>'
+J2_ORIGIN = '<origin rpy="0 0 0" xyz="0.1 0 0.615"/>'
+L1_COLLISION_ORIGIN = '<origin rpy="0 0 0" xyz="0 0 0"/>\n      <geometry>\n        <mesh filename="package://abb_irb2400/meshes/link_1.stl"/>'
 J2_LIMIT = '<limit effort="0" lower="-1.7453" upper="1.9199" velocity="2.618"/>'
 
 
@@ -265,6 +267,13 @@ CASES = [
     # raised (a traceback, after build/robots/ had been rewritten).
     ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="1.7e308 0 0.615"')]),
     ("origin_out_of_range", [('xyz="0.1 0 0.615"', 'xyz="0.1 0 -2e6"')]),
+    # an rpy of absurd size (a new-user trial: 1e300 was accepted, xyz capped at 1e6 m), on a
+    # joint's <origin> and a collision's
+    ("origin_out_of_range", [(J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="1e300 0 0"'))]),
+    (
+        "origin_out_of_range",
+        [(L1_COLLISION_ORIGIN, L1_COLLISION_ORIGIN.replace("0 0 0", "0 -2e3 0", 1))],
+    ),
 ]
 
 
@@ -361,6 +370,11 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
             [(J1_LIMIT, J1_EFFORT.replace('upper="1"', 'upper="1e300"')), _j2_follows_j1("1")],
             ["limit_out_of_range"],
         ),
+        # an rpy past the bound: that, not also the warning of an angle past a full turn
+        (
+            [(J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="0 0 1e300"'))],
+            ["origin_out_of_range"],
+        ),
     ],
     ids=[
         "upper-inf",
@@ -375,6 +389,7 @@ J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
         "visual-mesh-without-filename",
         "mimic-offset-huge",
         "mimic-of-a-huge-limit",
+        "rpy-huge",
     ],
 )
 def test_one_problem_is_one_finding(

@@ -6,8 +6,9 @@ import math
 
 from lxml import etree
 
-from pipeline.findings import ContractError, Finding
+from pipeline.findings import ContractError, Finding, Severity
 from pipeline.strict_xml import NUMBER, parse_xml, source_line
+from pipeline.urdf.angles import rpy_finding
 from pipeline.urdf.extras import extra_findings
 from pipeline.urdf.meshuri import MeshesFolder, mesh_uri_path
 from pipeline.urdf.model import (
@@ -123,6 +124,13 @@ class _Reader:
             return Origin()
         xyz = self.floats(node, "xyz", 3, (0.0, 0.0, 0.0))
         rpy = self.floats(node, "rpy", 3, (0.0, 0.0, 0.0))
+        if rpy is not None and node.get("rpy") is not None:
+            text, line = node.get("rpy", ""), source_line(node) or 1
+            found = rpy_finding(rpy, text, str(node.tag), self.display, line)
+            if found is not None:
+                self.findings.append(found)
+                if found.severity is Severity.ERROR:
+                    rpy = (0.0, 0.0, 0.0)  # refused: no knock-on finding computes with it
         return Origin(_vec3(xyz), _vec3(rpy))
 
     def mesh_path(self, node: etree._Element, filename: str) -> str | None:
