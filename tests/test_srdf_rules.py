@@ -828,8 +828,22 @@ def test_a_read_outside_the_robots_folder_names_the_repository_file(
             "    return {'xml': ET.Element('robot', {'name': 'a\\x01'}), 'urdf': 'robot.urdf'}\n",
             "line 1 of the returned XML: invalid character in attribute value",
         ),
+        # an element appended into itself (a new-user trial): ET.tostring looped until the
+        # generator_timeout of 60 s, though gen_srdf() had returned
+        (
+            "    import xml.etree.ElementTree as ET\n"
+            "    root = ET.Element('robot', {'name': 'abb_irb2400'})\n"
+            "    ET.SubElement(root, 'group', {'name': 'arm'}).append(root)\n"
+            "    return {'xml': root, 'urdf': 'robot.urdf'}\n",
+            "holds an element inside itself (<robot> is within its own <group>), which no XML "
+            "can write",
+        ),
     ],
-    ids=["invalid_xml-string-line-3", "invalid_xml-element-control-character"],
+    ids=[
+        "invalid_xml-string-line-3",
+        "invalid_xml-element-control-character",
+        "invalid_xml-element-inside-itself",
+    ],
 )
 def test_invalid_xml_returned_is_placed_in_the_envelope_not_at_a_source_line(
     repo: Path,

@@ -116,6 +116,9 @@ def _serialise(xml: Any) -> tuple[str, str]:
     if isinstance(xml, ET.ElementTree):
         xml = xml.getroot()
     if isinstance(xml, ET.Element):
+        looped = _inside_itself(xml)
+        if looped is not None:  # ET.tostring would walk it without end
+            return "cyclic", f"<{looped[0]}> is within its own <{looped[1]}>"
         return "element", ET.tostring(xml, encoding="unicode")
     if "lxml" in sys.modules:
         from lxml import etree
@@ -125,6 +128,28 @@ def _serialise(xml: Any) -> tuple[str, str]:
         if isinstance(xml, etree._Element):
             return "element", etree.tostring(xml, encoding="unicode")
     return "other", type(xml).__name__
+
+
+def _inside_itself(root: Any) -> tuple[str, str] | None:
+    """(tag, tag of its child holding it) of an ElementTree element found inside itself, None
+    when the elements form a tree (lxml refuses such an append; ElementTree takes it)."""
+    done: set[int] = set()  # elements walked to the end: met again, they hold no loop
+    path = {id(root)}
+    stack = [(root, iter(root))]
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            path.discard(id(node))
+            done.add(id(node))
+        elif id(child) in path:
+            below = stack[[id(n) for n, _ in stack].index(id(child)) + 1 :] or [(node, None)]
+            return str(child.tag), str(below[0][0].tag)
+        elif id(child) not in done:
+            path.add(id(child))
+            stack.append((child, iter(child)))
+    return None
 
 
 def _error_line(exc: BaseException, source: str) -> tuple[str, int | None]:

@@ -405,6 +405,17 @@ def run_generator(
                 "return an ElementTree or lxml element, or an XML string",
             )
         )
+    if result.get("xml_kind") == "cyclic":
+        findings.append(
+            _finding(
+                "invalid_xml",
+                display,
+                'gen_srdf()["xml"]',
+                f"holds an element inside itself ({result.get('xml')}), which no XML can write",
+                "append each element to one parent, below it (ET.SubElement(parent, tag) "
+                "makes a new one)",
+            )
+        )
     if result.get("xml_kind") == "unserialisable":
         findings.append(
             _finding(
