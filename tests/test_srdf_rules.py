@@ -789,6 +789,23 @@ def test_a_generator_may_read_its_inputs_robot_urdf_and_modules(
     assert (status, findings) == (0, [])
 
 
+def test_async_gen_srdf_is_one_finding_without_the_never_awaited_warning(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An async def gen_srdf() also gave generator_wrote_stderr, Python's RuntimeWarning that the
+    coroutine was never awaited, naming pipeline/srdf/child.py (a new-user trial)."""
+    install_generator(
+        repo,
+        "async def gen_srdf():\n"
+        "    return {'xml': '<robot name=\"abb_irb2400\"/>', 'urdf': 'robot.urdf'}\n",
+    )
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"]) == (2, "envelope_not_dict")
+    assert finding["message"] == "returned a coroutine, not a dictionary"
+    assert "async def" in finding["hint"]
+
+
 def test_generator_raised_a_long_message_is_one_short_line(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -185,6 +185,8 @@ def _run(source: str) -> dict[str, Any]:
         text, line = _error_line(exc, source)
         return {"status": "raised", "error": text, "line": line}
     if not isinstance(envelope, dict):
+        if inspect.iscoroutine(envelope):
+            envelope.close()  # never run: no "never awaited" RuntimeWarning naming this file
         return {"status": "ok", "envelope": type(envelope).__name__}
     result: dict[str, Any] = {
         "status": "ok",

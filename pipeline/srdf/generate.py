@@ -368,7 +368,12 @@ def run_generator(
                 display,
                 "gen_srdf()",
                 f"returned a {result.get('envelope')}, not a dictionary",
-                "return {'xml': root_element, 'urdf': 'robot.urdf'}",
+                "return {'xml': root_element, 'urdf': 'robot.urdf'}"
+                + (
+                    " from a plain def gen_srdf(), not an async def (it is called, never awaited)"
+                    if result.get("envelope") == "coroutine"
+                    else ""
+                ),
             )
         )
         return None, findings
