@@ -1472,8 +1472,21 @@ def test_file_unreadable_meshes_folder_this_user_cannot_search_is_not_mesh_missi
             "package://other/meshes/../../secret.stl",
             " (package://abb_irb2400/meshes/secret.stl for meshes/secret.stl)",
         ),
+        # a fullwidth solidus for the last '/' (a new-user trial): the fix named
+        # meshes/meshes\uff0flink_1.stl, which does not exist
+        (
+            "package://abb_irb2400/meshes\uff0flink_1.stl",
+            " (package://abb_irb2400/meshes/link_1.stl for meshes/link_1.stl)",
+        ),
     ],
-    ids=["other-package", "other-package-file-there", "file-uri", "not-a-mesh", "leaving"],
+    ids=[
+        "other-package",
+        "other-package-file-there",
+        "file-uri",
+        "not-a-mesh",
+        "leaving",
+        "fullwidth-solidus",
+    ],
 )
 def test_mesh_uri_not_package_fix_gives_the_uri_to_write(
     repo: Path, uri: str, example: str
@@ -1485,6 +1498,16 @@ def test_mesh_uri_not_package_fix_gives_the_uri_to_write(
     assert finding.hint == (
         "put the mesh in meshes/ and name it package://abb_irb2400/meshes/<file>" + example
     )
+
+
+def test_mesh_uri_not_package_names_a_slash_look_alike(repo: Path) -> None:
+    """A division slash where '/' belongs is shown, not only the URI it spoils."""
+    break_urdf(repo, [(L1_MESH, "package://abb_irb2400\u2215meshes/link_1.stl")])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    (finding,) = [f for f in exc.value.findings if f.code == "mesh_uri_not_package"]
+    assert finding.message.endswith(" (it holds U+2215, which looks like '/' but is not)")
+    assert finding.hint.endswith(" (package://abb_irb2400/meshes/link_1.stl for meshes/link_1.stl)")
 
 
 def test_mesh_uri_not_package_fix_names_the_file_meshes_holds(repo: Path) -> None:

@@ -64,9 +64,11 @@ def mesh_uri_path(
     if not filename.startswith(prefix):
         tail = _meshes_tail(filename, meshes)
         example = f" ({prefix}{tail} for meshes/{tail})" if tail else ""
+        alike = next((c for c in filename if c in _SLASH_ALIKES), None)
+        unseen = f" (it holds U+{ord(alike):04X}, which looks like '/' but is not)" if alike else ""
         return None, (
             "mesh_uri_not_package",
-            f"mesh URI {filename!r} is not package://{model_id}/meshes/<file>",
+            f"mesh URI {filename!r} is not package://{model_id}/meshes/<file>{unseen}",
             f"put the mesh in meshes/ and name it {prefix}<file>{example}",
         )
     rest = filename[len(prefix) :]
@@ -93,6 +95,9 @@ _MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".gltf", ".glb")
 # `scheme://`, and the schemes whose first segment is a package's (or model's) name
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _PACKAGE_SCHEMES = frozenset({"package", "model"})
+# characters drawn as '/': fullwidth solidus, division slash, fraction slash, big solidus
+_SLASH_ALIKES = "\uff0f\u2215\u2044\u29f8"
+_AS_SLASH = str.maketrans(dict.fromkeys(_SLASH_ALIKES, "/"))
 
 
 def _meshes_tail(filename: str, meshes: MeshesFolder | None) -> str:
@@ -100,6 +105,9 @@ def _meshes_tail(filename: str, meshes: MeshesFolder | None) -> str:
     path (after a `package://<pkg>/` or other scheme prefix, and after its last `..`) at which
     meshes/ holds a file, else the one file of its name meshes/ holds, else what follows its own
     `meshes/` folder, else its file name; "" when it names no mesh file."""
+    # a slash look-alike (a fullwidth solidus typed for '/') separates folders: the file named
+    # is the one beyond it, never a name holding it that meshes/ does not hold
+    filename = filename.translate(_AS_SLASH)
     scheme = _SCHEME.match(filename)
     path = filename[scheme.end() :] if scheme else filename
     if scheme and scheme.group(1).lower() in _PACKAGE_SCHEMES:
