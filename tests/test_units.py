@@ -59,6 +59,7 @@ NO_L1_COLLISION = (L1_COLLISION_ELEMENT, "")
 MM_VISUAL = (L1_VISUAL, _mesh(MM, "0.001 0.001 0.001"))
 MM_COLLISION = (L1_COLLISION, _mesh(MM))
 J2_ORIGIN = '<origin rpy="0 0 0" xyz="0.1 0 0.615"/>'
+ORANGE = '<color rgba="0.7372549 0.3490196 0.1607843 1"/>'
 L1_VISUAL_ORIGIN = '<origin rpy="0 0 0" xyz="0 0 0"/>\n      <geometry>\n        ' + L1_VISUAL
 
 
@@ -128,6 +129,20 @@ CASES = [
         [(L1_VISUAL_ORIGIN, L1_VISUAL_ORIGIN.replace('rpy="0 0 0"', 'rpy="-180 0 0"'))],
         ["rpy_likely_degrees"],
     ),
+    # a colour in 8-bit values (0 to 255), as image editors give them: Tesseract reads it as
+    # written, and a viewer clamps it to white
+    (
+        "color_out_of_range-8-bit",
+        [(ORANGE, '<color rgba="188 89 41 255"/>')],
+        ["color_out_of_range"],
+    ),
+    (
+        "color_out_of_range-negative",
+        [(ORANGE, '<color rgba="1 0.5 -0.2 1"/>')],
+        ["color_out_of_range"],
+    ),
+    # 0 and 1 themselves are fractions
+    ("none-color-ends", [(ORANGE, '<color rgba="0 1 0 0"/>')], []),
     # a full turn as written to four places, and half a turn: radians
     ("none-full-turn", [(J2_ORIGIN, _j2_rpy("6.2832 -3.1416 0"))], []),
     # a slash inside a name is a ROS namespace, read by tf2
@@ -187,6 +202,15 @@ def test_collision_scale_mismatch_hint_offers_either_scale_when_the_visual_is_wr
     assert "1/1000 of the size" in warning.message
     assert '"1 1 1"' in warning.hint and '"0.001 0.001 0.001"' in warning.hint
     assert 'the <collision>\'s "0.001 0.001 0.001"' in warning.hint
+
+
+def test_color_out_of_range_gives_the_fractions_of_8_bit_values(repo: Path) -> None:
+    """An image editor's 188 89 41 255 is the shipped orange: the fix writes it in fractions."""
+    break_urdf(repo, [(ORANGE, '<color rgba="188 89 41 255"/>')])
+    [warning] = read_urdf_sources(repo, "abb_irb2400").warnings
+    assert (warning.code, warning.place) == ("color_out_of_range", "38")
+    assert "188 is outside 0 to 1" in warning.message
+    assert warning.hint == 'divide 8-bit values by 255: rgba="0.7373 0.349 0.1608 1"'
 
 
 def test_shipped_robots_have_no_warning() -> None:

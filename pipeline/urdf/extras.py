@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 from lxml import etree
 
-from pipeline.findings import Finding
+from pipeline.findings import Finding, Severity
 from pipeline.strict_xml import NUMBER, source_line
 
-_Add = Callable[[str, etree._Element, str, str], None]
+_Add = Callable[..., None]  # (code, element, message, hint[, severity])
 
 
 def extra_findings(root: etree._Element, display: str, data: bytes) -> list[Finding]:
@@ -27,8 +27,14 @@ def extra_findings(root: etree._Element, display: str, data: bytes) -> list[Find
     list separators."""
     out: list[Finding] = []
 
-    def add(code: str, node: etree._Element, message: str, hint: str) -> None:
-        out.append(Finding(code, display, str(source_line(node)), message, hint))
+    def add(
+        code: str,
+        node: etree._Element,
+        message: str,
+        hint: str,
+        severity: Severity = Severity.ERROR,
+    ) -> None:
+        out.append(Finding(code, display, str(source_line(node)), message, hint, severity))
 
     try:
         data.decode("utf-8")
@@ -230,6 +236,8 @@ def _material(material: etree._Element, known: set[str], add: _Add) -> None:
                 f"material {name!r} has <color rgba={color.get('rgba')!r}>, not 4 numbers",
                 'write rgba="r g b a", four numbers from 0 to 1',
             )
+        else:
+            _color_range(name, color, [float(p) for p in parts], add)
     if texture is None and color is None:
         if name not in known or not name:
             add(
@@ -242,3 +250,25 @@ def _material(material: etree._Element, known: set[str], add: _Add) -> None:
             )
     elif name:
         known.add(name)
+
+
+def _color_range(name: str, color: etree._Element, rgba: list[float], add: _Add) -> None:
+    """A warning for a colour component outside 0 to 1, which Tesseract reads as written and a
+    viewer clamps (188 89 41 255, an image editor's 8-bit values, draws white)."""
+    outside = [v for v in rgba if not 0.0 <= v <= 1.0]
+    if not outside:
+        return
+    if all(0.0 <= v <= 255.0 for v in rgba):
+        alpha = rgba[3] / 255 if rgba[3] > 1.0 else rgba[3]
+        fractions = " ".join(f"{v:.4g}" for v in [*(c / 255 for c in rgba[:3]), alpha])
+        hint = f'divide 8-bit values by 255: rgba="{fractions}"'
+    else:
+        hint = "give r, g, b and a from 0 to 1"
+    add(
+        "color_out_of_range",
+        color,
+        f"material {name!r} has <color rgba={color.get('rgba')!r}>: {outside[0]:g} is outside "
+        "0 to 1, where a viewer clamps it",
+        hint,
+        Severity.WARNING,
+    )
