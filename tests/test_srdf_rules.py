@@ -185,6 +185,12 @@ GENERATORS = [
     ("generator_exited", "import sys\n\ndef gen_srdf():\n    sys.exit(3)\n"),
     ("generator_exited", "import os\n\ndef gen_srdf():\n    os._exit(0)\n"),
     ("generator_timeout", "def gen_srdf():\n    while True:\n        pass\n"),
+    # returned, but a thread left running kept the process alive: generator_timeout, at 60 s
+    (
+        "generator_left_thread",
+        REAL + "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(3600,), name='poller').start()\n",
+    ),
     # the real generator, its allowed collisions iterated as a set (order by hash seed)
     (
         "generator_not_deterministic",
@@ -804,6 +810,40 @@ def test_async_gen_srdf_is_one_finding_without_the_never_awaited_warning(
     assert (status, finding["code"]) == (2, "envelope_not_dict")
     assert finding["message"] == "returned a coroutine, not a dictionary"
     assert "async def" in finding["hint"]
+
+
+@pytest.mark.parametrize(
+    ("start", "left"),
+    [
+        ("threading.Thread(target=time.sleep, args=(3600,), name='poller').start()", "'poller'"),
+        # a pool never shut down: the interpreter joins its workers at exit, busy or idle
+        (
+            "from concurrent.futures import ThreadPoolExecutor\n"
+            "POOL = ThreadPoolExecutor(1, 'pool')\nPOOL.submit(time.sleep, 3600)",
+            "'pool_0'",
+        ),
+        # a daemon thread is stopped with the process, which ends once the XML is taken
+        ("threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()", ""),
+    ],
+    ids=["thread", "pool", "daemon-thread"],
+)
+def test_a_thread_left_running_is_named_not_waited_for(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    start: str,
+    left: str,
+) -> None:
+    """A non-daemon thread left running kept the child alive until generator_timeout, 'did not
+    return', though gen_srdf() had returned (the interpreter waits for it at exit)."""
+    install_generator(repo, REAL + "import threading, time\n" + start + "\n")
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    if not left:
+        assert (status, findings) == (0, [])
+        return
+    [finding] = findings
+    assert (status, finding["code"], finding["place"]) == (2, "generator_left_thread", "gen_srdf()")
+    assert finding["message"] == f"returned leaving the thread {left} running"
 
 
 def test_generator_raised_a_long_message_is_one_short_line(

@@ -2,7 +2,8 @@
 
 Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]]
 (environment: generate.py). Writes one JSON object to RESULT_JSON:
-{"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}.
+{"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}, and ends at
+once: the interpreter's own exit would wait for the threads a generator left running.
 An audit hook refuses file writes and process spawns while the source runs, and reads of files
 that are no input of the srdf step: in the robot's folder anything but its modules and
 robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
@@ -20,11 +21,16 @@ import sys
 _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
 
+import contextlib  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import runpy  # noqa: E402
+import threading  # noqa: E402
 import traceback  # noqa: E402
 from typing import Any  # noqa: E402
+
+# the standard streams as they were before the generator ran, which may replace sys.stdout
+_STDOUT, _STDERR = sys.stdout, sys.stderr
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _MUTATING = {
@@ -161,6 +167,13 @@ def _error_line(exc: BaseException, source: str) -> tuple[str, int | None]:
     return text, line
 
 
+def _threads_left() -> list[str]:
+    """The names of the threads still running but the main one, which the interpreter would
+    wait for at exit; daemon threads end with the process, once the result is written."""
+    main = threading.main_thread()
+    return sorted(t.name for t in threading.enumerate() if t is not main and not t.daemon)
+
+
 def _run(source: str) -> dict[str, Any]:
     try:
         namespace = runpy.run_path(source, run_name="__gen_srdf__")
@@ -177,6 +190,7 @@ def _run(source: str) -> dict[str, Any]:
         ):
             return {"status": "takes_arguments", "signature": str(signature)}
         envelope = function()
+        left = _threads_left()
     except SystemExit as exc:
         return {"status": "exited", "code": repr(exc.code)}
     except _Refused:
@@ -187,11 +201,12 @@ def _run(source: str) -> dict[str, Any]:
     if not isinstance(envelope, dict):
         if inspect.iscoroutine(envelope):
             envelope.close()  # never run: no "never awaited" RuntimeWarning naming this file
-        return {"status": "ok", "envelope": type(envelope).__name__}
+        return {"status": "ok", "envelope": type(envelope).__name__, "threads_left": left}
     result: dict[str, Any] = {
         "status": "ok",
         "envelope": "dict",
         "keys": sorted(map(str, envelope)),
+        "threads_left": left,
     }
     if "xml" in envelope:
         try:
@@ -227,5 +242,19 @@ def main() -> None:
         out.flush()
 
 
+def _exit(status: int) -> None:
+    """End the process now: not waiting for the threads a generator left running (the finding
+    names them) nor running the exit handlers it registered, which could print or hang."""
+    for stream in (_STDOUT, _STDERR):
+        with contextlib.suppress(Exception):  # a closed stream: nothing left to flush
+            stream.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException:
+        traceback.print_exc(file=_STDERR)
+        _exit(1)
+    _exit(0)

@@ -196,8 +196,24 @@ def run_child(
     return result, findings
 
 
+def _left_thread(names: list[str], display: str) -> Finding:
+    """A generator that returned with threads still running (the child did not wait for them)."""
+    shown = ", ".join(repr(_clip(str(name), 60)) for name in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return _finding(
+        "generator_left_thread",
+        display,
+        "gen_srdf()",
+        f"returned leaving the thread{'s' if len(names) > 1 else ''} {shown}{more} running",
+        "join each thread before returning (a pool: use it in a with block), or start none: "
+        "a thread left running may change the XML after it is taken",
+    )
+
+
 def _status_findings(result: dict[str, Any], display: str) -> list[Finding]:
     status = result.get("status")
+    if status == "ok" and result.get("threads_left"):
+        return [_left_thread(result["threads_left"], display)]
     if status == "raised":
         line = result.get("line")
         return [
