@@ -846,6 +846,69 @@ def test_a_thread_left_running_is_named_not_waited_for(
     assert finding["message"] == f"returned leaving the thread {left} running"
 
 
+# Generators whose envelope or leftovers acted after gen_srdf() returned, in child.py's own code,
+# and what each is: (id, source, (code, place, message) or None for a clean pass).
+AFTER_RETURN = [
+    # a key's __str__ raising ran in child.py: generator_exited "before returning", a traceback
+    (
+        "key-str-raises",
+        REAL + "class K:\n    def __str__(self):\n        raise ValueError('no name')\n"
+        "_real = gen_srdf\ngen_srdf = lambda: {**_real(), K(): 1}\n",
+        ("envelope_unknown_key", "gen_srdf()", "the envelope has a key of type K, not a name"),
+    ),
+    # a dict subclass's own __getitem__ (generator_exited) or endless __iter__ (generator_timeout)
+    (
+        "dict-subclass-getitem",
+        REAL + "class D(dict):\n    def __getitem__(self, key):\n        raise KeyError(key)\n"
+        "_real = gen_srdf\ngen_srdf = lambda: D(_real())\n",
+        None,
+    ),
+    (
+        "dict-subclass-endless-iter",
+        REAL + "import itertools\nclass D(dict):\n    def __iter__(self):\n"
+        "        return map(str, itertools.count())\n"
+        "_real = gen_srdf\ngen_srdf = lambda: D(_real())\n",
+        None,
+    ),
+    # a recursion limit of 8 set in gen_srdf(): RecursionError in child.py, generator_exited
+    (
+        "recursion-limit",
+        REAL + "import sys\n_real = gen_srdf\n"
+        "def gen_srdf():\n    envelope = _real()\n    sys.setrecursionlimit(8)\n"
+        "    return envelope\n",
+        None,
+    ),
+    # a timer firing after the return: SIGALRM ended the process, generator_exited -14
+    (
+        "alarm-timer",
+        REAL + "import signal\n_real = gen_srdf\n"
+        "def gen_srdf():\n    signal.setitimer(signal.ITIMER_REAL, 0.0001)\n    return _real()\n",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in AFTER_RETURN], ids=[c[0] for c in AFTER_RETURN]
+)
+def test_what_a_generator_left_acting_after_it_returned(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    expected: tuple[str, str, str] | None,
+) -> None:
+    """The envelope is read as the dict it is, with no code of the generator's run after it
+    returned: a hostile method, a limit or a timer it set misreported it, or hung."""
+    install_generator(repo, text)
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    if expected is None:
+        assert (status, findings) == (0, [])
+        return
+    [finding] = findings
+    assert (status, finding["code"], finding["place"], finding["message"]) == (2, *expected)
+
+
 def test_generator_raised_a_long_message_is_one_short_line(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,6 +25,7 @@ import contextlib  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import runpy  # noqa: E402
+import signal  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
 from typing import Any  # noqa: E402
@@ -118,7 +119,7 @@ def _serialise(xml: Any) -> tuple[str, str]:
     import xml.etree.ElementTree as ET
 
     if isinstance(xml, str):
-        return "string", xml
+        return "string", str.__str__(xml)
     if isinstance(xml, ET.ElementTree):
         xml = xml.getroot()
     if isinstance(xml, ET.Element):
@@ -174,7 +175,21 @@ def _threads_left() -> list[str]:
     return sorted(t.name for t in threading.enumerate() if t is not main and not t.daemon)
 
 
+def _settle(recursion_limit: int) -> None:
+    """Undo what a generator set that would act in this file's code after it returned: a
+    recursion limit too low for it (a RecursionError here), a timer (SIGALRM ending it)."""
+    sys.setrecursionlimit(recursion_limit)
+    for timer, number in (
+        (signal.ITIMER_REAL, signal.SIGALRM),
+        (signal.ITIMER_VIRTUAL, signal.SIGVTALRM),
+        (signal.ITIMER_PROF, signal.SIGPROF),
+    ):
+        signal.setitimer(timer, 0)
+        signal.signal(number, signal.SIG_IGN)
+
+
 def _run(source: str) -> dict[str, Any]:
+    recursion_limit = sys.getrecursionlimit()
     try:
         namespace = runpy.run_path(source, run_name="__gen_srdf__")
         function = namespace.get("gen_srdf")
@@ -190,6 +205,7 @@ def _run(source: str) -> dict[str, Any]:
         ):
             return {"status": "takes_arguments", "signature": str(signature)}
         envelope = function()
+        _settle(recursion_limit)
         left = _threads_left()
     except SystemExit as exc:
         return {"status": "exited", "code": repr(exc.code)}
@@ -202,20 +218,24 @@ def _run(source: str) -> dict[str, Any]:
         if inspect.iscoroutine(envelope):
             envelope.close()  # never run: no "never awaited" RuntimeWarning naming this file
         return {"status": "ok", "envelope": type(envelope).__name__, "threads_left": left}
+    # read as the dict it is, through dict's own methods: a subclass's __getitem__ or __iter__,
+    # a key's __str__, is the generator's code, and would run here, after it returned
+    keys = list(dict.__iter__(envelope))
     result: dict[str, Any] = {
         "status": "ok",
         "envelope": "dict",
-        "keys": sorted(map(str, envelope)),
+        "keys": sorted(str.__str__(k) for k in keys if isinstance(k, str)),
+        "other_keys": sorted({type(k).__name__ for k in keys if not isinstance(k, str)}),
         "threads_left": left,
     }
-    if "xml" in envelope:
+    if dict.__contains__(envelope, "xml"):
         try:
-            result["xml_kind"], result["xml"] = _serialise(envelope["xml"])
+            result["xml_kind"], result["xml"] = _serialise(dict.__getitem__(envelope, "xml"))
         except Exception as exc:  # e.g. ElementTree meeting a non-string attribute value
             result["xml_kind"], result["xml"] = "unserialisable", _error_line(exc, source)[0]
-    if "urdf" in envelope:
-        urdf = envelope["urdf"]
-        result["urdf"] = urdf if isinstance(urdf, str) else None
+    if dict.__contains__(envelope, "urdf"):
+        urdf = dict.__getitem__(envelope, "urdf")
+        result["urdf"] = str.__str__(urdf) if isinstance(urdf, str) else None
         result["urdf_type"] = type(urdf).__name__
     return result
 

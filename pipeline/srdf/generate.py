@@ -405,6 +405,16 @@ def run_generator(
                     f"add {key!r} to the returned dictionary",
                 )
             )
+    for kind in result.get("other_keys", []):
+        findings.append(
+            _finding(
+                "envelope_unknown_key",
+                display,
+                "gen_srdf()",
+                f"the envelope has a key of type {kind}, not a name",
+                "return exactly 'xml' and 'urdf'",
+            )
+        )
     for key in keys:
         if key not in ENVELOPE_KEYS:
             findings.append(
