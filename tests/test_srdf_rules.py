@@ -240,6 +240,13 @@ GENERATORS = [
         "def gen_srdf():\n"
         "    return {'xml': '<robot name=\"abb_irb2400\">', 'urdf': 'robot.urdf'}\n",
     ),
+    # 40 MB returned: sent whole to the compiler through a JSON file, twice, read into memory
+    (
+        "file_too_large",
+        "def gen_srdf():\n"
+        "    return {'xml': '<robot name=\"abb_irb2400\">' + ' ' * 40_000_000 + '</robot>', "
+        "'urdf': 'robot.urdf'}\n",
+    ),
     (
         "generator_printed",
         REAL + "print('debug')\n",
@@ -907,6 +914,28 @@ def test_what_a_generator_left_acting_after_it_returned(
         return
     [finding] = findings
     assert (status, finding["code"], finding["place"], finding["message"]) == (2, *expected)
+
+
+def test_returned_xml_limit_is_the_xml_files_limit() -> None:
+    """child.py imports no pipeline code: it keeps its own copy of strict_io.XML_LIMIT."""
+    from pipeline.strict_io import XML_LIMIT
+
+    text = (REPO / "pipeline/srdf/child.py").read_text()
+    assert f"_XML_LIMIT = {XML_LIMIT // 1024 // 1024} * 1024 * 1024" in text
+
+
+def test_returned_xml_over_the_limit_names_its_size(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 40 MB string was written whole to the result JSON by both runs and read back, before
+    the XML reader refused one text of it as over 10 MB."""
+    install_generator(
+        repo, "def gen_srdf():\n    return {'xml': 'é' * 20_000_000, 'urdf': 'robot.urdf'}\n"
+    )
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"], finding["place"]) == (2, "file_too_large", 'gen_srdf()["xml"]')
+    assert finding["message"] == "is 40000000 bytes of XML, over the limit of 33554432 bytes"
 
 
 def test_generator_raised_a_long_message_is_one_short_line(

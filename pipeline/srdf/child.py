@@ -33,6 +33,10 @@ from typing import Any  # noqa: E402
 # the standard streams as they were before the generator ran, which may replace sys.stdout
 _STDOUT, _STDERR = sys.stdout, sys.stderr
 
+# pipeline.strict_io.XML_LIMIT, the most XML a file of the compiler's may hold: a larger text
+# returned is not sent (through the result JSON, by both runs) but its size
+_XML_LIMIT = 32 * 1024 * 1024
+
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _MUTATING = {
     "os.remove",
@@ -137,6 +141,15 @@ def _serialise(xml: Any) -> tuple[str, str]:
     return "other", type(xml).__name__
 
 
+def _utf8_size(text: str) -> str | None:
+    """How many bytes `text` takes in UTF-8 when over the limit, None when not; a text of more
+    characters than that is not encoded to count them (each takes one byte or more)."""
+    if len(text) > _XML_LIMIT:
+        return str(len(text)) if text.isascii() else f"more than {len(text)}"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return str(size) if size > _XML_LIMIT else None
+
+
 def _inside_itself(root: Any) -> tuple[str, str] | None:
     """(tag, tag of its child holding it) of an ElementTree element found inside itself, None
     when the elements form a tree (lxml refuses such an append; ElementTree takes it)."""
@@ -233,6 +246,10 @@ def _run(source: str) -> dict[str, Any]:
             result["xml_kind"], result["xml"] = _serialise(dict.__getitem__(envelope, "xml"))
         except Exception as exc:  # e.g. ElementTree meeting a non-string attribute value
             result["xml_kind"], result["xml"] = "unserialisable", _error_line(exc, source)[0]
+        if result["xml_kind"] in ("string", "element"):
+            size = _utf8_size(result["xml"])
+            if size is not None:
+                result["xml_kind"], result["xml"] = "too_large", size
     if dict.__contains__(envelope, "urdf"):
         urdf = dict.__getitem__(envelope, "urdf")
         result["urdf"] = str.__str__(urdf) if isinstance(urdf, str) else None

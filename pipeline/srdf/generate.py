@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from pipeline.findings import Finding, Severity
+from pipeline.strict_io import XML_LIMIT
 
 CHILD = Path(__file__).with_name("child.py")
 ENVELOPE_KEYS = ("urdf", "xml")
@@ -445,6 +446,17 @@ def run_generator(
                 f"holds an element inside itself ({result.get('xml')}), which no XML can write",
                 "append each element to one parent, below it (ET.SubElement(parent, tag) "
                 "makes a new one)",
+            )
+        )
+    if result.get("xml_kind") == "too_large":
+        findings.append(
+            _finding(
+                "file_too_large",
+                display,
+                'gen_srdf()["xml"]',
+                f"is {result.get('xml')} bytes of XML, over the limit of {XML_LIMIT} bytes",
+                "return the robot's semantics alone: groups, states, TCPs and link pairs are far "
+                "less (look for text grown in a loop)",
             )
         )
     if result.get("xml_kind") == "unserialisable":
