@@ -987,11 +987,22 @@ def test_a_read_outside_the_robots_folder_names_the_repository_file(
             "holds an element inside itself (<robot> is within its own <group>), which no XML "
             "can write",
         ),
+        # elements 3000 deep: a RecursionError in ET.tostring, told to "give attribute values
+        # as strings"
+        (
+            "    import xml.etree.ElementTree as ET\n"
+            "    root = node = ET.Element('robot', {'name': 'abb_irb2400'})\n"
+            "    for _ in range(3000):\n"
+            "        node = ET.SubElement(node, 'group')\n"
+            "    return {'xml': root, 'urdf': 'robot.urdf'}\n",
+            "nests elements more than 256 deep",
+        ),
     ],
     ids=[
         "invalid_xml-string-line-3",
         "invalid_xml-element-control-character",
         "invalid_xml-element-inside-itself",
+        "invalid_xml-element-too-deep",
     ],
 )
 def test_invalid_xml_returned_is_placed_in_the_envelope_not_at_a_source_line(

@@ -128,6 +128,8 @@ def _serialise(xml: Any) -> tuple[str, str]:
         xml = xml.getroot()
     if isinstance(xml, ET.Element):
         looped = _inside_itself(xml)
+        if looped == _TOO_DEEP:  # ET.tostring recurses: a RecursionError past about 1000
+            return "deep", str(_XML_DEPTH)
         if looped is not None:  # ET.tostring would walk it without end
             return "cyclic", f"<{looped[0]}> is within its own <{looped[1]}>"
         return "element", ET.tostring(xml, encoding="unicode")
@@ -150,9 +152,15 @@ def _utf8_size(text: str) -> str | None:
     return str(size) if size > _XML_LIMIT else None
 
 
+# libxml2's nesting limit, which the XML reader keeps (pipeline.strict_xml)
+_XML_DEPTH = 256
+_TOO_DEEP = ("", "")
+
+
 def _inside_itself(root: Any) -> tuple[str, str] | None:
     """(tag, tag of its child holding it) of an ElementTree element found inside itself, None
-    when the elements form a tree (lxml refuses such an append; ElementTree takes it)."""
+    when the elements form a tree (lxml refuses such an append; ElementTree takes it);
+    _TOO_DEEP when they nest deeper than the XML reader reads."""
     done: set[int] = set()  # elements walked to the end: met again, they hold no loop
     path = {id(root)}
     stack = [(root, iter(root))]
@@ -167,6 +175,8 @@ def _inside_itself(root: Any) -> tuple[str, str] | None:
             below = stack[[id(n) for n, _ in stack].index(id(child)) + 1 :] or [(node, None)]
             return str(child.tag), str(below[0][0].tag)
         elif id(child) not in done:
+            if len(stack) >= _XML_DEPTH:
+                return _TOO_DEEP
             path.add(id(child))
             stack.append((child, iter(child)))
     return None

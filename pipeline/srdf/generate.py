@@ -448,6 +448,16 @@ def run_generator(
                 "makes a new one)",
             )
         )
+    if result.get("xml_kind") == "deep":
+        findings.append(
+            _finding(
+                "invalid_xml",
+                display,
+                'gen_srdf()["xml"]',
+                f"nests elements more than {result.get('xml')} deep",
+                "nest elements less deeply: a robot description needs a few levels",
+            )
+        )
     if result.get("xml_kind") == "too_large":
         findings.append(
             _finding(
