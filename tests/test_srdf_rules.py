@@ -855,7 +855,35 @@ def test_a_thread_left_running_is_named_not_waited_for(
 
 # Generators whose envelope or leftovers acted after gen_srdf() returned, in child.py's own code,
 # and what each is: (id, source, (code, place, message) or None for a clean pass).
+# an element whose __iter__ (which child.py calls, then ET.tostring) does {body}
+ELEMENT = (
+    "import xml.etree.ElementTree as ET\nclass E(ET.Element):\n    def __iter__(self):\n"
+    "        {body}\n"
+    "def gen_srdf():\n"
+    "    return {'xml': E('robot', {'name': 'abb_irb2400'}), 'urdf': 'robot.urdf'}\n"
+)
 AFTER_RETURN = [
+    # what still runs, a method of the element returned, ended or kept the process: "before
+    # returning", "did not return", though gen_srdf() had returned
+    (
+        "element-method-exits",
+        ELEMENT.replace("{body}", "__import__('os')._exit(0)"),
+        (
+            "generator_exited",
+            "gen_srdf()",
+            "the process ended with status 0 after gen_srdf() returned, before its envelope "
+            "was read",
+        ),
+    ),
+    (
+        "element-method-loops",
+        ELEMENT.replace("{body}", "while True: pass"),
+        (
+            "generator_timeout",
+            "gen_srdf()",
+            "returned, but its process did not end within 5 s and was stopped",
+        ),
+    ),
     # a key's __str__ raising ran in child.py: generator_exited "before returning", a traceback
     (
         "key-str-raises",
@@ -905,10 +933,10 @@ def test_what_a_generator_left_acting_after_it_returned(
     text: str,
     expected: tuple[str, str, str] | None,
 ) -> None:
-    """The envelope is read as the dict it is, with no code of the generator's run after it
-    returned: a hostile method, a limit or a timer it set misreported it, or hung."""
+    """The envelope is read as the dict it is, a limit or timer it set undone, and what still
+    runs after gen_srdf() returned is not told as its not returning."""
     install_generator(repo, text)
-    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE, "--timeout", "5")
     if expected is None:
         assert (status, findings) == (0, [])
         return

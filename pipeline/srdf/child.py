@@ -3,7 +3,9 @@
 Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]]
 (environment: generate.py). Writes one JSON object to RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}, and ends at
-once: the interpreter's own exit would wait for the threads a generator left running.
+once: the interpreter's own exit would wait for the threads a generator left running. Once
+gen_srdf() returns, RESULT_JSON.returned holds a byte: what ends or holds the process later (a
+method of what it returned) is not its not returning.
 An audit hook refuses file writes and process spawns while the source runs, and reads of files
 that are no input of the srdf step: in the robot's folder anything but its modules and
 robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
@@ -211,7 +213,7 @@ def _settle(recursion_limit: int) -> None:
         signal.signal(number, signal.SIG_IGN)
 
 
-def _run(source: str) -> dict[str, Any]:
+def _run(source: str, returned: Any) -> dict[str, Any]:
     recursion_limit = sys.getrecursionlimit()
     try:
         namespace = runpy.run_path(source, run_name="__gen_srdf__")
@@ -228,6 +230,7 @@ def _run(source: str) -> dict[str, Any]:
         ):
             return {"status": "takes_arguments", "signature": str(signature)}
         envelope = function()
+        returned.write(b"1")
         _settle(recursion_limit)
         left = _threads_left()
     except SystemExit as exc:
@@ -279,9 +282,12 @@ def main() -> None:
     attempts: list[str] = []
     spawns: list[str] = []
     reads: list[str] = []
-    with open(result_path, "w", encoding="utf-8") as out:
+    with (
+        open(result_path, "w", encoding="utf-8") as out,
+        open(f"{result_path}.returned", "wb", buffering=0) as returned,
+    ):
         _install_guard(attempts, spawns, reads, scope)
-        result = _run(source)
+        result = _run(source, returned)
         result["write_attempts"] = attempts
         result["spawn_attempts"] = spawns
         result["read_attempts"] = reads

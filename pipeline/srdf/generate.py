@@ -79,6 +79,13 @@ def _stderr_warning(stderr: bytes, source: Path, display: str, repo_root: Path |
     )
 
 
+def _has_bytes(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def _sandbox_files(sandbox: Path) -> list[str]:
     return sorted(p.relative_to(sandbox).as_posix() for p in sandbox.rglob("*"))
 
@@ -111,10 +118,25 @@ def run_child(
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        # written by the child once gen_srdf() returns: what ends or holds the process after
+        # that (a method of the element returned) is not its not returning
+        returned = Path(f"{result_path}.returned")
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill(process)
+            if _has_bytes(returned):
+                return {}, [
+                    _finding(
+                        "generator_timeout",
+                        display,
+                        "gen_srdf()",
+                        f"returned, but its process did not end within {timeout:g} s and was "
+                        "stopped",
+                        "return a plain dict of a string or ElementTree element and a path: a "
+                        "method of a subclass of them ran on as the envelope was read",
+                    )
+                ]
             return {}, [
                 _finding(
                     "generator_timeout",
@@ -142,14 +164,20 @@ def run_child(
                 findings.append(_stderr_warning(stderr, source, display, repo_root))
         except (OSError, ValueError):
             last = (stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200]
+            when = (
+                "after gen_srdf() returned, before its envelope was read"
+                if _has_bytes(returned)
+                else "before returning"
+            )
             findings.append(
                 _finding(
                     "generator_exited",
                     display,
                     "gen_srdf()",
-                    f"the process ended with status {process.returncode} before returning"
+                    f"the process ended with status {process.returncode} {when}"
                     + (f" ({last})" if last else ""),
-                    "return the envelope; do not call os._exit or crash the interpreter",
+                    "return the envelope; do not call os._exit or crash the interpreter, in "
+                    "gen_srdf() or in a method of what it returns",
                 )
             )
             result = {}
