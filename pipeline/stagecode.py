@@ -67,6 +67,7 @@ SRDF_CODE = (
             "child",
             "compile",
             "contact_check",
+            "envelope",
             "generate",
             "groups",
             "jointgroups",

@@ -12,14 +12,13 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline.findings import Finding, Severity
-from pipeline.strict_io import XML_LIMIT
+from pipeline.srdf.envelope import envelope_findings
 
 CHILD = Path(__file__).with_name("child.py")
-ENVELOPE_KEYS = ("urdf", "xml")
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -287,58 +286,6 @@ def _status_findings(result: dict[str, Any], display: str) -> list[Finding]:
     return []
 
 
-def _urdf_findings(
-    value: Any, kind: str, source: Path, repo_root: Path, display: str
-) -> list[Finding]:
-    place = 'gen_srdf()["urdf"]'
-
-    def bad(code: str, message: str, hint: str) -> Finding:
-        return _finding(code, display, place, message, hint)
-
-    if not isinstance(value, str):
-        return [bad("urdf_path_not_string", f"is a {kind}, not a string", 'write "robot.urdf"')]
-    if not value:
-        return [bad("urdf_path_empty", "is empty", "name the URDF relative to the source")]
-    out = []
-    if "\\" in value:
-        out.append(bad("urdf_path_backslash", f"{value!r} uses \\", "use / separators"))
-    if (
-        value.startswith("/")
-        or PureWindowsPath(value).is_absolute()
-        or PureWindowsPath(value).drive
-    ):
-        out.append(
-            bad("urdf_path_absolute", f"{value!r} is absolute", "write it relative to the source")
-        )
-    if not value.endswith(".urdf"):
-        out.append(
-            bad("urdf_path_not_urdf", f"{value!r} does not end in .urdf", "name a .urdf file")
-        )
-    if out:
-        return out
-    try:
-        target = (source.parent / PurePosixPath(value)).resolve()
-    except ValueError:  # a NUL or a lone surrogate: no file has such a name
-        return [bad("urdf_path_missing", f"{value!r} is not a file name", 'write "robot.urdf"')]
-    if not target.is_relative_to(repo_root.resolve()):
-        return [
-            bad(
-                "urdf_path_outside_repo",
-                f"{value!r} leaves the repository",
-                "link a URDF in the repository",
-            )
-        ]
-    if not target.is_file():
-        return [
-            bad(
-                "urdf_path_missing",
-                f"{value!r} names no file",
-                "correct the path or create the URDF",
-            )
-        ]
-    return []
-
-
 def _determinism_findings(
     result: dict[str, Any], again: dict[str, Any], display: str
 ) -> list[Finding]:
@@ -406,114 +353,9 @@ def run_generator(
     findings += _machine_path_findings(result, display, repo_root)
     if result.get("status") != "ok":
         return None, findings
-    if result.get("envelope") != "dict":
-        findings.append(
-            _finding(
-                "envelope_not_dict",
-                display,
-                "gen_srdf()",
-                f"returned a {result.get('envelope')}, not a dictionary",
-                "return {'xml': root_element, 'urdf': 'robot.urdf'}"
-                + (
-                    " from a plain def gen_srdf(), not an async def (it is called, never awaited)"
-                    if result.get("envelope") == "coroutine"
-                    else ""
-                ),
-            )
-        )
-        return None, findings
-    keys = result.get("keys", [])
-    for key in ENVELOPE_KEYS:
-        if key not in keys:
-            findings.append(
-                _finding(
-                    "envelope_missing_key",
-                    display,
-                    "gen_srdf()",
-                    f"the envelope has no {key!r}",
-                    f"add {key!r} to the returned dictionary",
-                )
-            )
-    for kind in result.get("other_keys", []):
-        findings.append(
-            _finding(
-                "envelope_unknown_key",
-                display,
-                "gen_srdf()",
-                f"the envelope has a key of type {kind}, not a name",
-                "return exactly 'xml' and 'urdf'",
-            )
-        )
-    for key in keys:
-        if key not in ENVELOPE_KEYS:
-            findings.append(
-                _finding(
-                    "envelope_unknown_key",
-                    display,
-                    "gen_srdf()",
-                    f"the envelope has unsupported field {key!r}",
-                    "return exactly 'xml' and 'urdf'",
-                )
-            )
-    if "xml" in keys and result.get("xml_kind") == "other":
-        findings.append(
-            _finding(
-                "envelope_xml_type",
-                display,
-                'gen_srdf()["xml"]',
-                f"is a {result.get('xml')}",
-                "return an ElementTree or lxml element, or an XML string",
-            )
-        )
-    if result.get("xml_kind") == "cyclic":
-        findings.append(
-            _finding(
-                "invalid_xml",
-                display,
-                'gen_srdf()["xml"]',
-                f"holds an element inside itself ({result.get('xml')}), which no XML can write",
-                "append each element to one parent, below it (ET.SubElement(parent, tag) "
-                "makes a new one)",
-            )
-        )
-    if result.get("xml_kind") == "deep":
-        findings.append(
-            _finding(
-                "invalid_xml",
-                display,
-                'gen_srdf()["xml"]',
-                f"nests elements more than {result.get('xml')} deep",
-                "nest elements less deeply: a robot description needs a few levels",
-            )
-        )
-    if result.get("xml_kind") == "too_large":
-        findings.append(
-            _finding(
-                "file_too_large",
-                display,
-                'gen_srdf()["xml"]',
-                f"is {result.get('xml')} bytes of XML, over the limit of {XML_LIMIT} bytes",
-                "return the robot's semantics alone: groups, states, TCPs and link pairs are far "
-                "less (look for text grown in a loop)",
-            )
-        )
-    if result.get("xml_kind") == "unserialisable":
-        findings.append(
-            _finding(
-                "invalid_xml",
-                display,
-                'gen_srdf()["xml"]',
-                f"cannot be written as XML ({result.get('xml')})",
-                'give attribute values as strings, e.g. "value": repr(angle)',
-            )
-        )
-    urdf_findings: list[Finding] = []
-    if "urdf" in keys:
-        urdf_findings = _urdf_findings(
-            result.get("urdf"), str(result.get("urdf_type")), source, repo_root, display
-        )
-    findings += urdf_findings
-    if "urdf" not in keys or urdf_findings or result.get("xml_kind") not in ("string", "element"):
+    found, usable = envelope_findings(result, source, repo_root, display)
+    findings += found
+    if not usable:
         return None, findings
     urdf = (source.parent / PurePosixPath(str(result["urdf"]))).resolve()
     return Envelope(str(result["xml"]), urdf), findings
