@@ -8,8 +8,9 @@ resource (`tests/meshfiles.py`, checked by `tests/test_tesseract_env.py`):
   in the mesh being filled), at each change of group (`g`, named by the rest of its line) and at
   each change of material (`usemtl`) once the mesh has faces and a material of its own;
 - an ASCII STL: a mesh per `solid`;
-- a COLLADA file: a mesh per `<triangles>` (or `<polylist>`) block of each instance of a
-  geometry in the scene, placed by its nodes' transforms;
+- a COLLADA file: a mesh per block of faces (`<triangles>`, `<polylist>`, `<polygons>`,
+  `<trifans>`, `<tristrips>`, however many `<p>`s it holds) of each instance of a geometry in
+  the scene, placed by its nodes' transforms;
 - a binary STL, a PLY: one mesh.
 An OBJ's material library changes none of it: the reader looks for it relative to the
 planner's working folder, not the OBJ's (were it read, its last material would be the one of
@@ -35,9 +36,10 @@ Array = np.ndarray
 # a statement that can start another mesh: without one, an OBJ is one mesh (the fast path)
 _OBJ_SPLITS = re.compile(rb"(?m)^[ \t]*(?:o|g|usemtl)(?:[ \t\r]|$)")
 _STL_SOLIDS = re.compile(rb"(?m)^[ \t]*solid(?:[ \t\r]|$)")
-# what can make a COLLADA file several meshes: blocks of triangles, instances of geometries
+# what can make a COLLADA file several meshes: blocks of faces, instances of geometries
 _DAE_BLOCKS = re.compile(
-    rb"<(?:[\w.-]+:)?(triangles|polylist|polygons|instance_(?:geometry|node))[\s/>]"
+    rb"<(?:[\w.-]+:)?(triangles|polylist|polygons|trifans|tristrips|instance_(?:geometry|node))"
+    rb"[\s/>]"
 )
 _DEFAULT_OBJECT = b"defaultobject"  # assimp's name of the object faces before any `o` go to
 COLLECT_AFTER = 100_000  # triangles of a mesh whose read is followed by a garbage collection
@@ -171,7 +173,9 @@ def _stl_parts(data: bytes) -> list[tuple[int, Array]]:
 
 
 def _dae_parts(data: bytes) -> list[tuple[int, Array]]:
-    """A COLLADA file's triangle blocks, one per instance, placed by their nodes."""
+    """A COLLADA file's blocks of faces, one per instance, placed by their nodes (pycollada reads
+    each `<polylist>`, `<polygons>`, `<trifans>` and `<tristrips>` as triangles, and trimesh
+    keeps each block a geometry of its own)."""
     with np.errstate(all="ignore"):
         scene: Any = trimesh.load(io.BytesIO(data), file_type="dae", force="scene", process=False)
     parts = []

@@ -41,19 +41,42 @@ _DAE_HEAD = """<?xml version="1.0" encoding="utf-8"?>
 """
 
 
-def _geometry(gid: str, blocks: Sequence[tuple[str | None, float]]) -> str:
-    """A <geometry> of one vertex source and a <triangles> block per (material symbol, cube x)."""
+# the six sides of trimesh's box, each around its corners (vertex 4x + 2y + z of bits x, y, z)
+_QUADS = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+
+
+def _faces(kind: str, cube: trimesh.Trimesh, base: int) -> tuple[int, str]:
+    """A cube's faces as a COLLADA block of `kind` holds them: its count and its <p>s (a
+    polylist's <vcount> in front); each quad a <p> of <polygons>, a fan, a strip."""
+    if kind == "triangles":
+        return len(cube.faces), f"<p>{' '.join(map(str, (cube.faces + base).ravel()))}</p>"
+    quads = _QUADS
+    if kind == "tristrips":  # a quad a, b, c, d as the strip a b d c
+        quads = [(a, b, d, c) for a, b, c, d in quads]
+    words = [" ".join(str(i + base) for i in quad) for quad in quads]
+    if kind == "polylist":
+        counts = " ".join("4" for _ in quads)
+        return len(quads), f"<vcount>{counts}</vcount><p>{' '.join(words)}</p>"
+    return len(quads), "".join(f"<p>{w}</p>" for w in words)
+
+
+def _geometry(
+    gid: str, blocks: Sequence[tuple[str | None, float] | tuple[str | None, float, str]]
+) -> str:
+    """A <geometry> of one vertex source and a block per (material symbol, cube x[, kind]): a
+    <triangles> block, or a <polygons>, <polylist>, <trifans> or <tristrips> of its quads."""
     corners: list[list[float]] = []
-    triangles = []
-    for symbol, x in blocks:
+    blocks_xml = []
+    for symbol, x, *kind in blocks:
         cube = trimesh.creation.box((0.2, 0.2, 0.2))
         cube.apply_translation((x, 0.0, 0.0))
-        indices = (cube.faces + len(corners)).ravel().tolist()
+        tag = kind[0] if kind else "triangles"
+        count, lists = _faces(tag, cube, len(corners))
         corners += cube.vertices.tolist()
         material = f' material="{symbol}"' if symbol else ""
-        triangles.append(
-            f'<triangles count="{len(cube.faces)}"{material}><input semantic="VERTEX" '
-            f'source="#{gid}-vtx" offset="0"/><p>{" ".join(map(str, indices))}</p></triangles>'
+        blocks_xml.append(
+            f'<{tag} count="{count}"{material}><input semantic="VERTEX" '
+            f'source="#{gid}-vtx" offset="0"/>{lists}</{tag}>'
         )
     flat = " ".join(repr(v) for corner in corners for v in corner)
     return (
@@ -63,7 +86,7 @@ def _geometry(gid: str, blocks: Sequence[tuple[str | None, float]]) -> str:
         '<param name="X" type="float"/><param name="Y" type="float"/>'
         '<param name="Z" type="float"/></accessor></technique_common></source>'
         f'<vertices id="{gid}-vtx"><input semantic="POSITION" source="#{gid}-pos"/></vertices>'
-        + "".join(triangles)
+        + "".join(blocks_xml)
         + "</mesh></geometry>\n"
     )
 
@@ -80,7 +103,7 @@ def instance(gid: str, symbols: Sequence[str] = ()) -> str:
 
 
 def cube_dae(
-    geometries: dict[str, Sequence[tuple[str | None, float]]],
+    geometries: dict[str, Sequence[tuple[str | None, float] | tuple[str | None, float, str]]],
     nodes: Sequence[str],
     up: str = "Z_UP",
 ) -> str:
@@ -205,6 +228,29 @@ PARTED: dict[str, tuple[str, list[tuple[float, float]]]] = {
         ),
         [(0.3, 0.5), (1.5, 1.7)],
     ),
+    # every block of faces a part, whatever its kind: <polygons>, <trifans> and <tristrips> too
+    # (each fan's <p> one polygon to the reader, each strip's its triangles); one block of
+    # several <p>s one part
+    **{
+        f"triangles_and_{kind}.dae": (
+            cube_dae(
+                {"g0": [(None, -0.6), (None, 0.6, kind)]},
+                [f'<node id="n0">{instance("g0")}</node>'],
+            ),
+            [_A, _B],
+        )
+        for kind in ("polygons", "polylist", "trifans", "tristrips")
+    },
+    **{
+        f"two_{kind}_blocks.dae": (
+            cube_dae(
+                {"g0": [(None, -0.6, kind), (None, 0.6, kind)]},
+                [f'<node id="n0">{instance("g0")}</node>'],
+            ),
+            [_A, _B],
+        )
+        for kind in ("polygons", "trifans", "tristrips")
+    },
 }
 
 # An OBJ with the material library it names beside it (name: text): Tesseract's reader as a
