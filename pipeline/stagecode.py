@@ -25,6 +25,7 @@ URDF_CODE = (
     "pipeline/urdf/joints.py",
     "pipeline/urdf/rules.py",
     "pipeline/urdf/mesh_bytes.py",
+    "pipeline/urdf/dae_blocks.py",
     "pipeline/urdf/dae_nodes.py",
     "pipeline/urdf/ply_counts.py",
     "pipeline/urdf/companions.py",

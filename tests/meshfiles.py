@@ -276,3 +276,84 @@ WITH_LIBRARY: dict[str, tuple[str, dict[str, str], list[tuple[float, float]]]] =
         [_AB],
     ),
 }
+
+
+# A cube's <triangles> at x = -0.6 and one more block of faces or lines on the same 8 corners
+# (each quad's corners 0 1 3 2 in order; {v}: the block's VERTEX input, {n}: a second input)
+_V = '<input semantic="VERTEX" source="#g0-vtx" offset="0"/>'
+_N = '<input semantic="NORMAL" source="#g0-pos" offset="1"/>'
+
+
+def block_dae(block: str) -> str:
+    """A cube DAE (a <triangles> at x = -0.6) with `block` after its <triangles>."""
+    text = cube_dae({"g0": [(None, -0.6)]}, [f'<node id="n0">{instance("g0")}</node>'])
+    return text.replace("</mesh>", block.format(v=_V, n=_N) + "</mesh>", 1)
+
+
+# name: (block, what Tesseract's reader does with the file: "refuses" it, "aborts (SIGABRT)" or
+# "crashes (SIGSEGV)" the process), each measured; the finding is at the line of the block
+_QUAD = "<p>0 1 3 2</p>"
+DAE_REFUSED: dict[str, tuple[str, str]] = {
+    "ph_with_a_hole": (
+        f'<polygons count="1">{{v}}<ph>{_QUAD}<h>0 1 2</h></ph></polygons>',
+        "refuses",
+    ),
+    "technique_in_extra": (
+        f'<polygons count="1">{{v}}{_QUAD}<extra><technique profile="x"/></extra></polygons>',
+        "refuses",
+    ),
+    "triangles_count_too_high": ('<triangles count="2">{v}<p>0 1 2</p></triangles>', "refuses"),
+    "triangles_empty_second_p": ('<triangles count="1">{v}<p>0 1 2</p><p/></triangles>', "refuses"),
+    "triangles_stride_2": ('<triangles count="1">{v}{n}<p>0 1 2</p></triangles>', "refuses"),
+    "polylist_few_vcounts": (
+        f'<polylist count="2">{{v}}<vcount>4</vcount>{_QUAD}</polylist>',
+        "refuses",
+    ),
+    "polylist_vcounts_disagree": (
+        f'<polylist count="1">{{v}}<vcount>3</vcount>{_QUAD}</polylist>',
+        "refuses",
+    ),
+    "tristrips_no_count": ("<tristrips>{v}<p>0 1 2 3</p></tristrips>", "refuses"),
+    "trifans_half_a_corner": ('<trifans count="1">{v}{n}<p>0 0 1 1 2</p></trifans>', "refuses"),
+    "polygons_count_too_high": (f'<polygons count="2">{{v}}{_QUAD}</polygons>', "aborts (SIGABRT)"),
+    "polygons_count_0": (f'<polygons count="0">{{v}}{_QUAD}</polygons>', "aborts (SIGABRT)"),
+    "polygons_empty_p": (f'<polygons count="1">{{v}}{_QUAD}<p/></polygons>', "aborts (SIGABRT)"),
+    "triangles_two_p": (
+        '<triangles count="1">{v}<p>0 1 2</p><p>1 3 2</p></triangles>',
+        "aborts (SIGABRT)",
+    ),
+    "triangles_no_p": ('<triangles count="1">{v}</triangles>', "aborts (SIGABRT)"),
+    "polylist_two_p": (
+        f'<polylist count="1">{{v}}<vcount>4</vcount>{_QUAD}{_QUAD}</polylist>',
+        "aborts (SIGABRT)",
+    ),
+    "polylist_p_before_vcount": (
+        f'<polylist count="1">{{v}}{_QUAD}<vcount>4</vcount></polylist>',
+        "crashes (SIGSEGV)",
+    ),
+    "polylist_no_vcount": (f'<polylist count="1">{{v}}{_QUAD}</polylist>', "crashes (SIGSEGV)"),
+}
+# name: (block, the parts Tesseract's reader reads with a vertex): it loads the file, but reads
+# the block otherwise than pycollada (a collision mesh holding it is refused)
+DAE_READ_OTHERWISE: dict[str, tuple[str, int]] = {
+    # the reader reads the <ph>'s outline as a polygon, pycollada drops it
+    "ph_without_a_hole": (f'<polygons count="1">{{v}}<ph>{_QUAD}</ph></polygons>', 2),
+    # the reader reads no face of a block of no count above 0, pycollada reads them
+    "triangles_count_0": ('<triangles count="0">{v}<p>0 1 2</p></triangles>', 1),
+    "triangles_no_count": ("<triangles>{v}<p>0 1 2</p></triangles>", 1),
+    "triangles_count_abc": ('<triangles count="abc">{v}<p>0 1 2</p></triangles>', 1),
+    "triangles_count_minus_1": ('<triangles count="-1">{v}<p>0 1 2</p></triangles>', 1),
+    "polylist_count_0": (f'<polylist count="0">{{v}}<vcount>4</vcount>{_QUAD}</polylist>', 1),
+    "trifans_count_0": (f'<trifans count="0">{{v}}{_QUAD}</trifans>', 1),
+}
+# name: block: read alike, two parts (a count the reader does not check, or reads as C's atoi)
+DAE_READ_ALIKE: dict[str, str] = {
+    "tristrips_count_off": '<tristrips count="5">{v}<p>0 1 2 3</p></tristrips>',
+    "trifans_count_off": f'<trifans count="7">{{v}}{_QUAD}</trifans>',
+    "triangles_count_1x": '<triangles count="1x">{v}<p>0 1 2</p></triangles>',
+    "triangles_count_plus": '<triangles count=" +1">{v}<p>0 1 2</p></triangles>',
+    "polygons_two_p": f'<polygons count="2">{{v}}{_QUAD}<p>0 4 5 1</p></polygons>',
+    "polylist_stride_2": (
+        '<polylist count="1">{v}{n}<vcount>3</vcount><p>0 0 1 1 2 2</p></polylist>'
+    ),
+}

@@ -17,6 +17,7 @@ from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
+from pipeline.urdf.dae_blocks import read_otherwise
 from pipeline.urdf.mesh_bytes import empty_file
 
 # The most triangles a collision mesh may hold. A link's geometry takes about 1 KB per triangle
@@ -90,6 +91,9 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
             polygons = mesh_polygons(data, suffix, loaded, display)
         except ContractError as exc:
             findings, parts_read = [*findings, *exc.findings], False
+        if suffix == "dae":  # a block Tesseract's reader reads otherwise than pycollada
+            otherwise = read_otherwise(data, display)
+            findings, parts_read = [*findings, *otherwise], parts_read and not otherwise
     if parts_read:
         findings += _triangle_findings(tri, segments, display)
     if findings:

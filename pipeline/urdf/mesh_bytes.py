@@ -3,8 +3,9 @@
 Binary STL is 84 bytes of header and count, then 50 bytes per triangle (at least one, with
 finite corners); ASCII STL starts with `solid` and holds facets, no vertex at NaN or infinity;
 COLLADA (.dae) is XML, read as strictly as every other XML input (no DOCTYPE, no entities), with a
-<COLLADA> root and finite vertex positions and at least one <mesh>, and <instance_node>s that
-neither loop nor expand the scene past 100,000 geometry instances (`dae_nodes.py`); an OBJ has
+<COLLADA> root and finite vertex positions and at least one <mesh>, blocks of faces and lines
+that Tesseract's reader neither refuses nor crashes on (`dae_blocks.py`), and <instance_node>s
+that neither loop nor expand the scene past 100,000 geometry instances (`dae_nodes.py`); an OBJ has
 a vertex, none at NaN or infinity, no face corner naming a vertex it does not have, and each
 corner index a whole number as Tesseract's reader reads it; a PLY declares a vertex, and its
 body holds the records its header declares (`ply_counts.py`).
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.findings import ContractError, Finding
 from pipeline.strict_xml import parse_xml, source_line
+from pipeline.urdf.dae_blocks import dae_block_findings
 from pipeline.urdf.dae_nodes import dae_instancing
 from pipeline.urdf.ply_counts import ply_count_findings
 
@@ -281,7 +283,11 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
             return [Finding("mesh_not_a_mesh", display, "1", message, _HINT)]
         if next(root.iter("{*}mesh"), None) is None:
             return [_no_vertex(display, "a COLLADA file without a <mesh> geometry")]
-        return _dae_bad_position(root, display) or dae_instancing(root, display)
+        return (
+            _dae_bad_position(root, display)
+            or dae_block_findings(root, display)
+            or dae_instancing(root, display)
+        )
     return []
 
 

@@ -1,0 +1,176 @@
+"""COLLADA blocks of faces and lines (`<triangles>`, `<polylist>`, `<polygons>`, `<trifans>`,
+`<tristrips>`, `<lines>`, `<linestrips>`) that Tesseract's mesh reader refuses, aborts on, or
+reads otherwise than the COLLADA reader here (pycollada, through trimesh).
+
+Measured with Tesseract 0.5's reader (assimp 5.2, as `tesseract_robotics` builds it, its
+assertions on) on crafted files, a visual mesh as a collision one:
+- it walks every element inside a block: one it does not know there (a `<ph>` polygon's hole
+  `<h>`, a `<technique>` inside an `<extra>`) makes it refuse the file, and the URDF with it;
+- a block's `count` is read as C's atoi reads it (`12x` is 12, `abc` and a missing one 0). A
+  `<polygons>` whose count is not the number of its `<p>`s (those in `<ph>`s too), a
+  `<triangles>` or `<polylist>` of a count above 0 and not exactly one `<p>`, abort the process
+  (SIGABRT); a `<polylist>` without a `<vcount>` before its `<p>` crashes it (SIGSEGV);
+- a `<triangles>` `<p>` not of 3 x count corners, a `<polylist>` `<p>` not of the corners its
+  first `count` `<vcount>` numbers add up to (or fewer numbers than that), a `<tristrips>` of
+  no count above 0, and a `<p>` whose indices are not a whole number of corners (one per
+  `<input>` offset) make it refuse the file;
+- a `<triangles>`, `<polylist>` or `<trifans>` of no count above 0 is read as empty, and a
+  `<ph>`'s polygon is read as any other, while pycollada reads the first's faces and drops the
+  second: a collision mesh holding either would be covered and collided otherwise
+  (`read_otherwise`, for collision meshes: the spheres step calls it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from pipeline.findings import Finding
+from pipeline.strict_xml import source_line
+
+if TYPE_CHECKING:
+    from lxml import etree
+
+BLOCKS = ("triangles", "polylist", "polygons", "trifans", "tristrips", "lines", "linestrips")
+_KNOWN = ("input", "vcount", "p", "ph", "extra")  # what the reader reads (or skips) in a block
+_ATOI = re.compile(r"\s*([+-]?[0-9]+)")
+_HINT = "export the mesh again (each block's count the number of its primitives)"
+# a block whose count may be read as 0, or a <ph>: the only files read_otherwise parses
+_SUSPECT = re.compile(
+    rb"<(?:[\w.-]+:)?(?:ph[\s/>]|(?:triangles|polylist|trifans)\b(?![^>]*\scount\s*="
+    rb"\s*[\"']\s*\+?0*[1-9]))"
+)
+
+
+def _local(element: etree._Element) -> str:
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _atoi(text: str | None) -> int:
+    found = _ATOI.match(text or "")
+    return int(found.group(1)) if found else 0
+
+
+def _blocks(root: etree._Element) -> list[etree._Element]:
+    return [b for mesh in root.iter("{*}mesh") for b in mesh if _local(b) in BLOCKS]
+
+
+def dae_block_findings(root: etree._Element, display: str) -> list[Finding]:
+    """The finding on a COLLADA file's first block that Tesseract's mesh reader refuses or
+    crashes on (on a visual mesh too: the URDF is refused, or the planner's process ends)."""
+    for block in _blocks(root):
+        found = _problem(block)
+        if found is not None:
+            element, what, crash = found
+            tail = (
+                f"Tesseract's mesh reader {crash}, and the planner's process with it"
+                if crash
+                else "Tesseract's mesh reader refuses it (on a visual too), and with it the URDF"
+            )
+            message = f"is a COLLADA file whose {what}: {tail}"
+            hint = _HINT
+            if "count" not in what:  # an element it does not read
+                hint = (
+                    "export the mesh again, its faces triangulated"
+                    if "<ph>" in what
+                    else "export the mesh again without it: a block holds <input>, <vcount>, <p>, "
+                    "<ph> and <extra> alone, and that reader reads into the <extra> too"
+                )
+            return [Finding("mesh_not_a_mesh", display, str(source_line(element)), message, hint)]
+    return []
+
+
+def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
+    """Where and why Tesseract's reader refuses (crash "") or crashes on one block."""
+    tag = _local(block)
+    inner = [e for e in block.iterdescendants() if _local(e)]
+    for element in inner:
+        name = _local(element)
+        if name not in _KNOWN:
+            what = (
+                "a <ph> polygon with a hole (<h>)"
+                if name == "h"
+                else f"a <{name}>, an element the reader does not know in a block (nor in its "
+                "<extra>)"
+            )
+            return element, f"<{tag}> holds {what}", ""
+    count = _atoi(block.get("count"))
+    stride = 1 + max((_atoi(e.get("offset")) for e in inner if _local(e) == "input"), default=0)
+    lists = [e for e in inner if _local(e) == "p"]
+    sizes = [len((p.text or "").split()) for p in lists]
+    said = f"<{tag} count={block.get('count', '')!r}>"
+    if tag == "tristrips" and count <= 0:
+        return block, f"{said} has no count above 0", ""
+    if count <= 0:  # its <p>s are not read (read_otherwise), but a <polygons> counts them
+        if tag == "polygons" and lists:
+            return block, f"{said} holds {_ps(lists)}, not its count", "aborts (SIGABRT)"
+        return None
+    if tag == "polylist":
+        vcounts = [e for e in inner if _local(e) == "vcount"]
+        if lists and (not vcounts or inner.index(vcounts[0]) > inner.index(lists[0])):
+            return block, f"{said} has no <vcount> before its <p>", "crashes (SIGSEGV)"
+        numbers = [_atoi(w) for v in vcounts[:1] for w in (v.text or "").split()]
+        if len(numbers) < count:
+            return block, f"{said} has {len(numbers)} <vcount> numbers, fewer than its count", ""
+        expected = sum(numbers[:count])
+    else:
+        expected = {"triangles": 3 * count}.get(tag, 0)
+    for p, size in zip(lists, sizes, strict=True):
+        if (expected and size != expected * stride) or (not expected and size % stride):
+            wanted = (
+                f"not {expected * stride} ({expected} corners of {stride} each)"
+                if expected
+                else f"not whole corners of {stride} each"
+            )
+            return p, f"{said} has a <p> of {size} indices, {wanted}", ""
+    if tag == "polygons" and count != len(lists):
+        return block, f"{said} holds {_ps(lists)}, not its count", "aborts (SIGABRT)"
+    if tag in ("triangles", "polylist") and len(lists) != 1:
+        return block, f"{said} holds {_ps(lists)}, not one", "aborts (SIGABRT)"
+    return None
+
+
+def _ps(lists: list[etree._Element]) -> str:
+    return f"{len(lists)} <p>" + ("" if len(lists) == 1 else "s")
+
+
+def read_otherwise(data: bytes, display: str) -> list[Finding]:
+    """Findings on a collision COLLADA file's blocks that Tesseract's mesh reader and pycollada
+    read otherwise: a `<ph>` polygon (pycollada drops it, Tesseract collides it) and a block of
+    faces without a count above 0 (Tesseract skips its faces, pycollada reads them)."""
+    if _SUSPECT.search(data) is None:
+        return []  # the fast path: every block counted, no <ph>
+    from pipeline.strict_xml import parse_xml
+
+    root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
+    for block in _blocks(root):
+        tag = _local(block)
+        holes = [e for e in block.iterdescendants() if _local(e) == "ph"]
+        if tag == "polygons" and holes:
+            return [
+                Finding(
+                    "mesh_unreadable",
+                    display,
+                    str(source_line(holes[0])),
+                    "holds a <ph> polygon, which the COLLADA reader here (pycollada) drops and "
+                    "Tesseract collides, so the spheres would not cover it",
+                    "export the collision mesh again with triangles only",
+                )
+            ]
+        faces = any((p.text or "").split() for p in block.iter("{*}p"))
+        if tag in ("triangles", "polylist", "trifans") and _atoi(block.get("count")) <= 0 and faces:
+            said = f"<{tag} count={block.get('count', '')!r}>"
+            return [
+                Finding(
+                    "mesh_unreadable",
+                    display,
+                    str(source_line(block)),
+                    f"holds a {said} with faces: Tesseract's mesh reader skips a block of no "
+                    "count above 0, the COLLADA reader here reads them, so the planner would "
+                    "collide another mesh than the spheres cover",
+                    f"set the <{tag}>'s count to the number of its primitives, or export the "
+                    "collision mesh again",
+                )
+            ]
+    return []

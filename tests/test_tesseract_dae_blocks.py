@@ -1,0 +1,91 @@
+"""COLLADA blocks of faces as Tesseract's mesh reader reads them (tests/meshfiles.py): refused,
+aborting or crashing its process, read otherwise than pycollada, or read alike; each as the
+compiler judges it (pipeline/urdf/dae_blocks.py)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tesseract_robotics")
+
+from pipeline.findings import ContractError
+from pipeline.spheres.triangles import mesh_parts
+from pipeline.urdf import Mesh
+from pipeline.urdf.mesh_bytes import mesh_findings
+from tests.meshfiles import DAE_READ_ALIKE, DAE_READ_OTHERWISE, DAE_REFUSED, block_dae
+
+# the parts (their vertex counts) Tesseract's reader reads of a file, in a process of its own
+_READ = """
+import sys
+from pathlib import Path
+from tesseract_robotics.tesseract_common import GeneralResourceLocator
+from tesseract_robotics.tesseract_geometry import createConvexMeshFromResource
+resource = GeneralResourceLocator().locateResource(Path(sys.argv[1]).resolve().as_uri())
+print(*[m.getVertexCount() for m in createConvexMeshFromResource(resource)])
+"""
+ENDS = {"aborts (SIGABRT)": -signal.SIGABRT, "crashes (SIGSEGV)": -signal.SIGSEGV}
+
+
+def _tesseract_reads(tmp_path: Path, text: str) -> tuple[int, list[int]]:
+    """The exit status of a process reading `text` with Tesseract's reader, and the vertex
+    count of each part it read."""
+    path = tmp_path / "x.dae"
+    path.write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-c", _READ, str(path)], capture_output=True, text=True, timeout=60
+    )
+    words = done.stdout.split()
+    return done.returncode, [int(w) for w in words] if done.returncode == 0 else []
+
+
+@pytest.mark.parametrize("name", sorted(DAE_REFUSED))
+def test_blocks_tesseract_refuses_or_crashes_on(tmp_path: Path, name: str) -> None:
+    """Tesseract's reader refuses the file (no part), or its process ends by the signal; the
+    compiler refuses it as any mesh, saying which."""
+    block, does = DAE_REFUSED[name]
+    text = block_dae(block)
+    status, parts = _tesseract_reads(tmp_path, text)
+    assert (status, parts) == (ENDS.get(does, 0), [])
+    [finding] = mesh_findings(text.encode(), "robots/r/meshes/x.dae")
+    assert finding.code == "mesh_not_a_mesh"
+    assert f"Tesseract's mesh reader {does}" in finding.message
+
+
+def _parts(text: str) -> int:
+    """The parts the compiler collides of a collision mesh."""
+    from pipeline.meshsplit import part_points
+
+    found = part_points(text.encode(), "dae")
+    return 1 if found is None else len(found)
+
+
+@pytest.mark.parametrize("name", sorted(DAE_READ_OTHERWISE))
+def test_blocks_read_otherwise_are_refused_in_a_collision_mesh(tmp_path: Path, name: str) -> None:
+    """Tesseract loads the file (a visual mesh passes), reading the block otherwise than
+    pycollada; a collision mesh holding it is refused (mesh_unreadable)."""
+    block, theirs = DAE_READ_OTHERWISE[name]
+    text = block_dae(block)
+    status, parts = _tesseract_reads(tmp_path, text)
+    assert status == 0 and len([n for n in parts if n]) == theirs
+    assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    assert [f.code for f in caught.value.findings] == ["mesh_unreadable"]
+
+
+@pytest.mark.parametrize("name", sorted(DAE_READ_ALIKE))
+def test_blocks_read_alike_pass(tmp_path: Path, name: str) -> None:
+    """A count the reader does not check, or reads as C's atoi: both read the two parts."""
+    text = block_dae(DAE_READ_ALIKE[name])
+    status, parts = _tesseract_reads(tmp_path, text)
+    assert status == 0 and len([n for n in parts if n]) == 2
+    assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
+    read = mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    assert len(read.triangles) > 12 and np.isfinite(read.triangles).all()
+    assert _parts(text) == 2
