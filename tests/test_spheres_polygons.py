@@ -75,6 +75,12 @@ COVERED = [
     ("obj-planar-quad-turned", "x.obj", _rotated_square(), 0),
     ("ply-quad", "x.ply", PLY_QUAD, 4),
     ("dae-planar-polylist-quad", "x.dae", _dae(POLYLIST % "0 1 4 2"), 0),
+    (
+        "dae-planar-trifans-quad",
+        "x.dae",
+        _dae('<trifans count="1">{head}<p>0 1 4 2</p></trifans>'),
+        0,
+    ),
 ]
 
 
@@ -115,6 +121,8 @@ REFUSED = [
         _dae('<polygons count="1">{head}<p>0 1 2 3</p></polygons>'),
         "10",
     ),
+    # Tesseract's reader reads a fan's <p> as one polygon (pycollada as its fan's triangles)
+    ("dae-trifans-quad", "x.dae", _dae('<trifans count="1">{head}<p>0 1 2 3</p></trifans>'), "10"),
 ]
 
 

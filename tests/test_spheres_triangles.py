@@ -168,6 +168,8 @@ def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
         ("x.dae", _dae('<linestrips count="1">{head}<p>0 4 1</p></linestrips>'), "10"),
         ("x.dae", _dae('<polylist count="1">{head}<vcount>2</vcount><p>0 4</p></polylist>'), "10"),
         ("x.dae", _dae('<polygons count="1">{head}<p>0 4</p></polygons>'), "10"),
+        ("x.dae", _dae('<trifans count="1">{head}<p>0 4</p></trifans>'), "10"),
+        ("x.dae", _dae('<trifans count="1">{head}<p>4</p></trifans>'), "10"),
         ("x.ply", TETRA_PLY % 5 + b"2 0 7\n", ""),
     ],
     ids=[
@@ -178,6 +180,8 @@ def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
         "dae-linestrips",
         "dae-polylist-of-two",
         "dae-polygons-of-two",
+        "dae-trifans-fan-of-two",
+        "dae-trifans-fan-of-one",
         "ply-face-of-two-past-the-end",
     ],
 )

@@ -89,3 +89,43 @@ def test_blocks_read_alike_pass(tmp_path: Path, name: str) -> None:
     read = mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
     assert len(read.triangles) > 12 and np.isfinite(read.triangles).all()
     assert _parts(text) == 2
+
+
+# Tesseract's reader reads each <p> of a <trifans> as one polygon (pycollada: its fan's
+# triangles): of two corners, a line it collides as a part; of four not in one plane, a polygon
+# a triangulating consumer splits otherwise than the fan
+_FACES = """
+import sys
+from pathlib import Path
+from tesseract_robotics.tesseract_common import GeneralResourceLocator
+from tesseract_robotics.tesseract_geometry import createConvexMeshFromResource
+resource = GeneralResourceLocator().locateResource(Path(sys.argv[1]).resolve().as_uri())
+for mesh in createConvexMeshFromResource(resource):
+    faces, sizes = [int(f) for f in mesh.getFaces().ravel()], []
+    while faces:
+        sizes.append(faces[0])
+        faces = faces[faces[0] + 1 :]
+    print(mesh.getVertexCount(), *sizes)
+"""
+
+
+@pytest.mark.parametrize(
+    ("fan", "theirs", "code"),
+    [
+        ("0 6", ["8 3 3 3 3 3 3 3 3 3 3 3 3", "2"], "mesh_lines_or_points"),
+        ("0 1 3 6", ["8 3 3 3 3 3 3 3 3 3 3 3 3", "4 4"], "polygon_not_planar"),
+    ],
+    ids=["fan-of-two", "fan-of-four-not-in-one-plane"],
+)
+def test_a_fan_is_a_polygon_to_tesseracts_reader(
+    tmp_path: Path, fan: str, theirs: list[str], code: str
+) -> None:
+    path = tmp_path / "x.dae"
+    path.write_text(block_dae(f'<trifans count="1">{{v}}<p>{fan}</p></trifans>'))
+    done = subprocess.run(
+        [sys.executable, "-c", _FACES, str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.splitlines() == theirs
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(path.read_bytes(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    assert [f.code for f in caught.value.findings] == [code]

@@ -5,7 +5,8 @@ one or two corners, a COLLADA `<lines>` or `<linestrips>` and a PLY face of fewe
 corners as collision geometry (a segment, a point). trimesh reads triangles only, so OBJ and PLY
 lines and points are read here, as segments (a point is a segment of two equal ends), for the
 spheres to cover them too. What cannot be read as exactly as the triangles is refused
-(`mesh_lines_or_points`): COLLADA lines and polygons of fewer than three corners (see
+(`mesh_lines_or_points`): COLLADA lines, and polygons and `<trifans>` fans of fewer than three
+corners (Tesseract's reader reads a fan's `<p>` as one polygon: of two corners, a line; see
 _dae_segments), and a line or point naming no vertex.
 """
 
@@ -115,7 +116,7 @@ def _dae_segments(data: bytes, display: str) -> Array:
 
 def _dae_unreadable(data: bytes, display: str) -> tuple[str, str]:
     """The line and kind of a COLLADA mesh's first `<linestrips>` or polygon of < 3 corners."""
-    if b"lines" not in data and b"poly" not in data:
+    if b"lines" not in data and b"poly" not in data and b"trifans" not in data:
         return "", ""
     from pipeline.strict_xml import parse_xml, source_line
 
@@ -125,13 +126,16 @@ def _dae_unreadable(data: bytes, display: str) -> tuple[str, str]:
             name = element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
             if name in ("lines", "linestrips"):
                 return str(source_line(element)), f"<{name}>"
-            if name in ("polylist", "polygons") and _short_polygon(element, name):
-                return str(source_line(element)), f"a <{name}> polygon of fewer than 3 corners"
+            if name in ("polylist", "polygons", "trifans") and _short_polygon(element, name):
+                # Tesseract's reader reads a fan's <p> as one polygon: of two corners, a line
+                what = "fan" if name == "trifans" else "polygon"
+                return str(source_line(element)), f"a <{name}> {what} of fewer than 3 corners"
     return "", ""
 
 
 def _short_polygon(element: object, name: str) -> bool:
-    """Whether a <polylist> or <polygons> holds a polygon of fewer than three corners."""
+    """Whether a <polylist>, <polygons> or <trifans> holds a polygon (a fan) of fewer than three
+    corners."""
     children = list(element)  # type: ignore[call-overload]
     if name == "polylist":
         counts = [c for c in children if c.tag.rsplit("}", 1)[-1] == "vcount"]

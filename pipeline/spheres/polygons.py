@@ -6,7 +6,9 @@ reader (assimp) clips ears, another consumer may split it otherwise, and the sur
 triangles of three of its corners, so every such triangle (C(n, 3) of them) is surface the
 spheres cover; it is not part of the solid. A polygon of more than MAX_CORNERS corners, and a
 COLLADA polygon (trimesh places a node's triangles otherwise than a float64 product, see
-loose.py), is refused instead (`polygon_not_planar`). A planar polygon needs nothing: every
+loose.py), is refused instead (`polygon_not_planar`); so is a COLLADA `<trifans>` fan of four or
+more corners not in one plane, which Tesseract's reader reads as one polygon (pycollada as its
+fan's triangles). A planar polygon needs nothing: every
 triangulation of it lies in it, and trimesh's fan covers at least it.
 """
 
@@ -148,8 +150,9 @@ def _ply_polygons(loaded: object, display: str) -> list[Polygon]:
 
 
 def _dae_polygons(data: bytes, display: str) -> list[Polygon]:
-    """COLLADA `<polylist>` and `<polygons>` polygons of four or more corners, unplaced."""
-    if b"<polylist" not in data and b"<polygons" not in data:
+    """COLLADA `<polylist>` and `<polygons>` polygons of four or more corners, and `<trifans>`
+    fans of as many (Tesseract's reader reads each fan's `<p>` as one polygon), unplaced."""
+    if b"<polylist" not in data and b"<polygons" not in data and b"<trifans" not in data:
         return []
     from pipeline.strict_xml import parse_xml, source_line
 
@@ -174,7 +177,7 @@ def _dae_polygons(data: bytes, display: str) -> list[Polygon]:
     out = []
     for mesh in root.iter("{*}mesh"):
         for element in mesh:
-            if _tag(element) not in ("polylist", "polygons"):
+            if _tag(element) not in ("polylist", "polygons", "trifans"):
                 continue
             inputs = [c for c in element if _tag(c) == "input"]
             stride = 1 + max((_int(c.get("offset")) for c in inputs), default=0)
@@ -188,16 +191,17 @@ def _dae_polygons(data: bytes, display: str) -> list[Polygon]:
             offset = _int(vertex.get("offset"))
             for number, index in enumerate(_dae_corner_lists(element, stride, offset)):
                 if len(index) > 3 and all(0 <= i < len(xyz) for i in index):
-                    name = f"<{_tag(element)}> polygon {number}"
+                    kind = "fan" if _tag(element) == "trifans" else "polygon"
+                    name = f"<{_tag(element)}> {kind} {number}"
                     out.append(Polygon(str(source_line(element)), name, xyz[index], placed=False))
     return out
 
 
 def _dae_corner_lists(element: object, stride: int, offset: int) -> list[list[int]]:
-    """The vertex indices of each polygon of a `<polylist>` or `<polygons>`."""
+    """The vertex indices of each polygon of a `<polylist>`, `<polygons>` or `<trifans>`."""
     children = list(element)  # type: ignore[call-overload]
     p_texts = [c.text or "" for c in children if _tag(c) == "p"]
-    if _tag(element) == "polygons":
+    if _tag(element) in ("polygons", "trifans"):
         lists = [[_int(w) for w in text.split()] for text in p_texts]
         return [words[offset::stride] for words in lists]
     words = [_int(w) for w in " ".join(p_texts).split()]
