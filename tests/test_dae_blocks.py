@@ -136,3 +136,16 @@ def test_a_collision_mesh_read_otherwise_is_refused_a_visual_one_passes(
     assert capsys.readouterr().err.splitlines() == [
         f"{ABB}/meshes/col.dae:{line}: mesh_unreadable: {says}"
     ]
+
+
+def test_a_ph_with_a_hole_is_named_alike_by_the_steps_that_read_collision_meshes() -> None:
+    """The srdf and spheres steps read a collision mesh without the urdf step's byte checks: a
+    <ph> with a hole is the file Tesseract refuses there too, not a polygon pycollada drops."""
+    from pipeline.findings import ContractError
+    from pipeline.spheres.triangles import mesh_parts
+    from pipeline.urdf import Mesh
+
+    text = block_dae(DAE_REFUSED["ph_with_a_hole"][0]).encode()
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(text, Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    assert list(caught.value.findings) == mesh_findings(text, "robots/r/meshes/x.dae")

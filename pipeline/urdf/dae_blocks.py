@@ -138,12 +138,17 @@ def _ps(lists: list[etree._Element]) -> str:
 def read_otherwise(data: bytes, display: str) -> list[Finding]:
     """Findings on a collision COLLADA file's blocks that Tesseract's mesh reader and pycollada
     read otherwise: a `<ph>` polygon (pycollada drops it, Tesseract collides it) and a block of
-    faces without a count above 0 (Tesseract skips its faces, pycollada reads them)."""
+    faces without a count above 0 (Tesseract skips its faces, pycollada reads them); and, for
+    the steps that read a collision mesh without the urdf step's checks (srdf, spheres), a block
+    Tesseract refuses or crashes on, found among those."""
     if _SUSPECT.search(data) is None:
         return []  # the fast path: every block counted, no <ph>
     from pipeline.strict_xml import parse_xml
 
     root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
+    refused = dae_block_findings(root, display)  # the steps reading it without mesh_findings
+    if refused:
+        return refused
     for block in _blocks(root):
         tag = _local(block)
         holes = [e for e in block.iterdescendants() if _local(e) == "ph"]
