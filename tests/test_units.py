@@ -358,6 +358,29 @@ def test_a_refused_collision_is_its_own_finding_not_visual_without_collision(
     assert "invalid_geometry" in codes and "visual_without_collision" not in codes
 
 
+@pytest.mark.parametrize(
+    "visual",
+    [
+        _mesh("../meshes/link_1.dae"),  # mesh_uri_not_package
+        _mesh("package://abb_irb2400/meshes/link_1.dae", "0.001 -0.001 0.001"),  # mirroring
+        '<box size="0.3 0 0.2"/>',  # a box sized 0 on one axis
+    ],
+)
+def test_a_refused_visual_is_still_a_visual_without_collision(repo: Path, visual: str) -> None:
+    """fourier-robot-descriptions' GR1T2: 22 links drawn from '../meshes/gr1t2/...' and never
+    collided with. Their visuals refused (mesh_uri_not_package), the links were not warned of,
+    and the 22 warnings came only once the URIs were fixed: the link has its <visual> whatever
+    that visual's own finding, so the warning comes in the same run, naming one <visual>."""
+    from pipeline.findings import ContractError
+
+    break_urdf(repo, [NO_L1_COLLISION, (L1_VISUAL, visual)])
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    warnings = [f for f in exc.value.findings if f.code == "visual_without_collision"]
+    assert len(exc.value.findings) == 2 and len(warnings) == 1, exc.value.findings
+    assert "link 'link_1' has a <visual> and no <collision>" in warnings[0].message
+
+
 def test_validate_and_the_urdf_step_print_visual_without_collision(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

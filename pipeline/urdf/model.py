@@ -95,6 +95,9 @@ class Link:
     # a <collision> of it had a finding when read (dropped, or a number read as its default):
     # its collision geometry is not all known, so it is not judged as a whole (its extent)
     collisions_refused: bool = field(default=False, compare=False)
+    # how many of its <visual>s had a finding when read and were dropped: the link is still
+    # drawn (visual_without_collision judges it by its <visual> elements, not their geometry)
+    visuals_refused: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

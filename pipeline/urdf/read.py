@@ -246,7 +246,8 @@ class _Reader:
                 collisions.append(Collision(self.origin(element), geometry, source_line(element)))
         refused = len(self.findings) > before
         visuals = []
-        for element in node.findall("visual"):
+        elements = node.findall("visual")
+        for element in elements:
             geometry = self.geometry(element)
             if geometry is not None:
                 visuals.append(Visual(self.origin(element), geometry, source_line(element)))
@@ -258,6 +259,7 @@ class _Reader:
             source_line(node),
             None if inertial is None else self.inertial(inertial),
             refused,
+            len(elements) - len(visuals),
         )
 
     def inertial(self, node: etree._Element) -> Inertial | None:

@@ -27,13 +27,16 @@ def uncollided_findings(robot: Robot) -> list[Finding]:
             Severity.WARNING,
         )
         for link in robot.links
-        # a refused <collision> is an error of its own: the link is not judged without it
-        if link.visuals and not link.collisions and not link.collisions_refused
+        # a refused <collision> is an error of its own: the link is not judged without it; a
+        # refused <visual> is drawn once mended, so the link is judged with it, in the same run
+        if (link.visuals or link.visuals_refused)
+        and not link.collisions
+        and not link.collisions_refused
     ]
 
 
 def _visuals(link: Link) -> str:
-    count = len(link.visuals)
+    count = len(link.visuals) + link.visuals_refused
     return "a <visual>" if count == 1 else f"{count} <visual> elements"
 
 
