@@ -72,13 +72,16 @@ class _Reader:
         # split on spaces only: the parser has turned tabs and newlines in attributes into spaces
         parts = [part for part in text.split(" ") if part]
         values = tuple(float(p) for p in parts if NUMBER.fullmatch(p))
-        if len(values) != len(parts):
-            values = ()
-        if len(values) != count or not all(math.isfinite(v) for v in values):
+        numbers = len(values) == len(parts) and all(math.isfinite(v) for v in values)
+        if not numbers or len(values) != count:
+            # finite numbers, too many or too few (pybullet's microtaur: rpy="0 1.57079 0 0"):
+            # say how many, which a long attribute does not show at a glance
+            held = {0: "no number", 1: "1 number"}.get(len(values), f"{len(values)} numbers")
             self.add(
                 "invalid_number",
                 source_line(node),
-                f'<{node.tag} {attr}="{text}"> is not {count} finite number(s)',
+                f'<{node.tag} {attr}="{text}"> '
+                + (f"holds {held}, not {count}" if numbers else f"is not {count} finite number(s)"),
                 f"write {count} finite decimal number(s) (ASCII digits) separated by spaces",
             )
             return default
