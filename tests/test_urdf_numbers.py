@@ -1,4 +1,4 @@
-"""The invalid_number message says what is wrong with the numbers an attribute holds."""
+"""What the findings about a URDF's numbers say is wrong with them, and the fix they give."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.urdf import load_robot
-from tests.test_urdf import ABB, J2_ORIGIN, break_urdf
+from tests.test_urdf import ABB, J2_ORIGIN, L1_MESH, break_urdf
 
 # (the joint_2 <origin> written, the message's end expected)
 CASES = [
@@ -35,3 +35,43 @@ def test_invalid_number_says_how_many_numbers_were_written(
     assert origin in path.read_text().splitlines()[int(finding.place) - 1]
     assert finding.message.endswith(end), finding.message
     assert finding.hint.startswith("write 3 finite decimal number(s)")
+
+
+# (the link_1 collision <mesh> scale written, the message's end, the hint's start expected)
+SCALES = [
+    # orca-arm's orcabot (OpenArm's left arm), talos, centauro: a mirrored copy of a mesh
+    (
+        "0.001 -0.001 0.001",
+        "mirrors the mesh across its y axis (a negative scale)",
+        "mirror the mesh file itself (negate each vertex's y and reverse the order of each "
+        'triangle\'s corners, which keeps its outside out), and give it scale="0.001 0.001 0.001"',
+    ),
+    (
+        "-1 1 -1",
+        "mirrors the mesh across its x and z axes (a negative scale)",
+        "mirror the mesh file itself (negate each vertex's x and z and reverse the order of each "
+        'triangle\'s corners, which keeps its outside out), and give it scale="1 1 1"',
+    ),
+    (
+        "-1 -1 -1",
+        "mirrors the mesh across its x, y and z axes (a negative scale)",
+        "mirror the mesh file itself (negate each vertex's x, y and z and reverse",
+    ),
+    # a zero flattens the mesh: no mirror to make
+    ("1 0 1", "has a component that is not > 0", "give every axis a scale > 0"),
+    ("-1 0 1", "has a component that is not > 0", "give every axis a scale > 0"),
+]
+
+
+@pytest.mark.parametrize(("scale", "end", "hint"), SCALES, ids=[s[0] for s in SCALES])
+def test_a_mirroring_scale_says_which_axes_and_the_scale_to_give(
+    repo: Path, scale: str, end: str, hint: str
+) -> None:
+    mesh = f'<mesh filename="{L1_MESH}"/>'
+    break_urdf(repo, [(mesh, mesh.replace("/>", f' scale="{scale}"/>'))])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    (finding,) = exc.value.findings
+    assert finding.code == "invalid_geometry"
+    assert finding.message == f'<mesh scale="{scale}"> {end}'
+    assert finding.hint.startswith(hint), finding.hint

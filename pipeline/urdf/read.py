@@ -28,6 +28,7 @@ from pipeline.urdf.model import (
     Vec3,
     Visual,
 )
+from pipeline.urdf.scales import unscalable
 from pipeline.urdf.unknown import URDF_CHILDREN, unknown_findings
 from pipeline.urdf.xacro import undeclared_xacro, xacro_findings
 
@@ -179,9 +180,7 @@ class _Reader:
                 self.add(
                     "invalid_geometry",
                     source_line(shape),
-                    f'<mesh scale="{shape.get("scale")}"> has a component that is not > 0',
-                    "give every axis a scale > 0 (1 keeps the mesh as it is; mirror the mesh "
-                    "file itself rather than scaling by a negative number)",
+                    *unscalable(str(shape.get("scale")), scale),
                 )
                 return None
             return None if path is None else Mesh(filename, path, _vec3(scale), source_line(shape))

@@ -4,6 +4,7 @@ A mesh exported in millimetres needs `scale="0.001 0.001 0.001"`; a URDF that gi
 `<visual>` but not to the `<collision>` naming the same file draws the right robot and plans
 with one 1000 times too large. Scaling a collision mesh up a little to pad it is meant, so only
 scales apart by SCALE_RATIO or more on some axis are reported, as warnings: the build goes on.
+A scale not > 0 on some axis is refused (`unscalable` says how to mend it).
 """
 
 from __future__ import annotations
@@ -70,3 +71,25 @@ def _ratio(collision: Vec3, visual: Vec3) -> float:
 
 def _shown(scale: Vec3) -> str:
     return " ".join(f"{s:.6g}" for s in scale)
+
+
+def unscalable(written: str, scale: tuple[float, ...]) -> tuple[str, str]:
+    """The message and fix of a `<mesh scale="{written}">` not > 0 on some axis. A negative one
+    mirrors (orca-arm's orcabot, talos and centauro draw an arm's mirrored twin so), which
+    Tesseract refuses: the fix names the axes to mirror the file across and the scale to give."""
+    if 0 in scale:
+        return (
+            f'<mesh scale="{written}"> has a component that is not > 0',
+            "give every axis a scale > 0 (1 keeps the mesh as it is; mirror the mesh file "
+            "itself rather than scaling by a negative number)",
+        )
+    names = [axis for axis, s in zip("xyz", scale, strict=True) if s < 0]
+    axes = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    kept = " ".join(part.removeprefix("-") for part in written.split(" ") if part)
+    return (
+        f'<mesh scale="{written}"> mirrors the mesh across its {axes} '
+        f"{'axis' if len(names) == 1 else 'axes'} (a negative scale)",
+        f"mirror the mesh file itself (negate each vertex's {axes} and reverse the order of each "
+        "triangle's corners, which keeps its outside out), and give it "
+        f'scale="{kept}": Tesseract refuses a negative scale, on a visual too',
+    )
