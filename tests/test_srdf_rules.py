@@ -979,6 +979,24 @@ def test_generator_raised_a_long_message_is_one_short_line(
     assert finding["message"].endswith(f"... ({more} more characters)")
 
 
+@pytest.mark.parametrize("text", ["", "\n", "  \n\n"])
+def test_an_empty_srdf_py_is_said_to_be_empty_and_how_to_write_one(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """A new-user trial: `pipeline template srdf vision60 > robots/vision60/srdf.py`, run
+    while the URDF still failed its rules, printed nothing but left the file the shell made,
+    empty; the build then said the file 'defines no top-level function gen_srdf()'."""
+    install_generator(repo, text)
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"], finding["file"]) == (2, "missing_gen_srdf", SOURCE)
+    assert finding["message"] == "is empty: it defines no top-level function gen_srdf()"
+    assert finding["hint"].startswith(
+        f"write one with `pipeline template srdf abb_irb2400 > {SOURCE}` once `pipeline "
+        "validate abb_irb2400` passes (run before, it prints nothing and leaves the file empty)"
+    )
+
+
 def test_a_read_outside_the_robots_folder_names_the_repository_file(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -238,7 +238,18 @@ def _left_thread(names: list[str], display: str) -> Finding:
     )
 
 
-def _status_findings(result: dict[str, Any], display: str) -> list[Finding]:
+def _is_blank(source: Path | None) -> bool:
+    try:
+        return (
+            source is not None and source.stat().st_size < 4096 and not source.read_bytes().strip()
+        )
+    except OSError:
+        return False
+
+
+def _status_findings(
+    result: dict[str, Any], display: str, source: Path | None = None
+) -> list[Finding]:
     status = result.get("status")
     if status == "ok" and result.get("threads_left"):
         return [_left_thread(result["threads_left"], display)]
@@ -264,13 +275,19 @@ def _status_findings(result: dict[str, Any], display: str) -> list[Finding]:
             )
         ]
     if status == "no_function":
+        message, hint = "defines no", "define def gen_srdf(): returning {'xml': ..., 'urdf': ...}"
+        if _is_blank(source):  # as a redirect of `pipeline template srdf` leaves it
+            parts = display.split("/")
+            model = parts[1] if len(parts) == 3 and parts[0] == "robots" else "MODEL_ID"
+            message = "is empty: it defines no"
+            hint = (
+                f"write one with `pipeline template srdf {model} > {display}` once `pipeline "
+                f"validate {model}` passes (run before, it prints nothing and leaves the file "
+                f"empty), or {hint}"
+            )
         return [
             _finding(
-                "missing_gen_srdf",
-                display,
-                "",
-                "defines no top-level function gen_srdf()",
-                "define def gen_srdf(): returning {'xml': ..., 'urdf': ...}",
+                "missing_gen_srdf", display, "", f"{message} top-level function gen_srdf()", hint
             )
         ]
     if status == "takes_arguments":
@@ -348,7 +365,7 @@ def run_generator(
         second = pool.submit(run_child, source, display, timeout, repo_root, 1)
         result, findings = run_child(source, display, timeout, repo_root)
         again = second.result()[0]
-    findings += _status_findings(result, display)
+    findings += _status_findings(result, display, source)
     findings += _determinism_findings(result, again, display)
     findings += _machine_path_findings(result, display, repo_root)
     if result.get("status") != "ok":
