@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.urdf import load_robot
-from tests.test_urdf import ABB, J2_ORIGIN, L1_MESH, break_urdf
+from tests.test_urdf import ABB, J1_LIMIT, J2_ORIGIN, L1_MESH, break_urdf
 
 # (the joint_2 <origin> written, the message's end expected)
 CASES = [
@@ -75,3 +75,37 @@ def test_a_mirroring_scale_says_which_axes_and_the_scale_to_give(
     assert finding.code == "invalid_geometry"
     assert finding.message == f'<mesh scale="{scale}"> {end}'
     assert finding.hint.startswith(hint), finding.hint
+
+
+# (joint_1's <limit> written, the message's end and the fix expected)
+LIMITS = [
+    # pybullet_data's cube_no_rotation, its prismatic x, y and z: pybullet reads lower > upper
+    # as no limit, so swapping the two would bound the joint where the author meant none
+    (
+        '<limit effort="0" lower="1" upper="-1" velocity="1"/>',
+        "limit lower=1.0 upper=-1.0 has lower > upper",
+        "give bounds in rad with lower < upper: the range the joint may use (pybullet reads "
+        'lower > upper, as its URDFs write lower="1" upper="-1", as a joint without limits; '
+        "a joint that turns without end cannot be bounded: a wheel takes every pose within "
+        'lower="-3.14159" upper="3.14159")',
+    ),
+    # a CAD export's lower="0" upper="0": a joint that cannot move
+    (
+        '<limit effort="0" lower="0" upper="0" velocity="1"/>',
+        "limit lower=0.0 upper=0.0 has lower = upper: the joint cannot move",
+        'give bounds in rad with lower < upper: the range the joint has, or make it type="fixed"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("limit", "end", "hint"), LIMITS, ids=["lower>upper", "lower=upper"])
+def test_invalid_joint_limit_says_which_way_the_bounds_are_wrong(
+    repo: Path, limit: str, end: str, hint: str
+) -> None:
+    break_urdf(repo, [(J1_LIMIT, limit)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    (finding,) = exc.value.findings
+    assert finding.code == "invalid_joint_limit"
+    assert finding.message == f"joint 'joint_1' {end}"
+    assert finding.hint == hint

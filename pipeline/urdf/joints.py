@@ -129,12 +129,26 @@ def _limit_rules(joint: Joint, add: Add) -> None:
         )
     # nan: a number the reader refused (invalid_number); it is not reported again as nan
     elif not (math.isnan(limit.lower) or math.isnan(limit.upper) or limit.lower < limit.upper):
+        equal = limit.lower == limit.upper
         add(
             "invalid_joint_limit",
             line,
-            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} does not "
-            "have lower < upper",
-            f"give bounds in {unit} with lower < upper",
+            f"joint {joint.name!r} limit lower={limit.lower} upper={limit.upper} has "
+            + ("lower = upper: the joint cannot move" if equal else "lower > upper"),
+            f"give bounds in {unit} with lower < upper: "
+            + (
+                'the range the joint has, or make it type="fixed"'
+                if equal
+                # swapped, the two would bound a joint its author meant unbounded
+                else "the range the joint may use (pybullet reads lower > upper, as its URDFs "
+                'write lower="1" upper="-1", as a joint without limits'
+                + (
+                    "; a joint that turns without end cannot be bounded: a wheel takes every "
+                    'pose within lower="-3.14159" upper="3.14159")'
+                    if joint.type == "revolute"
+                    else ")"
+                )
+            ),
         )
     if limit.velocity is None or limit.velocity <= 0:
         given = "no velocity" if limit.velocity is None else f"velocity {limit.velocity}"
