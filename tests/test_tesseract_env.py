@@ -51,6 +51,10 @@ from tests.meshfiles import PARTED, WITH_LIBRARY
 from tests.tesseract_support import DESCRIPTIONS, load
 
 TOUCH = 1e-9  # m: a contact of ours this deep is a touch, which Tesseract may not report
+# m: a contact of ours this deep between mesh hulls that mate (CAD parts exported face to face) is a
+# touch too: Tesseract's hull of a mesh stands up to micrometres off the mesh's own (alicia_m of
+# synriard 1.2.4: three pairs ours at 7e-9 to 4.3e-8 m deep, Tesseract's 2.0, 2.2 and 7.2 um apart)
+MESH_TOUCH = 1e-5
 LIBS = Path(tesseract_robotics.__file__).resolve().parent.parent / "tesseract_robotics.libs"
 
 
@@ -573,9 +577,21 @@ def test_contacts_agree_with_the_planners_contact_manager(
         found = contacts(solids, link_poses(robot, values), static=static_links(robot))
         ours = {tuple(sorted((c.link1, c.link2))): c.depth for c in found}
         # a touch (boxes face to face) is a contact of ours, and Tesseract's as its rounding
-        # falls (test_a_touch_is_a_contact_tesseract_finds_as_its_rounding_falls)
+        # falls (test_a_touch_is_a_contact_tesseract_finds_as_its_rounding_falls); between mesh
+        # hulls, as its hull's rounding falls (MESH_TOUCH)
         assert theirs <= set(ours), values
-        assert {p for p in set(ours) - theirs if ours[p] > TOUCH} == set(), values
+        missed = {p: ours[p] for p in set(ours) - theirs}
+        assert {p for p, depth in missed.items() if depth > _touch(robot, p)} == set(), values
+
+
+def _touch(robot: Robot, pair: tuple[str, ...]) -> float:
+    """How deep a contact of ours between the pair's links may be and still be a touch."""
+    meshes = {
+        link.name
+        for link in robot.links
+        if any(isinstance(c.geometry, Mesh) for c in link.collisions)
+    }
+    return MESH_TOUCH if set(pair) <= meshes else TOUCH
 
 
 @pytest.mark.parametrize(
