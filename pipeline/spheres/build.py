@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from pipeline.spheres.provenance import (
 )
 from pipeline.urdf import Collision, Robot
 
-# told one line of progress at a time (`fitting 7 links`, `fitted link_2 (3 of 7)`)
+# told one line of progress at a time (`fitting 7 links`, `fitted link_2 in 1.2 s (3 of 7)`)
 Progress = Callable[[str], None]
 
 
@@ -55,13 +56,17 @@ def status(robot: Robot, robot_folder: Path, previous: bytes | None) -> dict[str
     return link_status(sources, parse_previous(previous, FILE))
 
 
-def _fit_one(job: tuple[Robot, Path, str, str, FitParams]) -> tuple[str, list[dict[str, Any]]]:
+def _fit_one(
+    job: tuple[Robot, Path, str, str, FitParams],
+) -> tuple[str, list[dict[str, Any]], float]:
+    """A link's spheres, and the CPU seconds its fit took (told, never written)."""
+    start = time.process_time()
     robot, folder, display, name, params = job
     link = robot.link(name)
     assert link is not None
     geometry = load_link_geometry(link, folder, display)
     centers, radii = fit_link(geometry, params)
-    return name, sphere_list(centers, radii)
+    return name, sphere_list(centers, radii), time.process_time() - start
 
 
 def _fit_input(collisions: tuple[Collision, ...], params: FitParams) -> tuple[Any, ...]:
@@ -123,19 +128,19 @@ def _fit(
     ]
     told = _teller(progress, len(jobs), min(workers, len(jobs)))
     if workers > 1 and len(jobs) > 1:
-        first = dict(pool_map(_fit_one, jobs, min(workers, len(jobs)), told))
+        results = pool_map(_fit_one, jobs, min(workers, len(jobs)), told)
     else:
-        first = {}
+        results = []
         for job in jobs:
-            name, spheres = _fit_one(job)
-            first[name] = spheres
-            told((name, spheres))
+            results.append(_fit_one(job))
+            told(results[-1])
+    first = {name: spheres for name, spheres, _ in results}
     return {name: first[group[0]] for group in alike.values() for name in group}
 
 
 def _teller(
     progress: Progress | None, count: int, processes: int
-) -> Callable[[tuple[str, Any]], None]:
+) -> Callable[[tuple[str, Any, float]], None]:
     """What is called with each fitted link: a line of progress per link, after a first one."""
     if progress is None or not count:
         return lambda _: None
@@ -143,9 +148,9 @@ def _teller(
     progress(f"fitting {count} {noun}" + (f" in {processes} processes" if processes > 1 else ""))
     finished = [0]
 
-    def told(result: tuple[str, Any]) -> None:
+    def told(result: tuple[str, Any, float]) -> None:
         finished[0] += 1
-        progress(f"fitted {result[0]} ({finished[0]} of {count})")
+        progress(f"fitted {result[0]} in {result[2]:.1f} s ({finished[0]} of {count})")
 
     return told
 
