@@ -42,20 +42,22 @@ SCALES = [
     # orca-arm's orcabot (OpenArm's left arm), talos, centauro: a mirrored copy of a mesh
     (
         "0.001 -0.001 0.001",
-        "mirrors the mesh across its y axis (a negative scale)",
+        "mirrors the mesh in its y axis (a negative scale)",
         "mirror the mesh file itself (negate each vertex's y and reverse the order of each "
         'triangle\'s corners, which keeps its outside out), and give it scale="0.001 0.001 0.001"',
     ),
     (
-        "-1 1 -1",
-        "mirrors the mesh across its x and z axes (a negative scale)",
-        "mirror the mesh file itself (negate each vertex's x and z and reverse the order of each "
-        'triangle\'s corners, which keeps its outside out), and give it scale="1 1 1"',
-    ),
-    (
         "-1 -1 -1",
-        "mirrors the mesh across its x, y and z axes (a negative scale)",
+        "mirrors the mesh in its x, y and z axes (a negative scale)",
         "mirror the mesh file itself (negate each vertex's x, y and z and reverse",
+    ),
+    # two negative axes are no mirror but a half turn about the third: the corners keep their
+    # order (a mirror's fix would turn the mesh inside out)
+    (
+        "-1 1 -1",
+        "turns the mesh half a turn about its y axis (two negative scales)",
+        "turn the mesh file itself (negate each vertex's x and z; the triangles' corners keep "
+        'their order), or turn its <origin rpy> half a turn about y, and give it scale="1 1 1"',
     ),
     # a zero flattens the mesh: no mirror to make
     ("1 0 1", "has a component that is not > 0", "give every axis a scale > 0"),

@@ -86,8 +86,17 @@ def unscalable(written: str, scale: tuple[float, ...]) -> tuple[str, str]:
     names = [axis for axis, s in zip("xyz", scale, strict=True) if s < 0]
     axes = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     kept = " ".join(part.removeprefix("-") for part in written.split(" ") if part)
+    if len(names) == 2:  # no mirror: a half turn about the third axis
+        (about,) = set("xyz") - set(names)
+        return (
+            f'<mesh scale="{written}"> turns the mesh half a turn about its {about} axis (two '
+            "negative scales)",
+            f"turn the mesh file itself (negate each vertex's {axes}; the triangles' corners keep "
+            f"their order), or turn its <origin rpy> half a turn about {about}, and give it "
+            f'scale="{kept}": Tesseract refuses a negative scale, on a visual too',
+        )
     return (
-        f'<mesh scale="{written}"> mirrors the mesh across its {axes} '
+        f'<mesh scale="{written}"> mirrors the mesh in its {axes} '
         f"{'axis' if len(names) == 1 else 'axes'} (a negative scale)",
         f"mirror the mesh file itself (negate each vertex's {axes} and reverse the order of each "
         "triangle's corners, which keeps its outside out), and give it "
