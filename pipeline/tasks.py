@@ -242,13 +242,19 @@ def _package(root: Path, cell_id: str) -> ContractFailure | dict[str, str]:
         where = f"dist/{cell_id}.tar.gz"
         return ContractFailure(render([system_finding(root, f"cell:{cell_id}", where, exc)]))
     print(f"{cell_id}: dist/{cell_id}.tar.gz {identity}")
-    # doit keeps what an action returns: the next run compares the bundle's bytes with it
-    return {"bundle": _bundle_digest(root, cell_id)}
+    # doit keeps what an action returns: the next run compares the pair's bytes with it
+    return _pair_digests(root, cell_id)
 
 
-def _bundle_digest(root: Path, cell_id: str) -> str:
-    """SHA-256 of dist/<cell_id>.tar.gz as it is now (`missing` when it is not a file)."""
-    return Digests(root, remember=False).of(f"dist/{cell_id}.tar.gz")
+def _pair_digests(root: Path, cell_id: str) -> dict[str, str]:
+    """SHA-256 of dist/<cell_id>.tar.gz and of its .identity as they are now (`missing` when
+    one is not a file; a symbolic link's is told apart): an edited identity is written again,
+    or the bundle would be published beside another's identity."""
+    digests = Digests(root, remember=False)
+    return {
+        "bundle": digests.of(f"dist/{cell_id}.tar.gz"),
+        "identity": digests.of(f"dist/{cell_id}.identity"),
+    }
 
 
 def _cell_problems(root: Path, cell_id: str) -> list[Any]:
@@ -260,11 +266,13 @@ def _cell_problems(root: Path, cell_id: str) -> list[Any]:
 
 
 def _bundle_unchanged(root: Path, cell_id: str) -> Any:
-    """doit uptodate check: the bundle still holds the bytes packaging wrote (not edited), and
-    the compiled cell it was packed from is current (`doit -s` rebuilds nothing first)."""
+    """doit uptodate check: the bundle and its identity still hold the bytes packaging wrote
+    (neither edited), and the compiled cell it was packed from is current (`doit -s` rebuilds
+    nothing first)."""
 
     def unchanged(task: Any, values: dict[str, Any]) -> bool:
-        if values.get("bundle") != _bundle_digest(root, cell_id):
+        now = _pair_digests(root, cell_id)
+        if any(values.get(name) != digest for name, digest in now.items()):
             return False
         return not _cell_problems(root, cell_id)
 
@@ -285,7 +293,7 @@ def task_cell() -> Iterator[dict[str, Any]]:
             # and hash them) and the code that packs them, so a new archive format repacks
             "file_dep": [stamp_path(f"cellbuild:{cell_id}"), *PACKAGE_CODE],
             "targets": [f"dist/{cell_id}.tar.gz", f"dist/{cell_id}.identity"],
-            # doit only checks that targets exist: an edited bundle is packed again
+            # doit only checks that targets exist: an edited bundle or identity is packed again
             "uptodate": [_bundle_unchanged(root, cell_id)],
             "doc": f"package {cell_id} as dist/{cell_id}.tar.gz with its identity",
             "verbosity": 2,

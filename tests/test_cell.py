@@ -521,6 +521,39 @@ def test_doit_cell_packs_again_a_bundle_edited_or_replaced_since(tmp_path: Path)
     assert bundle.read_bytes() == packed
 
 
+def _identity_edited(path: Path) -> None:
+    path.write_text("sha256:" + "0" * 64 + "\n")
+
+
+def _identity_linked(path: Path) -> None:
+    """A link to a file of the very bytes packaging wrote: git would commit the link."""
+    kept = path.parent.parent / "kept.identity"
+    kept.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(kept)
+
+
+IDENTITY_EDITS = [("edited", _identity_edited), ("linked", _identity_linked)]
+
+
+@pytest.mark.parametrize(
+    "edit", [e for _, e in IDENTITY_EDITS], ids=[case for case, _ in IDENTITY_EDITS]
+)
+def test_doit_cell_writes_again_an_identity_edited_or_replaced_since(
+    tmp_path: Path, edit: Callable[[Path], None]
+) -> None:
+    """An edited dist/<cell_id>.identity was kept, `doit cell:<cell_id>` saying all was up to
+    date (exit 0): the bundle was published beside another identity (a hostile-input trial)."""
+    root = copy_repo(tmp_path)
+    assert run_doit(root, "cell:weld_cell_a").returncode == 0
+    identity = root / "dist" / "weld_cell_a.identity"
+    written = identity.read_bytes()
+    edit(identity)
+    again = run_doit(root, "cell:weld_cell_a")
+    assert again.returncode == 0 and ".  cell:weld_cell_a" in again.stdout, again.stdout
+    assert not identity.is_symlink() and identity.read_bytes() == written
+
+
 def test_plain_doit_runs_every_group_but_packaging() -> None:
     spec = importlib.util.spec_from_file_location("dodo_under_test", REPO / "dodo.py")
     assert spec is not None and spec.loader is not None
