@@ -184,6 +184,30 @@ def test_a_bad_program_and_a_bad_cell_are_both_reported(
     assert ": invalid_json: " in err and "no_cell/cell.json: file_missing: " in err
 
 
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b"{robot_cell", "invalid_json"),
+        (b"\xff{}", "not_utf8"),
+        (b"", "invalid_json"),
+        (None, "file_missing"),
+    ],
+)
+def test_a_bad_cell_json_checked_as_its_own_program_is_reported_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes | None, code: str
+) -> None:
+    """`load-check <cell>/cell.json --cell <cell>`, the documented check of a cell alone,
+    printed each finding of a broken cell.json twice: once as the program, once as the cell's."""
+    cell = _unpacked_bundle(tmp_path)
+    if data is None:
+        (cell / "cell.json").unlink()
+    else:
+        (cell / "cell.json").write_bytes(data)
+    assert main(["load-check", str(cell / "cell.json"), "--cell", str(cell)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "cell.json:" in lines[0] and f": {code}: " in lines[0], lines
+
+
 def _unpacked_bundle(dest: Path) -> Path:
     """weld_cell_a's bundle, unpacked into `dest` as a cell's software does: no repo beside it."""
     base = REPO / "build/cells"
