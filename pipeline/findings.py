@@ -13,6 +13,21 @@ from typing import NamedTuple
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
+# A finding quotes what an input holds (a key, a name, a program's field), which may be
+# megabytes: a 10 MB joint name made a line of 20 MB. A part of a line longer than this keeps
+# its start and end (the value's start, then what is wrong with it) around a note of the cut.
+PART_LIMIT = 2000
+_HEAD, _TAIL = 1500, 400
+
+
+def _cut(text: str) -> str:
+    """`text`, or its start and end around how many characters were left out."""
+    if len(text) <= PART_LIMIT:
+        return text
+    left_out = len(text) - _HEAD - _TAIL
+    return f"{text[:_HEAD]} [... {left_out} characters left out ...] {text[-_TAIL:]}"
+
+
 class Severity(str, Enum):
     """How serious a finding is: errors stop the build, warnings do not."""
 
@@ -31,11 +46,12 @@ class Finding(NamedTuple):
     severity: Severity = Severity.ERROR
 
     def line(self) -> str:
-        """Render as `file:place: code: message; hint`."""
-        where = f"{self.file}:{self.place}" if self.place else self.file
-        text = f"{where}: {self.code}: {self.message}"
-        if self.hint:
-            text += f"; {self.hint}"
+        """Render as `file:place: code: message; hint`, each part cut short when huge."""
+        place, message, hint = (_cut(part) for part in (self.place, self.message, self.hint))
+        where = f"{_cut(self.file)}:{place}" if place else _cut(self.file)
+        text = f"{where}: {self.code}: {message}"
+        if hint:
+            text += f"; {hint}"
         if self.severity is Severity.WARNING:
             text = f"{text} (warning)"
         return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)

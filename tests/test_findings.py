@@ -112,3 +112,32 @@ def test_validate_reports_the_findings_of_independent_checks_in_one_run(
         ("robot.urdf", "invalid_number"),
         ("robot.urdf", "mesh_missing"),
     ], captured.err
+
+
+HUGE = "j" * 10_000_000
+
+
+@pytest.mark.parametrize(
+    "long",
+    [
+        # a calibration correcting a joint of a 10 MB name: its pointer and message held it whole
+        Finding("unknown_joint", "cal.json", f"/kinematics/{HUGE}", f"joint {HUGE!r} is not", "h"),
+        # a program header naming a model of 10 MB: a refusal line of 10 MB
+        Finding("model_mismatch", "program.json", "/robot_cell/model_id", f"names {HUGE!r}", "h"),
+        Finding("some_code", "f.json", "", "what", f"write {HUGE}"),
+    ],
+    ids=["place_and_message", "message", "hint"],
+)
+def test_a_line_cuts_a_huge_value_short_keeping_both_ends(long: Finding) -> None:
+    """A value an input holds (a key, a name) is quoted in a finding: a line of megabytes."""
+    line = long.line()
+    assert len(line) < 6000
+    assert line.startswith(f"{long.file}:") and f": {long.code}: " in line
+    assert line.endswith(long.hint[-20:]) and "characters left out" in line
+    # the JSON form keeps every character: a program reading it may want them
+    assert long.as_json()["message"] == long.message
+
+
+def test_a_line_of_ordinary_length_is_left_whole() -> None:
+    plain = Finding("c", "f", "/a", "m" * 1900, "h" * 1900)
+    assert plain.line() == f"f:/a: c: {'m' * 1900}; {'h' * 1900}"

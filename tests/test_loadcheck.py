@@ -71,6 +71,17 @@ def test_each_tampered_field_is_refused_with_its_code(
     assert f":/robot_cell/{field}: {reason}: " in lines[0]
 
 
+def test_a_huge_field_of_a_program_is_refused_in_a_line_of_ordinary_length(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A program naming a model of 10 MB was refused in a line of 10 MB."""
+    header = header_of(CELL)
+    header["robot_cell"]["model_id"] = "m" * 10_000_000
+    code, lines = run(tmp_path, capsys, header)
+    assert code == 3
+    assert len(lines) == 1 and ": model_mismatch: " in lines[0] and len(lines[0]) < 6000
+
+
 @pytest.mark.parametrize("header", [{}, {"robot_cell": "weld_cell_a"}], ids=["absent", "string"])
 def test_a_header_without_the_block_is_refused_as_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], header: dict[str, Any]
