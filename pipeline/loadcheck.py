@@ -9,6 +9,7 @@ files the cell serves, and must agree with its cell.json, so a tampered cell is 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,65 @@ def served_description_identity(folder: Path, display: str, model_id: str) -> st
     return description_identity(folder, display, model_id)[0]
 
 
+# what a user who named some other folder as --cell is to name
+NAME_A_CELL = (
+    "name a compiled cell: build/cells/<cell_id> (`doit` makes it), or the <cell_id>/ folder "
+    "its bundle unpacks to; a compiled cell is never written by hand"
+)
+
+
+def not_a_cell(folder: Path, display: str) -> ContractError | None:
+    """Why `folder` (--cell) is no compiled cell when it holds no cell.json, naming what to
+    name instead: the bundle itself (a file), a cell's sources, the folder a bundle was
+    unpacked into; None when it holds one (or cannot be searched: reading it says so)."""
+    try:
+        if os.path.lexists(folder / CELL_NAME):
+            return None
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return refusal(
+            "file_missing",
+            f"{display}/{CELL_NAME}",
+            "",
+            f"file does not exist: there is no such folder as {display}",
+            NAME_A_CELL,
+        )
+    except OSError:  # not a folder (ENOTDIR) or not searchable: said below, or by the read
+        info = None
+    if info is None or not stat.S_ISDIR(info.st_mode):
+        if not os.path.isfile(folder):
+            return None
+        bundle = folder.name.endswith((".tar.gz", ".tgz"))
+        how = f"unpack it (tar xzf {display}) and name the <cell_id>/ folder it holds"
+        return refusal(
+            "not_a_folder",
+            display,
+            "",
+            "is a file, not the folder of a compiled cell",
+            how if bundle else NAME_A_CELL,
+        )
+    try:
+        inner = sorted(p.name for p in folder.iterdir() if (p / CELL_NAME).is_file())
+    except OSError:
+        return None
+    if (folder / "machine.json").exists():
+        hint = f"it holds a cell's sources: name its compiled cell, build/cells/{folder.name}"
+    elif len(inner) == 1:
+        hint = f"name {display}/{inner[0]}, the folder holding {CELL_NAME}"
+    elif inner:
+        some = ", ".join(f"{display}/{name}" for name in inner[:3])
+        hint = f"name the compiled cell the program is for: {some}{', ...' * (len(inner) > 3)}"
+    else:
+        hint = NAME_A_CELL
+    message = "file does not exist: the folder is not a compiled cell"
+    return refusal("file_missing", f"{display}/{CELL_NAME}", "", message, hint)
+
+
 def read_cell(folder: Path, display: str) -> CellIdentity:
     """A compiled cell's identities, recomputed from its files and checked against cell.json."""
+    problem = not_a_cell(folder, display)
+    if problem is not None:
+        raise problem
     doc = load_json(folder / CELL_NAME, f"{display}/{CELL_NAME}")
     block = doc.get(BLOCK)
     model = block.get("model_id", ABSENT) if isinstance(block, dict) else ABSENT
@@ -254,7 +312,9 @@ def header_refusals(header: dict[str, object], cell: CellIdentity, display: str)
 
 
 def _same_file(one: Path, other: Path) -> bool:
-    """Whether two paths name one file (however each is written)."""
+    """Whether two paths name one file (however each is written), or one missing file."""
+    if os.path.abspath(one) == os.path.abspath(other):
+        return True
     try:
         return os.path.samefile(one, other)
     except OSError:

@@ -232,6 +232,44 @@ def _unpacked_bundle(dest: Path) -> Path:
     return dest / "weld_cell_a"
 
 
+def _bundle_file(dest: Path) -> Path:
+    bundle = dest / "weld_cell_a.tar.gz"
+    bundle.write_bytes(b"\x1f\x8b")
+    return bundle
+
+
+def _unpacked_into(dest: Path) -> Path:
+    _unpacked_bundle(dest)
+    return dest
+
+
+# --cell naming what is no compiled cell, as a new user does: what they are told to do
+NOT_CELLS = [
+    # it said "cannot be read (Not a directory); check the file's permissions"
+    ("bundle_file", _bundle_file, "not_a_folder", "unpack it (tar xzf"),
+    # it said "file does not exist; create it": cell.json, by hand
+    ("source_folder", lambda dest: REPO / "cells/weld_cell_a", "file_missing", "build/cells/"),
+    # the folder the bundle was unpacked into, one above the cell's
+    ("unpacked_into", _unpacked_into, "file_missing", "weld_cell_a"),
+    ("nowhere", lambda dest: dest / "no_cell", "file_missing", "no such folder"),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "fix"), [c[1:] for c in NOT_CELLS], ids=[c[0] for c in NOT_CELLS]
+)
+def test_a_cell_folder_that_is_no_compiled_cell_says_what_to_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any, code: str, fix: str
+) -> None:
+    cell = make(tmp_path)
+    program = tmp_path / "program.json"
+    program.write_text(json.dumps(header_of(CELL)))
+    assert main(["load-check", str(program), "--cell", str(cell)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and f": {code}: " in lines[0] and fix in lines[0], lines
+    assert "create it" not in lines[0] and "permissions" not in lines[0], lines
+
+
 def _set_pin(field: str, value: Any) -> Any:
     return lambda doc: doc["calibration_pin"].__setitem__(field, value)
 
