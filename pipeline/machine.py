@@ -3,6 +3,7 @@ one that can still be trusted, and the rules of its calibration pin's path."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,56 @@ def machine_fields(doc: dict[str, Any], findings: list[Finding]) -> MachineField
     )
 
 
+# digests a pin may have been given instead of a SHA-256's, by their number of hex digits
+_OTHER_DIGESTS = {32: "an MD5", 40: "a SHA-1", 56: "a SHA-224", 96: "a SHA-384", 128: "a SHA-512"}
+_HEX = re.compile("[0-9a-fA-F]+")
+
+
+def pin_digest_hint(written: str, file: str) -> str:
+    """How to write a pin's `sha256` that is not 64 bare lowercase hex digits: the digest
+    itself when it is there in another form (upper case, `sha256:`, a `sha256sum` line)."""
+    changes, digest = [], written
+    if digest != digest.strip():
+        changes.append("leave out the space or line break around the digits")
+        digest = digest.strip()
+    if len(digest.split()) > 1:
+        changes.append("only the digest, not what follows it")
+        digest = digest.split()[0]
+    algorithm, colon, rest = digest.partition(":")
+    if colon and algorithm.lower() == "sha256":
+        changes.append("leave out 'sha256:' (cell.json's form)")
+        digest = rest
+    if _HEX.fullmatch(digest) and len(digest) == 64:
+        if digest != digest.lower():
+            changes.append("write the same digits in lower case")
+        return f"{'; '.join(changes)}: {digest.lower()}"
+    command = f"`sha256sum {file}`, 64 lowercase hex digits"
+    digits = rest if colon else digest
+    other = _OTHER_DIGESTS.get(len(digits)) if _HEX.fullmatch(digits) else None
+    if other is not None:
+        return (
+            f"that is {len(digits)} hex digits, the length of {other} digest: pin the SHA-256 "
+            f"of the file's exact bytes ({command})"
+        )
+    return f"pin the SHA-256 of the file's exact bytes ({command})"
+
+
 def machine_findings(doc: Any, display: str) -> list[Finding]:
     """The schema's findings on a machine config, and a lone surrogate in any text they leave."""
     findings = check_schema(doc, MACHINE_SCHEMA, display)
+    robot = doc.get("robot") if isinstance(doc, dict) else None
+    pin = robot.get("machine_planning_calibration") if isinstance(robot, dict) else None
+    written = pin.get("sha256") if isinstance(pin, dict) else None
+    if isinstance(written, str):  # the schema's "write it in that form" left the fix to guess
+        path = pin.get("path") if isinstance(pin, dict) else None
+        folder = display.rpartition("/")[0]
+        file = "<file>" if not isinstance(path, str) else f"{folder}/{path}" if folder else path
+        findings = [
+            f._replace(hint=pin_digest_hint(written, file))
+            if f.place == f"{PIN}/sha256" and f.code == "invalid_value"
+            else f
+            for f in findings
+        ]
     # a free text (the pin's source) is copied into cell.json, which UTF-8 cannot hold it in;
     # a field the schema already refused is one problem, said once
     reported = {finding.place for finding in findings}

@@ -111,3 +111,29 @@ def test_pin_path_outside_cell_says_which_form_of_path_it_is(pinned: str, proble
     [finding] = pin_path_findings(REPO / "cells" / "weld_cell_a", pinned, "machine.json")
     assert finding.code == "pin_path_outside_cell"
     assert finding.message == f"pin path {pinned!r} {problem}"
+
+
+# a pin of another form than 64 bare lowercase hex digits: "write it in that form", said
+# alone, left a new user to guess what was wrong with a digest they had copied (a trial)
+PIN_FORMS = [
+    ("upper_case", SHA.upper(), f"write the same digits in lower case: {SHA}"),
+    ("identity_form", f"sha256:{SHA}", f"leave out 'sha256:' (cell.json's form): {SHA}"),
+    ("sha512", "ab" * 64, "128 hex digits, the length of a SHA-512"),
+    ("sha512_named", "sha512:" + "ab" * 64, "128 hex digits, the length of a SHA-512"),
+    ("md5", "ab" * 16, "32 hex digits, the length of an MD5"),
+    ("sha1", "ab" * 20, "40 hex digits, the length of a SHA-1"),
+    ("sha256sum_line", f"{SHA}  {PATH}", f"only the digest, not what follows it: {SHA}"),
+    ("other", "x", "the SHA-256 of the file's exact bytes"),
+]
+
+
+@pytest.mark.parametrize(
+    ("written", "fix"), [c[1:] for c in PIN_FORMS], ids=[c[0] for c in PIN_FORMS]
+)
+def test_invalid_value_a_pin_of_another_form_says_how_to_write_it(written: str, fix: str) -> None:
+    with pytest.raises(ContractError) as exc:
+        parse_machine(json.dumps(_doc(pin={"sha256": written})).encode(), "m.json")
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_value" and finding.place.endswith("/sha256")
+    assert fix in finding.hint, finding.line()
+    assert "sha256sum" in finding.hint or SHA in finding.hint, finding.line()
