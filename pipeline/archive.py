@@ -34,6 +34,10 @@ _FILE: dict[str, Any] = {}  # the mark of a file in `_claim`'s tree (never a fol
 
 def _check_path(path: str) -> None:
     parts = path.split("/")
+    try:  # tarfile gives bytes that are no UTF-8 as lone surrogates, which the listing cannot hold
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"archive entry name {path!r} is not UTF-8") from None
     if (
         not path
         or path.startswith("/")

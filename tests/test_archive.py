@@ -165,6 +165,12 @@ BAD_BUNDLES = [
     # a second gzip member after the end-of-archive block: content the identity skipped
     ("hidden_member", GOOD + gzip.compress(_tar([("b", b"2")])), "data after the end"),
     ("trailing_garbage", GOOD + b"garbage", "Not a gzipped file"),
+    # a name of bytes that are no UTF-8: Python's "'utf-8' codec can't encode character..."
+    (
+        "name_not_utf8",
+        gzip.compress(_tar([("c/cell.json", b"{}"), ("c/a\udcffb.stl", b"")])),
+        "archive entry name 'c/a\\udcffb.stl' is not UTF-8",
+    ),
 ]
 
 
