@@ -65,6 +65,11 @@ def served_description_identity(folder: Path, display: str, model_id: str) -> st
     return description_identity(folder, display, model_id)[0]
 
 
+# how to check a program too large for the JSON reader
+HEADER_ALONE = (
+    "give load-check the program's header: a JSON object holding its robot_cell block alone "
+    f"(the other fields are not read), at most {JSON_LIMIT // (1024 * 1024)} MiB"
+)
 # what a user who named some other folder as --cell is to name
 NAME_A_CELL = (
     "name a compiled cell: build/cells/<cell_id> (`doit` makes it), or the <cell_id>/ folder "
@@ -329,8 +334,10 @@ def load_check(
     findings: list[Finding] = []
     try:
         header = load_json(program, program_display)
-    except ContractError as exc:
-        findings.extend(exc.findings)
+    except ContractError as exc:  # a dense program's points may be megabytes: not a mesh's fix
+        findings.extend(
+            f._replace(hint=HEADER_ALONE) if f.code == "file_too_large" else f for f in exc.findings
+        )
     # the cell's own cell.json as the program (a cell checked alone): its findings are the cell's
     if findings and _same_file(program, cell_dir / CELL_NAME):
         findings = []

@@ -82,6 +82,17 @@ def test_a_huge_field_of_a_program_is_refused_in_a_line_of_ordinary_length(
     assert len(lines) == 1 and ": model_mismatch: " in lines[0] and len(lines[0]) < 6000
 
 
+def test_file_too_large_a_program_over_the_json_limit_is_told_to_give_its_header_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dense program of 17 MiB was told to 'shrink the file (decimate a mesh, split a
+    document)': load-check reads the header alone."""
+    header = {**header_of(CELL), "points": [[0.0] * 6] * 600_000}
+    code, lines = run(tmp_path, capsys, header)
+    assert code == 2 and len(lines) == 1 and ": file_too_large: " in lines[0], lines
+    assert "mesh" not in lines[0] and "robot_cell block alone" in lines[0], lines
+
+
 @pytest.mark.parametrize("header", [{}, {"robot_cell": "weld_cell_a"}], ids=["absent", "string"])
 def test_a_header_without_the_block_is_refused_as_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], header: dict[str, Any]
