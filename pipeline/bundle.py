@@ -52,6 +52,19 @@ def package_cell(root: Path, cell_id: str) -> str:
             ]
         )
     bundle_path = f"dist/{cell_id}.tar.gz"
+    for target in (bundle_path, f"dist/{cell_id}.identity"):
+        if _is_folder(root / target):  # not removed: dist/ is the user's, not generated
+            raise ContractError(
+                [
+                    Finding(
+                        "output_unwritable",
+                        target,
+                        "",
+                        "cannot be written: a folder is in its place",
+                        f"move the folder {target} away (a file goes there) and run again",
+                    )
+                ]
+            )
     try:  # both or neither: a bundle beside the identity of another is worse than the old pair
         write_pair(root / bundle_path, bundle, root / "dist" / f"{cell_id}.identity", identity)
     except OSError as exc:  # a full disk, a read-only dist/: a finding, not a traceback
@@ -112,6 +125,14 @@ def _set_aside(path: Path) -> str | None:
         if not os.path.lexists(aside):
             os.rename(path, aside)
             return aside
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether a real folder (not a link to one, which a rename replaces) is at `path`."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _why(root: Path, path: str, exc: OSError) -> str:

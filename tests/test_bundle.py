@@ -168,3 +168,25 @@ def test_packaging_killed_at_a_rename_never_leaves_a_bundle_beside_anothers_iden
     new = package_cell(root, "iiwa_bench")
     assert identity.read_text() == f"{new}\n"
     assert (dist / "iiwa_bench.tar.gz").read_bytes() != b"old bundle"
+
+
+@pytest.mark.parametrize("name", ["iiwa_bench.tar.gz", "iiwa_bench.identity"])
+def test_output_unwritable_a_folder_in_place_of_the_bundle_or_identity_names_it(
+    tmp_path: Path, name: str
+) -> None:
+    """A folder where the bundle or its identity goes said "Is a directory; make dist/ writable"
+    (a hostile-input trial): dist/ was writable, the folder was in the way."""
+    root = copy_repo(tmp_path)
+    (root / "dist" / name).mkdir(parents=True)
+    (root / "dist" / name / "keep").write_text("mine")
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file, finding.message, finding.hint) == (
+        "output_unwritable",
+        f"dist/{name}",
+        "cannot be written: a folder is in its place",
+        f"move the folder dist/{name} away (a file goes there) and run again",
+    )
+    assert (root / "dist" / name / "keep").read_text() == "mine"
+    assert sorted(p.name for p in (root / "dist").iterdir()) == [name]
