@@ -144,6 +144,16 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
             "is a symbolic link: the cell would serve files from wherever it points",
             "replace the link with the folder itself (unpack the bundle again)",
         )
+    if not (folder / DESCRIPTION).is_dir():  # its manifest was named: "create it"
+        exists = os.path.lexists(folder / DESCRIPTION)
+        raise refusal(
+            "not_a_folder" if exists else "file_missing",
+            f"{display}/{DESCRIPTION}",
+            "",
+            "is a file, not the folder of the description" if exists else "does not exist",
+            "the cell serves its description there: put the folder back "
+            "(unpack the bundle again, or compile the cell again)",
+        )
     description = served_description_identity(
         folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)
     )

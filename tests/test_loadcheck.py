@@ -341,6 +341,32 @@ def test_symlink_refused_a_linked_description_folder(
     ]
 
 
+def _description_a_file(cell: Path) -> None:
+    shutil.rmtree(cell / "description")
+    (cell / "description").write_text("")
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "message"),
+    [
+        (lambda cell: shutil.rmtree(cell / "description"), "file_missing", "does not exist"),
+        (_description_a_file, "not_a_folder", "is a file, not the folder"),
+    ],
+    ids=["missing", "a_file"],
+)
+def test_a_description_folder_missing_or_a_file_is_named_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, code: str, message: str
+) -> None:
+    """Its manifest was named instead: 'file does not exist; create it', or for a file
+    'cannot be read (Not a directory); check the file's permissions' (a hostile-input trial)."""
+    cell = _unpacked_bundle(tmp_path / "site")
+    change(cell)
+    code_, lines = run(tmp_path, capsys, header_of(CELL), cell)
+    assert code_ == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"{cell}/description: {code}: ") and message in lines[0], lines
+    assert lines[0].endswith("(unpack the bundle again, or compile the cell again)"), lines
+
+
 def _reserved(cell: Path, change: Any) -> None:
     """Edit the served calibration, then make cell.json agree with it, as a forger would."""
     served = cell / "machine_planning_calibration.json"
