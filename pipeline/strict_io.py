@@ -11,7 +11,7 @@ import os
 import stat
 import unicodedata
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pipeline.findings import ContractError, Finding
 
@@ -213,6 +213,26 @@ def twin_hint(path: Path) -> str:
     )
 
 
+_MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".gltf", ".glb", ".mtl")
+
+
+def _smaller(display: str) -> str:
+    """The fix of a file over its limit, by what the file is."""
+    suffix = PurePosixPath(display).suffix.lower()
+    if suffix in _MESH_SUFFIXES:
+        return "decimate the mesh (fewer triangles) with a mesh tool, or split it"
+    if suffix == ".json":
+        return (
+            "a JSON file this large is no configuration, calibration or program: check that it "
+            "is the right file, and give data by reference rather than inline"
+        )
+    if suffix in (".urdf", ".srdf", ".xml", ".xacro"):
+        return "an XML file this large is no robot description: check that it is the right file"
+    if suffix == ".py":
+        return "keep data out of the generator source: compute it, or read it from robot.urdf"
+    return "check that it is the right file: it is larger than any the compiler reads"
+
+
 def read_bytes(path: Path, display: str, limit: int) -> bytes:
     """Read a regular file (no symlink) of at most `limit` bytes."""
     try:
@@ -249,7 +269,7 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
             display,
             "",
             f"is {info.st_size} bytes, over the limit of {limit} bytes",
-            "shrink the file (decimate a mesh, split a document)",
+            _smaller(display),
         )
     try:
         data = path.read_bytes()
@@ -257,7 +277,7 @@ def read_bytes(path: Path, display: str, limit: int) -> bytes:
         raise _unreadable(display, exc) from None
     if len(data) > limit:
         raise refusal(
-            "file_too_large", display, "", f"is over the limit of {limit} bytes", "shrink the file"
+            "file_too_large", display, "", f"is over the limit of {limit} bytes", _smaller(display)
         )
     if data.startswith(LFS_POINTER) and len(data) < 1024:
         raise refusal(

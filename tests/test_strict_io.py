@@ -36,6 +36,27 @@ def test_read_bytes_limits(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        # a cell's calibration or cell.json over the JSON limit was told to decimate a mesh
+        ("calibration.json", "a JSON file this large is no configuration, calibration or program"),
+        ("robot.urdf", "an XML file this large is no robot description"),
+        ("meshes/link_1.STL", "decimate the mesh"),
+        ("robots/arm/srdf.py", "keep data out of the generator source"),
+        ("dist/cell.tar.gz", "check that it is the right file"),
+    ],
+)
+def test_file_too_large_hint_fits_the_kind_of_file(tmp_path: Path, name: str, hint: str) -> None:
+    big = tmp_path / "big"
+    big.write_bytes(b" " * 101)
+    with pytest.raises(ContractError) as exc:
+        read_bytes(big, name, 100)
+    [finding] = exc.value.findings
+    assert finding.code == "file_too_large"
+    assert finding.hint.startswith(hint), finding.hint
+
+
+@pytest.mark.parametrize(
     ("files", "hint"),
     [
         (["my_arm.urdf"], "rename my_arm.urdf to robot.urdf: each folder in robots/ holds its"),
