@@ -96,10 +96,19 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
             raise ValueError(problem)
     except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
         raise ContractError(
-            [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", "rebuild it")]
+            [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", _refetch(path))]
         ) from None
     print(identity_of_listing(text))
     return 0
+
+
+def _refetch(path: Path) -> str:
+    """The fix of a bundle that is none: fetched again, or packaged again from its cell."""
+    cell_id = path.name.removesuffix(".tar.gz")
+    return (
+        "fetch the bundle again (a download cut short or altered), or package it again from its "
+        f"cell: doit cell:{cell_id}"
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
