@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Iterable
 from importlib import resources
 from typing import Any
@@ -43,8 +44,9 @@ TEXT = "^(?=.*\\S)[^\\x00-\\x1f\\x7f-\\x9f]*(?!\\n)$"
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # Each `pattern` of the packaged schemas in words, for the finding (a regex is no message);
 # tests/test_schemas.py checks that every pattern has one.
+NAME = "^[A-Za-z0-9][A-Za-z0-9._-]*(?!\\n)$"
 FORMS: dict[str, str] = {
-    "^[A-Za-z0-9][A-Za-z0-9._-]*(?!\\n)$": (
+    NAME: (
         "a name of letters, digits, '.', '_' and '-' that starts with a letter or digit "
         "(no space, no other character)"
     ),
@@ -227,7 +229,11 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
     form = FORMS.get(str(error.validator_value)) if keyword == "pattern" else None
     if form is not None:
         message = f"{_short(repr(error.instance), 80)} is not {form}"
-        return [Finding(code, display, json_pointer(path), message, "write it in that form")]
+        hint = "write it in that form"
+        example = _as_name(instance) if error.validator_value == NAME else ""
+        if example:
+            hint += f", e.g. {_short(repr(example), 80)}"
+        return [Finding(code, display, json_pointer(path), message, hint)]
     if keyword == "maxLength" and isinstance(instance, str):
         message = f"{_short(repr(instance), 60)} is {len(instance)} characters long, over "
         message += str(error.validator_value)
@@ -247,6 +253,14 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
             )
         ]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
+
+
+def _as_name(value: object) -> str:
+    """`value` written as a name of NAME's form (accents dropped, other runs as '_'), or ""."""
+    if not isinstance(value, str):
+        return ""
+    plain = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", plain).strip("._-")
 
 
 def _control_character(text: str, character: str, display: str, place: str) -> Finding:

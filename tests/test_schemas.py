@@ -154,21 +154,35 @@ def test_every_pattern_of_the_packaged_schemas_is_said_in_words() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cell_id", "says"),
+    ("cell_id", "says", "hint"),
     [
-        ("weld cell", "'weld cell' is not a name of letters, digits, '.', '_' and '-'"),
-        ("_cell", "'_cell' is not a name of letters, digits, '.', '_' and '-'"),
-        ("cell\n", "'cell\\n' is not a name of letters"),
+        (
+            "weld cell",
+            "'weld cell' is not a name of letters, digits, '.', '_' and '-'",
+            "write it in that form, e.g. 'weld_cell'",
+        ),
+        (
+            "_cell",
+            "'_cell' is not a name of letters, digits, '.', '_' and '-'",
+            "write it in that form, e.g. 'cell'",
+        ),
+        ("cell\n", "'cell\\n' is not a name of letters", "write it in that form, e.g. 'cell'"),
+        # an accent, as a hostile-input trial's cells/cé: the letter without it
+        ("cé", "'cé' is not a name of letters", "write it in that form, e.g. 'ce'"),
+        # nothing of a name in it: the form alone
+        ("***", "'***' is not a name of letters", "write it in that form"),
     ],
 )
-def test_invalid_value_a_pattern_is_said_in_words(cell_id: str, says: str) -> None:
+def test_invalid_value_a_pattern_is_said_in_words(cell_id: str, says: str, hint: str) -> None:
+    """The fix of a name of another form gives the name in that form (it said only 'write it in
+    that form', leaving the user to guess what a space or an accent becomes)."""
     doc = {"schema": "rosie.machine-config.v1", "cell_id": cell_id}
     [finding] = [
         f for f in check_schema(doc, "machine-config", "machine.json") if f.place == "/cell_id"
     ]
     assert finding.code == "invalid_value"
     assert finding.message.startswith(says)
-    assert "^" not in finding.message and finding.hint == "write it in that form"
+    assert "^" not in finding.message and finding.hint == hint
 
 
 def test_invalid_value_a_text_over_its_max_length_says_so() -> None:
