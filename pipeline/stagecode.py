@@ -39,6 +39,7 @@ URDF_CODE = (
     "pipeline/spheres/geometry.py",
     "pipeline/spheres/meshlib.py",
     "pipeline/spheres/triangles.py",
+    "pipeline/spheres/dae_count.py",
     "pipeline/spheres/loose.py",
     "pipeline/spheres/polygons.py",
     "pipeline/spheres/winding.py",

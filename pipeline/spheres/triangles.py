@@ -139,7 +139,16 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
 
 def _declared_triangles(data: bytes, suffix: str) -> int:
     """The fewest triangles a mesh file holds, told from its bytes without reading it: a binary
-    STL's count, an OBJ's face statements, a PLY header's faces (0 when not told)."""
+    STL's count, an OBJ's face statements, a PLY header's faces, a COLLADA scene's triangles
+    (0 when not told)."""
+    if suffix == "dae":
+        from pipeline.spheres.dae_count import collada_triangles
+        from pipeline.strict_xml import parse_xml
+
+        try:  # a file that is no XML is refused as trimesh fails on it, below
+            return collada_triangles(parse_xml(data, "", huge_text=True))
+        except ContractError:
+            return 0
     if suffix == "stl" and len(data) >= 84:
         count = int.from_bytes(data[80:84], "little")
         return count if len(data) == 84 + 50 * count else 0

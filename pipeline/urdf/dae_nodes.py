@@ -29,7 +29,7 @@ def _local(element: etree._Element) -> str:
     return element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
 
 
-def _below(node: etree._Element, by_id: dict[str, etree._Element]) -> list[_Edge]:
+def below(node: etree._Element, by_id: dict[str, etree._Element]) -> list[_Edge]:
     """The nodes a COLLADA <node> holds, and those its <instance_node url="#id">s name (each
     with that <instance_node>); a URL into another file is not followed."""
     found: list[_Edge] = []
@@ -56,7 +56,7 @@ def dae_instancing(root: etree._Element, display: str) -> list[Finding]:
         if id(start) in count:
             continue
         path = {id(start)}  # the nodes being walked, the start's down to the top of the stack
-        stack = [(start, iter(_below(start, by_id)))]
+        stack = [(start, iter(below(start, by_id)))]
         while stack:
             node, rest = stack[-1]
             for child, via in rest:
@@ -74,13 +74,13 @@ def dae_instancing(root: etree._Element, display: str) -> list[Finding]:
                     ]
                 if id(child) not in count:
                     path.add(id(child))
-                    stack.append((child, iter(_below(child, by_id))))
+                    stack.append((child, iter(below(child, by_id))))
                     break
             else:
                 stack.pop()
                 path.discard(id(node))
                 own = sum(_local(child) == "instance_geometry" for child in node)
-                count[id(node)] = own + sum(count[id(c)] for c, _ in _below(node, by_id))
+                count[id(node)] = own + sum(count[id(c)] for c, _ in below(node, by_id))
     for scene in root.iter("{*}visual_scene"):
         tops = [child for child in scene if _local(child) == "node"]
         total = sum(count[id(top)] for top in tops)
