@@ -13,34 +13,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from pipeline.urdf.dae_blocks import words
 from pipeline.urdf.dae_nodes import below
 
 if TYPE_CHECKING:
     from lxml import etree
 
-_CHUNK = 1 << 24  # characters of a text counted at once: its bytes, and a few masks of them
 _FACES = ("triangles", "polylist", "polygons", "trifans", "tristrips")
 
 
 def _local(element: etree._Element) -> str:
     tag = element.tag
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
-def words(text: str | None) -> int:
-    """The whitespace-separated words of `text`, counted without a list of them (a `<p>` of
-    100 M indices split into one takes gigabytes)."""
-    count, after_space = 0, True
-    text = text or ""
-    for start in range(0, len(text), _CHUNK):
-        chunk = np.frombuffer(text[start : start + _CHUNK].encode("utf-8", "replace"), np.uint8)
-        space = chunk <= 32
-        before = np.concatenate(([after_space], space[:-1]))
-        count += int(np.count_nonzero(before & ~space))
-        after_space = bool(space[-1])
-    return count
 
 
 def _block_triangles(block: etree._Element) -> int:
