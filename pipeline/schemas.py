@@ -6,7 +6,7 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from typing import Any
 
@@ -87,9 +87,21 @@ def _is_integer(checker: object, instance: object) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-# Draft 2020-12 with that one change, for every packaged schema (no rule of its own elsewhere)
+def _items(
+    validator: Any, items: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """Draft 2020-12's `items`, skipped on an array over its `maxItems`: that finding is the
+    one to fix first, and checking each of 558 904 spheres in a hand-made spheres.json (16 MB)
+    before saying it holds more than 64 took 25 s and 890 MB."""
+    if isinstance(instance, list) and len(instance) > schema.get("maxItems", len(instance)):
+        return
+    yield from Draft202012Validator.VALIDATORS["items"](validator, items, instance, schema)
+
+
+# Draft 2020-12 with those two changes, for every packaged schema (no rule of its own elsewhere)
 _Strict = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
+    validators={"items": _items},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
 )
 
@@ -147,32 +159,32 @@ def one_per_value(document: object, findings: Iterable[Finding]) -> list[Finding
     kept_ones = [f for f in unique if f.code not in rank or best[(f.file, f.place)] is f]
     if not kept_ones:
         return []  # the common case: no walk of a valid document
-    order = _document_order(document)
-    return sorted(kept_ones, key=lambda f: _position(f.place, order))
+    keys: dict[int, dict[str, int]] = {}  # id(object) -> its keys' places, made when needed
+    return sorted(kept_ones, key=lambda f: _position(document, f.place, keys))
 
 
-def _document_order(document: object) -> dict[str, int]:
-    """Every JSON pointer of `document`, numbered in the order a reader meets its values."""
-    order: dict[str, int] = {}
-    todo: list[tuple[object, list[str | int]]] = [(document, [])]
-    while todo:  # iteratively: a document nests as deep as strict_json allows
-        value, parts = todo.pop()
-        order.setdefault(json_pointer(parts), len(order))
-        children: list[tuple[object, list[str | int]]] = []
-        if isinstance(value, dict):
-            children = [(item, [*parts, key]) for key, item in value.items()]
-        elif isinstance(value, list):
-            children = [(item, [*parts, at]) for at, item in enumerate(value)]
-        todo.extend(reversed(children))
-    return order
-
-
-def _position(place: str, order: dict[str, int]) -> int:
-    """Where `place` is in the document: the nearest enclosing value it names (a missing
-    field's object)."""
-    while place not in order and "/" in place.strip("/"):
-        place = place.rsplit("/", 1)[0]
-    return order.get(place, 0)
+def _position(document: object, place: str, keys: dict[int, dict[str, int]]) -> tuple[int, ...]:
+    """Where `place` is in `document`: the index of each key or item on the way down to the
+    nearest value it names (a missing field's object). Such tuples sort as a reader meets the
+    values, a value before what it holds; numbering every value of the document instead took
+    6 s for a spheres.json of 558 904 spheres."""
+    steps: list[int] = []
+    value = document
+    for raw in place.split("/")[1:] if place != "/" else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and part in value:
+            if id(value) not in keys:
+                keys[id(value)] = {key: number for number, key in enumerate(value)}
+            steps.append(keys[id(value)][part])
+            value = value[part]
+        elif (
+            isinstance(value, list) and part.isascii() and part.isdigit() and int(part) < len(value)
+        ):
+            steps.append(int(part))
+            value = value[int(part)]
+        else:
+            break
+    return tuple(steps)
 
 
 def _findings(error: ValidationError, display: str) -> list[Finding]:

@@ -574,3 +574,23 @@ def test_wrong_type_an_integer_written_with_a_fraction(
         f"{value!r} is not an integer",
         f"write {int(value)} without a fraction",
     )
+
+
+def test_an_array_over_its_max_items_is_one_finding_its_items_unchecked() -> None:
+    """A hand-made spheres.json of 558 904 spheres (16 MB) took 32 s and 890 MB to be told it
+    holds more than 64: each sphere was checked first (25 s). Its length is the one finding."""
+    spheres = [{"center": [0, 0, 0], "radius": -1, "colour": "red"}] * 20_000
+    digest = "sha256:" + "0" * 64
+    fitter = {"name": "f", "version": "1"}
+    link = {"spheres": spheres, "provenance": {"geometry_sha256": digest, "fitter": fitter}}
+    link["provenance"]["fitter"] = {**fitter, "parameters": {}}
+    document = {
+        "schema": "rosie.robot-spheres.v1",
+        "model_id": "m",
+        "made_from": {"files": {}, "fitter": fitter},
+        "links": {"l": link},
+    }
+    findings = check_schema(document, "spheres", "s.json")
+    assert [(f.code, f.place, f.message) for f in findings] == [
+        ("wrong_length", "/links/l/spheres", "holds 20000 items, not at most 64")
+    ]
