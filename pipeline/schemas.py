@@ -253,17 +253,12 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
         return [Finding(code, display, json_pointer(path), message, hint)]
     if keyword in ("minItems", "maxItems") and isinstance(error.instance, list):
         bound = "at least" if keyword == "minItems" else "at most"
+        wanted = error.validator_value
+        exact = schema.get("minItems") == schema.get("maxItems") == wanted
         count = len(error.instance)
-        message = f"holds {count} item{'s' * (count != 1)}, not {bound} {error.validator_value}"
-        return [
-            Finding(
-                code,
-                display,
-                json_pointer(path),
-                message,
-                f"write {bound} {error.validator_value} items",
-            )
-        ]
+        message = f"holds {count} item{'s' * (count != 1)}, not {'' if exact else bound + ' '}"
+        hint = f"write {'exactly' if exact else bound} {wanted} item{'s' * (wanted != 1)}"
+        return [Finding(code, display, json_pointer(path), f"{message}{wanted}", hint)]
     return [Finding(code, display, json_pointer(path), _short(error.message), hint)]
 
 

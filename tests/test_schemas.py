@@ -594,3 +594,38 @@ def test_an_array_over_its_max_items_is_one_finding_its_items_unchecked() -> Non
     assert [(f.code, f.place, f.message) for f in findings] == [
         ("wrong_length", "/links/l/spheres", "holds 20000 items, not at most 64")
     ]
+
+
+SPHERE_LENGTHS = [
+    ("center-of-2", [0, 0], "holds 2 items, not 3", "write exactly 3 items"),
+    ("center-of-4", [0, 0, 0, 0], "holds 4 items, not 3", "write exactly 3 items"),
+]
+
+
+@pytest.mark.parametrize(
+    ("center", "message", "hint"),
+    [r[1:] for r in SPHERE_LENGTHS],
+    ids=[r[0] for r in SPHERE_LENGTHS],
+)
+def test_wrong_length_says_exactly_or_a_bound_in_words(
+    center: list[int], message: str, hint: str
+) -> None:
+    """A sphere's centre of two numbers was told 'not at least 3; write at least 3 items', and
+    a link of no sphere 'write at least 1 items'."""
+    fitter = {"name": "f", "version": "1"}
+    provenance = {"geometry_sha256": "sha256:" + "0" * 64, "fitter": {**fitter, "parameters": {}}}
+    links = {
+        "l": {"spheres": [{"center": center, "radius": 1}], "provenance": provenance},
+        "m": {"spheres": [], "provenance": provenance},
+    }
+    document = {
+        "schema": "rosie.robot-spheres.v1",
+        "model_id": "m",
+        "made_from": {"files": {}, "fitter": fitter},
+        "links": links,
+    }
+    findings = check_schema(document, "spheres", "s.json")
+    assert [(f.place, f.message, f.hint) for f in findings] == [
+        ("/links/l/spheres/0/center", message, hint),
+        ("/links/m/spheres", "holds 0 items, not at least 1", "write at least 1 item"),
+    ]
