@@ -275,18 +275,28 @@ def test_unknown_link_for_show_names_the_closest_link(
 
 
 @pytest.mark.parametrize(
-    ("code", "output"),
-    [("output_not_png", "fit.jpg"), ("output_unwritable", "blocker/fit.png")],
+    ("code", "output", "says"),
+    [
+        ("output_not_png", "fit.jpg", "fit.jpg' does not end in .png"),
+        # Path('.png').suffix is '': it was told '.png' "does not end in .png"
+        ("output_not_png", ".png", ".png' names no file before its .png"),
+        ("output_unwritable", "blocker/fit.png", "blocker is a file, not a folder"),
+    ],
 )
 def test_cli_show_refuses_an_output_it_cannot_write(
-    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str], code: str, output: str
+    root: Path,
+    fitted: bytes,
+    capsys: pytest.CaptureFixture[str],
+    code: str,
+    output: str,
+    says: str,
 ) -> None:
     """One finding line and exit 2, no traceback: a .jpg would hold PNG bytes; a file in the way."""
     (root / "blocker").write_text("a file where the output's folder should be")
     capsys.readouterr()
     assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(root / output)) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and f": {code}: " in err[0]
+    assert len(err) == 1 and f": {code}: " in err[0] and says in err[0]
     assert not (root / output).exists()
 
 

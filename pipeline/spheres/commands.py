@@ -188,6 +188,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if output.suffix.lower() != ".png":
         hint = "name the output FILE.png (the picture is always a PNG)"
         message = f"the output {args.output!r} does not end in .png"
+        if output.name.lower() == ".png":  # a name that is all suffix has none (pathlib's view)
+            message = f"the output {args.output!r} names no file before its .png"
         raise ContractError([Finding("output_not_png", args.output, "", message, hint)])
     root = repository_root()
     check_model_ids([args.model], root)
