@@ -410,3 +410,20 @@ def test_geometry_out_of_range_a_scale_whose_areas_underflow_names_the_mesh_elem
     assert code == "geometry_out_of_range" and place.startswith(f"{ABB}/robot.urdf:")
     assert "<mesh" in path.read_text().splitlines()[int(place.rsplit(":", 1)[1]) - 1]
     assert f'<mesh scale="{scale}"> of meshes/link_1.stl leaves no triangle' in line
+
+
+@pytest.mark.parametrize(
+    ("size", "says"),
+    [
+        # a float32 STL's 1e-5 is 9.99999975e-06: it was told "spans 1e-05 m, under 1e-05 m"
+        (9.99999974738e-06, "spans 9.9999997e-06 m, under 1e-05 m"),
+        (4e-6, "spans 4e-06 m, under 1e-05 m"),
+    ],
+)
+def test_geometry_out_of_range_shows_a_span_just_under_the_bound_as_under_it(
+    size: float, says: str
+) -> None:
+    robot = Robot("r", (Link("a", (Collision(Origin(), Box((size,) * 3), 2),), (), 1),), ())
+    [finding] = extent_findings(robot, {})
+    assert finding.code == "geometry_out_of_range"
+    assert says in finding.message

@@ -111,17 +111,26 @@ def _out_of_proportion(robot: Robot, link: Link, span: float, bound: float) -> F
     )
 
 
+def _apart(value: float, bound: float) -> str:
+    """`value` to 3 significant digits, or as many more as tell it from `bound` (a float32
+    1e-5, 9.99999975e-06, was said to span '1e-05 m, under 1e-05 m')."""
+    for digits in range(3, 18):
+        if f"{value:.{digits}g}" != f"{bound:.{digits}g}":
+            return f"{value:.{digits}g}"
+    return f"{value!r}"
+
+
 def _finding(link: Link, reach: float, span: float) -> tuple[str, str] | None:
     if not np.isfinite(reach) or reach > LENGTH_LIMIT:
         return (
-            f"link {link.name!r}: its collision geometry reaches {reach:.3g} m from the link "
-            f"frame, beyond {LENGTH_LIMIT:.0e} m",
+            f"link {link.name!r}: its collision geometry reaches {_apart(reach, LENGTH_LIMIT)} m "
+            f"from the link frame, beyond {LENGTH_LIMIT:.0e} m",
             "give origins, sizes and mesh scale in metres (a mesh in millimetres needs "
             'scale="0.001 0.001 0.001")',
         )
     if span < MIN_EXTENT:
         return (
-            f"link {link.name!r}: its collision geometry spans {span:.3g} m, under "
+            f"link {link.name!r}: its collision geometry spans {_apart(span, MIN_EXTENT)} m, under "
             f"{MIN_EXTENT:.0e} m (spheres are rounded to micrometres)",
             "give sizes and mesh scale in metres, or remove the collision element",
         )
