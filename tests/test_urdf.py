@@ -1578,3 +1578,24 @@ def test_mesh_empty_any_mesh_file_of_0_bytes_says_it_is_empty(
     assert (finding.code, finding.file) == ("mesh_empty", f"{ABB}/meshes/{name}"), element
     assert finding.message.startswith("is empty (0 bytes)")
     assert finding.hint.startswith("export the mesh again")
+
+
+def _binary_stl_corner(x: float) -> bytes:
+    import struct
+
+    return bytes(80) + struct.pack("<I12fH", 1, 0, 0, 0, 0, 0, 0, x, 0, 0, 0, 1, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [_binary_stl_corner(float("nan")), ASCII_STL.replace(b"vertex 1 0 0", b"vertex inf 0 0")],
+    ids=["binary-nan", "ascii-inf"],
+)
+def test_stl_corner_not_finite_is_told_to_export_finite_corners(data: bytes) -> None:
+    """A binary STL with a NaN corner was told 'export the mesh again (binary STL or COLLADA),
+    or name the file after its format', the fix of a file in another format."""
+    from pipeline.urdf.mesh_bytes import mesh_findings
+
+    [finding] = mesh_findings(data, "a.stl")
+    assert finding.code == "mesh_not_a_mesh"
+    assert finding.hint == "export the mesh again: every corner needs three finite coordinates"

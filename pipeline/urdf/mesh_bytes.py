@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from lxml import etree
 
 _HINT = "export the mesh again (binary STL or COLLADA), or name the file after its format"
+_FINITE_HINT = "export the mesh again: every corner needs three finite coordinates"
 
 
 def _binary_stl_problem(data: bytes, count: int) -> str:
@@ -228,7 +229,8 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         if empty:
             return [_no_vertex(display, empty)]
         problem, line = _stl_problem(data)
-        return [Finding("mesh_not_a_mesh", display, line, problem, _HINT)] if problem else []
+        hint = _FINITE_HINT if "not a finite number" in problem else _HINT
+        return [Finding("mesh_not_a_mesh", display, line, problem, hint)] if problem else []
     if suffix == ".obj":
         if _OBJ_BOM_STATEMENT.match(data):
             message = (
