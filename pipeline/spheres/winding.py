@@ -141,6 +141,11 @@ def _in_bounds(triangles: Array, points: Array) -> Array:
     return np.all((points >= flat.min(axis=0)) & (points <= flat.max(axis=0)), axis=1)
 
 
+# (point, triangle) pairs whose crossings are counted at once: about 12 arrays of 8 bytes each
+CROSSING_PAIRS = 2_000_000
+# (triangle, cell) entries listed at once: about 6 arrays of 8 bytes each
+LISTED = 4_000_000
+
 # A generic ray direction: no mesh edge of a real part is parallel to it.
 _RAY_RAW = np.array([0.2718281828, 0.1414213562, 1.0])
 _RAY = _RAY_RAW / np.linalg.norm(_RAY_RAW)
@@ -165,28 +170,50 @@ def ray_winding(triangles: Array, points: Array, bins: int = 24) -> Array:
         return np.clip(((xy - lo) / span * bins).astype(int), 0, bins - 1)
 
     tlo, thi = cell(tri[:, :, :2].min(axis=1)), cell(tri[:, :, :2].max(axis=1))
-    # each triangle listed under every cell its shadow's bounds touch, cell by cell, in
-    # triangle order: a cell's triangles are found without testing every triangle
     width = thi - tlo + 1
-    count = width[:, 0] * width[:, 1]
-    owner = np.repeat(np.arange(len(tri)), count)
-    local = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-    across = np.repeat(width[:, 1], count)
-    tkey = (np.repeat(tlo[:, 0], count) + local // across) * bins + (
-        np.repeat(tlo[:, 1], count) + local % across
-    )
-    by_cell = np.argsort(tkey, kind="stable")
-    owner, tkey = owner[by_cell], tkey[by_cell]
+    count = width[:, 0] * width[:, 1]  # the cells each triangle's shadow's bounds touch
     pcell = cell(pts[:, :2])
     pkey = pcell[:, 0] * bins + pcell[:, 1]
     order = np.argsort(pkey, kind="stable")
     keys, starts = np.unique(pkey[order], return_index=True)
     ends = np.append(starts[1:], len(order))
-    first, last = np.searchsorted(tkey, keys), np.searchsorted(tkey, keys, side="right")
-    for s, e, f, g in zip(starts, ends, first, last, strict=True):
-        sel = order[s:e]
-        out[index[sel]] = _crossings(tri[owner[f:g]], pts[sel])
+    # the triangles some at a time, each listed under every cell it touches (a soup's closing
+    # fan, long triangles to its apex, listed 32 M times at once: 2 GB); a point's crossings
+    # are whole numbers, the same sum in any order
+    total = np.cumsum(count)
+    start = 0
+    while start < len(tri):
+        stop = int(np.searchsorted(total, total[start] - count[start] + LISTED, side="right"))
+        stop = max(stop, start + 1)
+        owner, tkey = _listed(slice(start, stop), tlo, width, count, bins)
+        first, last = np.searchsorted(tkey, keys), np.searchsorted(tkey, keys, side="right")
+        for s, e, f, g in zip(starts, ends, first, last, strict=True):
+            if f == g:
+                continue
+            listed = tri[owner[f:g]]
+            # some points at a time: the fan crowds every cell it crosses (34.5 M pairs in
+            # one, 3.7 GB)
+            step = max(1, CROSSING_PAIRS // len(listed))
+            for part in range(s, e, step):
+                sel = order[part : min(part + step, e)]
+                out[index[sel]] += _crossings(listed, pts[sel])
+        start = stop
     return out
+
+
+def _listed(part: slice, tlo: Array, width: Array, count: Array, bins: int) -> tuple[Array, Array]:
+    """The triangles of `part` listed under every cell their shadows' bounds touch, cell by
+    cell, in triangle order (owner, cell key): a cell's triangles are found without testing
+    every triangle."""
+    c = count[part]
+    owner = np.repeat(np.arange(len(count))[part], c)
+    local = np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
+    across = np.repeat(width[part, 1], c)
+    tkey = (np.repeat(tlo[part, 0], c) + local // across) * bins + (
+        np.repeat(tlo[part, 1], c) + local % across
+    )
+    by_cell = np.argsort(tkey, kind="stable")
+    return owner[by_cell], tkey[by_cell]
 
 
 def _crossings(t: Array, q: Array) -> Array:
