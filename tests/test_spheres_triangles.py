@@ -502,3 +502,24 @@ def test_a_collada_files_triangles_are_counted_before_it_is_read(
     else:  # nothing told: trimesh reads it
         with pytest.raises(ContractError, match="AssertionError"):
             mesh_parts(data, mesh, "x")
+
+
+def test_a_mesh_read_out_of_memory_is_out_of_memory_not_unreadable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A MemoryError inside trimesh was mesh_unreadable, 'export the mesh again' (a hostile-input
+    trial): the file is fine, the machine short of memory; the step's out_of_memory says so."""
+    import pipeline.spheres.triangles as triangles
+    from pipeline.cli import main
+
+    def short_of_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    data = (REPO / "robots" / "abb_irb2400" / "meshes" / "link_1.stl").read_bytes()
+    monkeypatch.setattr(triangles.trimesh, "load", short_of_memory)
+    with pytest.raises(MemoryError):
+        mesh_parts(data, Mesh("link_1.stl", "meshes/link_1.stl"), "robots/r/meshes/link_1.stl")
+    monkeypatch.chdir(REPO)
+    assert main(["spheres", "verify", "abb_irb2400"]) == 2
+    err = capsys.readouterr().err
+    assert ": out_of_memory: " in err and "mesh_unreadable" not in err, err

@@ -63,6 +63,8 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
         with np.errstate(all="ignore"):
             loaded = trimesh.load(io.BytesIO(data), file_type=suffix, force="mesh", process=False)
             tri = np.array(getattr(loaded, "triangles", None), dtype=np.float64)
+    except MemoryError:
+        raise  # the machine, not the file: the step says out_of_memory
     except Exception as exc:  # trimesh raises many types for unreadable files
         raise ContractError(
             [
