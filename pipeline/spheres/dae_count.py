@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pipeline.urdf.dae_blocks import words
-from pipeline.urdf.dae_nodes import below
+from pipeline.urdf.dae_nodes import expansions, local_name
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -22,57 +22,37 @@ if TYPE_CHECKING:
 _FACES = ("triangles", "polylist", "polygons", "trifans", "tristrips")
 
 
-def _local(element: etree._Element) -> str:
-    tag = element.tag
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
 def _block_triangles(block: etree._Element) -> int:
     """The fewest triangles a block's indices make: a polygon, fan or strip of n corners is
     n - 2 triangles, a triangle list one per three."""
-    inputs = [e for e in block if _local(e) == "input"]
+    inputs = [e for e in block if local_name(e) == "input"]
     offsets = [int(e.get("offset", "0")) for e in inputs if e.get("offset", "0").isdigit()]
     stride = 1 + max(offsets, default=0)
-    lists = [e for e in block if _local(e) == "p"]
+    lists = [e for e in block if local_name(e) == "p"]
     corners = sum(words(p.text) for p in lists) // stride
-    tag = _local(block)
+    tag = local_name(block)
     if tag == "triangles":
         return corners // 3
     if tag == "polylist":
-        polygons = sum(words(v.text) for v in block if _local(v) == "vcount")
+        polygons = sum(words(v.text) for v in block if local_name(v) == "vcount")
     else:  # each <p> one polygon, fan or strip
         polygons = len(lists)
     return max(0, corners - 2 * polygons)
 
 
 def _scene_triangles(root: etree._Element, scene: etree._Element, geometry: dict[str, int]) -> int:
-    """The triangles the nodes of `scene` expand to; walked without recursion (nodes nest 2 048
-    deep), a node that instances itself (which the urdf step refuses) counted once."""
-    nodes = list(root.iter("{*}node"))  # held, so that each element keeps its id()
-    by_id = {str(node.get("id")): node for node in nodes if node.get("id")}
-    count: dict[int, int] = {}
-    for start in nodes:
-        if id(start) in count:
-            continue
-        path = {id(start)}
-        stack = [(start, iter(below(start, by_id)))]
-        while stack:
-            node, rest = stack[-1]
-            for child, _ in rest:
-                if id(child) not in count and id(child) not in path:
-                    path.add(id(child))
-                    stack.append((child, iter(below(child, by_id))))
-                    break
-            else:
-                stack.pop()
-                path.discard(id(node))
-                own = sum(
-                    geometry.get(child.get("url", "")[1:], 0)
-                    for child in node
-                    if _local(child) == "instance_geometry" and child.get("url", "")[:1] == "#"
-                )
-                count[id(node)] = own + sum(count.get(id(c), 0) for c, _ in below(node, by_id))
-    return sum(count[id(node)] for node in scene if _local(node) == "node")
+    """The triangles the nodes of `scene` expand to; a node that instances itself (which the
+    urdf step refuses) counted once."""
+
+    def own(node: etree._Element) -> int:
+        return sum(
+            geometry.get(child.get("url", "")[1:], 0)
+            for child in node
+            if local_name(child) == "instance_geometry" and child.get("url", "")[:1] == "#"
+        )
+
+    count, _ = expansions(root, own)
+    return sum(count[node] for node in scene if local_name(node) == "node")
 
 
 def collada_triangles(root: etree._Element) -> int:
@@ -86,9 +66,9 @@ def collada_triangles(root: etree._Element) -> int:
         str(g.get("id")): sum(
             _block_triangles(block)
             for mesh in g
-            if _local(mesh) == "mesh"
+            if local_name(mesh) == "mesh"
             for block in mesh
-            if _local(block) in _FACES
+            if local_name(block) in _FACES
         )
         for g in root.iter("{*}geometry")
     }

@@ -29,6 +29,7 @@ import numpy as np
 
 from pipeline.findings import Finding
 from pipeline.strict_xml import source_line
+from pipeline.urdf.dae_nodes import local_name
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -43,11 +44,6 @@ _SUSPECT = re.compile(
     rb"<(?:[\w.-]+:)?(?:ph[\s/>]|(?:triangles|polylist|trifans)\b(?![^>]*\scount\s*="
     rb"\s*[\"']\s*\+?0*[1-9]))"
 )
-
-
-def _local(element: etree._Element) -> str:
-    tag = element.tag
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
 def _atoi(text: str | None) -> int:
@@ -70,7 +66,7 @@ def words(text: str | None) -> int:
 
 
 def _blocks(root: etree._Element) -> list[etree._Element]:
-    return [b for mesh in root.iter("{*}mesh") for b in mesh if _local(b) in BLOCKS]
+    return [b for mesh in root.iter("{*}mesh") for b in mesh if local_name(b) in BLOCKS]
 
 
 def dae_block_findings(root: etree._Element, display: str) -> list[Finding]:
@@ -100,10 +96,10 @@ def dae_block_findings(root: etree._Element, display: str) -> list[Finding]:
 
 def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
     """Where and why Tesseract's reader refuses (crash "") or crashes on one block."""
-    tag = _local(block)
-    inner = [e for e in block.iterdescendants() if _local(e)]
+    tag = local_name(block)
+    inner = [e for e in block.iterdescendants() if local_name(e)]
     for element in inner:
-        name = _local(element)
+        name = local_name(element)
         if name not in _KNOWN:
             what = (
                 "a <ph> polygon with a hole (<h>)"
@@ -113,8 +109,8 @@ def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
             )
             return element, f"<{tag}> holds {what}", ""
     count = _atoi(block.get("count"))
-    stride = 1 + max((_atoi(e.get("offset")) for e in inner if _local(e) == "input"), default=0)
-    lists = [e for e in inner if _local(e) == "p"]
+    stride = 1 + max((_atoi(e.get("offset")) for e in inner if local_name(e) == "input"), default=0)
+    lists = [e for e in inner if local_name(e) == "p"]
     sizes = [words(p.text) for p in lists]
     said = f"<{tag} count={block.get('count', '')!r}>"
     if tag == "tristrips" and count <= 0:
@@ -124,7 +120,7 @@ def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
             return block, f"{said} holds {_ps(lists)}, not its count", "aborts (SIGABRT)"
         return None
     if tag == "polylist":
-        vcounts = [e for e in inner if _local(e) == "vcount"]
+        vcounts = [e for e in inner if local_name(e) == "vcount"]
         if lists and (not vcounts or inner.index(vcounts[0]) > inner.index(lists[0])):
             return block, f"{said} has no <vcount> before its <p>", "crashes (SIGSEGV)"
         numbers = [_atoi(w) for v in vcounts[:1] for w in (v.text or "").split()]
@@ -167,8 +163,8 @@ def read_otherwise(data: bytes, display: str) -> list[Finding]:
     if refused:
         return refused
     for block in _blocks(root):
-        tag = _local(block)
-        holes = [e for e in block.iterdescendants() if _local(e) == "ph"]
+        tag = local_name(block)
+        holes = [e for e in block.iterdescendants() if local_name(e) == "ph"]
         if tag == "polygons" and holes:
             return [
                 Finding(

@@ -7,6 +7,7 @@ nodes in a 7 kB file made it allocate 8 GB and fail (std::bad_alloc).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from pipeline.findings import Finding
@@ -24,7 +25,7 @@ INSTANCE_LIMIT = 100_000
 _Edge = tuple["etree._Element", "etree._Element | None"]
 
 
-def _local(element: etree._Element) -> str:
+def local_name(element: etree._Element) -> str:
     """An element's name without its namespace ('' for a comment or processing instruction)."""
     return element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
 
@@ -34,58 +35,77 @@ def below(node: etree._Element, by_id: dict[str, etree._Element]) -> list[_Edge]
     with that <instance_node>); a URL into another file is not followed."""
     found: list[_Edge] = []
     for child in node:
-        if _local(child) == "node":
+        if local_name(child) == "node":
             found.append((child, None))
-        elif _local(child) == "instance_node" and child.get("url", "").startswith("#"):
+        elif local_name(child) == "instance_node" and child.get("url", "").startswith("#"):
             target = by_id.get(child.get("url", "")[1:])
             if target is not None:
                 found.append((target, child))
     return found
 
 
-def dae_instancing(root: etree._Element, display: str) -> list[Finding]:
-    """A finding on a COLLADA node that instances itself through <instance_node>s (assimp
-    recurses into it until Tesseract's process crashes), or on a scene that they expand past
-    INSTANCE_LIMIT geometry instances. Walked without recursion: nodes nest 2,048 deep."""
-    if next(root.iter("{*}instance_node"), None) is None:
-        return []
-    nodes = list(root.iter("{*}node"))  # held, so that each element keeps its id()
+def expansions(
+    root: etree._Element, own: Callable[[etree._Element], int]
+) -> tuple[dict[etree._Element, int], _Edge | None]:
+    """What each <node> of a COLLADA file expands to (node -> the sum of `own` over it and
+    every node it holds or instances, as often as it does), and the first <instance_node> found
+    closing a loop (a node instancing itself, counted once), or None. Walked without recursion:
+    nodes nest 2,048 deep."""
+    nodes = list(root.iter("{*}node"))
     by_id = {str(node.get("id")): node for node in nodes if node.get("id")}
-    count: dict[int, int] = {}  # id(node) -> the geometry instances it expands to
+    count: dict[etree._Element, int] = {}  # holding each node, which keeps its proxy
+    loop: _Edge | None = None
     for start in nodes:
-        if id(start) in count:
+        if start in count:
             continue
-        path = {id(start)}  # the nodes being walked, the start's down to the top of the stack
-        stack = [(start, iter(below(start, by_id)))]
+        path = {start}  # the nodes being walked, the start's down to the top of the stack
+        # (node, its edges not yet walked, the <instance_node> it was reached by)
+        stack: list[tuple[etree._Element, Iterator[_Edge], etree._Element | None]]
+        stack = [(start, iter(below(start, by_id)), None)]
         while stack:
-            node, rest = stack[-1]
+            node, rest, _ = stack[-1]
             for child, via in rest:
-                if via is not None and id(child) in path:  # a node's own children are a tree
-                    message = (
-                        f"is a COLLADA file whose <node id={child.get('id')!r}> instances "
-                        f"itself through <instance_node url={via.get('url')!r}>: Tesseract's "
-                        "mesh reader (assimp) recurses into it until the planner crashes"
-                    )
-                    hint = (
-                        "remove the <instance_node> that closes the loop, or export the mesh again"
-                    )
-                    return [
-                        Finding("mesh_not_a_mesh", display, str(source_line(via)), message, hint)
-                    ]
-                if id(child) not in count:
-                    path.add(id(child))
-                    stack.append((child, iter(below(child, by_id))))
+                if child in path:  # a loop: closed by the first instance on it
+                    if loop is None:
+                        at = [n for n, _, _ in stack].index(child)
+                        ring = [(child, via), *((n, v) for n, _, v in stack[at + 1 :])]
+                        loop = next((n, v) for n, v in ring if v is not None)
+                elif child not in count:
+                    path.add(child)
+                    stack.append((child, iter(below(child, by_id)), via))
                     break
             else:
                 stack.pop()
-                path.discard(id(node))
-                own = sum(_local(child) == "instance_geometry" for child in node)
-                count[id(node)] = own + sum(count[id(c)] for c, _ in below(node, by_id))
+                path.discard(node)
+                inner = sum(count.get(c, 0) for c, _ in below(node, by_id))
+                count[node] = own(node) + inner
+    return count, loop
+
+
+def dae_instancing(root: etree._Element, display: str) -> list[Finding]:
+    """A finding on a COLLADA node that instances itself through <instance_node>s (assimp
+    recurses into it until Tesseract's process crashes), or on a scene that they expand past
+    INSTANCE_LIMIT geometry instances."""
+    if next(root.iter("{*}instance_node"), None) is None:
+        return []
+    count, loop = expansions(
+        root, lambda node: sum(local_name(child) == "instance_geometry" for child in node)
+    )
+    if loop is not None:
+        child, via = loop
+        assert via is not None
+        message = (
+            f"is a COLLADA file whose <node id={child.get('id')!r}> instances itself through "
+            f"<instance_node url={via.get('url')!r}>: Tesseract's mesh reader (assimp) recurses "
+            "into it until the planner crashes"
+        )
+        hint = "remove the <instance_node> that closes the loop, or export the mesh again"
+        return [Finding("mesh_not_a_mesh", display, str(source_line(via)), message, hint)]
     for scene in root.iter("{*}visual_scene"):
-        tops = [child for child in scene if _local(child) == "node"]
-        total = sum(count[id(top)] for top in tops)
+        tops = [child for child in scene if local_name(child) == "node"]
+        total = sum(count[top] for top in tops)
         if total > INSTANCE_LIMIT:
-            largest = max(tops, key=lambda top: count[id(top)])
+            largest = max(tops, key=lambda top: count[top])
             message = (
                 f"is a COLLADA file whose <instance_node>s expand its scene to {total:,} "
                 f"instances of its geometries (more than {INSTANCE_LIMIT:,}): Tesseract's mesh "
