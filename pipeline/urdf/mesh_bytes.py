@@ -48,21 +48,23 @@ def _binary_count(data: bytes) -> int | None:
     return count if count >= 0 and len(data) == 84 + 50 * count else None
 
 
-def _stl_problem(data: bytes) -> tuple[str, str]:
-    """What is wrong with an STL's bytes, and the line (ASCII) where: ("", "") when nothing."""
+def _stl_problem(data: bytes) -> tuple[str, str, str]:
+    """What is wrong with an STL's bytes, the line (ASCII) where, and the fix: ("", "", "") when
+    nothing."""
     count = _binary_count(data)
     if count is not None:
-        return _binary_stl_problem(data, count), ""
+        problem = _binary_stl_problem(data, count)
+        return problem, "", _FINITE_HINT if problem else ""
     # Tesseract 0.5.1 and trimesh read an ASCII STL behind a UTF-8 byte order mark as without
     text = data.removeprefix(b"\xef\xbb\xbf")
     if text.lstrip()[:5].lower() == b"solid" and b"facet" in text and b"endsolid" in text:
         line = _not_finite(_STL_NOT_FINITE, data)
         return (
-            ("is an ASCII STL with a vertex that is not a finite number", line)
+            ("is an ASCII STL with a vertex that is not a finite number", line, _FINITE_HINT)
             if line
-            else ("", "")
+            else ("", "", "")
         )
-    return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL", ""
+    return "is neither a binary STL (84 + 50 bytes per triangle) nor an ASCII STL", "", _HINT
 
 
 def _empty_stl(data: bytes) -> str:
@@ -228,8 +230,7 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
         empty = _empty_stl(data)
         if empty:
             return [_no_vertex(display, empty)]
-        problem, line = _stl_problem(data)
-        hint = _FINITE_HINT if "not a finite number" in problem else _HINT
+        problem, line, hint = _stl_problem(data)
         return [Finding("mesh_not_a_mesh", display, line, problem, hint)] if problem else []
     if suffix == ".obj":
         if _OBJ_BOM_STATEMENT.match(data):
