@@ -293,3 +293,29 @@ def test_third_party_imports_are_declared_dependencies(module: str) -> None:
     names = _distributions_of(module)
     assert names, f"{module} is imported but not installed"
     assert names & _declared_dependencies(), f"{module} ({names}) is missing from dependencies"
+
+
+def _package_lists() -> Iterator[tuple[str, str, set[str]]]:
+    """(page, package, the modules it names) for each page's `Code: `pipeline/<package>/` — ...`
+    list, which names the package's modules one by one."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for package, body in re.findall(
+            r"Code: `pipeline/([a-z_]+)/` — (.*?)(?:\n- |\n\n)", text, re.S
+        ):
+            yield page.name, package, set(re.findall(r"`([a-z_]+\.py)`", body))
+
+
+def test_module_lists_name_every_module_of_their_package() -> None:
+    """docs/spheres.md lists pipeline/spheres/ module by module: a module added (meshlib.py,
+    extent.py) or removed leaves the list stale."""
+    problems = []
+    lists = list(_package_lists())
+    assert lists, "no page lists a package's modules: the pattern above no longer matches"
+    for page, package, named in lists:
+        there = {p.name for p in (ROOT / "pipeline" / package).glob("*.py")} - {"__init__.py"}
+        problems += [f"{page}: pipeline/{package}/{m} is not named" for m in sorted(there - named)]
+        problems += [
+            f"{page}: pipeline/{package}/{m} does not exist" for m in sorted(named - there)
+        ]
+    assert problems == []
