@@ -319,3 +319,66 @@ def test_module_lists_name_every_module_of_their_package() -> None:
             f"{page}: pipeline/{package}/{m} does not exist" for m in sorted(named - there)
         ]
     assert problems == []
+
+
+def _numeric_constants() -> dict[str, set[float]]:
+    """Every module-level NAME = <number> of pipeline/ (a name several modules bind: each value),
+    worked out from the source (`16 * MiB`, `2.0**-46`) without importing the module."""
+    found: dict[str, set[float]] = {}
+    for path in sorted(ROOT.glob("pipeline/**/*.py")):
+        known: dict[str, object] = {"__builtins__": {}}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                target, value = node.target, node.value
+            else:
+                continue
+            if not isinstance(target, ast.Name):
+                continue
+            try:
+                number = eval(compile(ast.Expression(value), str(path), "eval"), known)
+            except Exception:  # not arithmetic on numbers the module bound before
+                continue
+            if isinstance(number, (int, float)) and not isinstance(number, bool):
+                known[target.id] = number
+                if re.fullmatch(r"[A-Z][A-Z0-9_]+", target.id):
+                    found.setdefault(target.id, set()).add(float(number))
+    return found
+
+
+UNITS = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+# a number as the docs write it: 1 000 000, 10,000, 0.5, 1e-5, 2⁻⁴⁶, with an optional unit
+NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:[ ,]\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?)(?: ?(KiB|MiB|GiB))?"
+)
+
+
+def _stated_numbers(text: str) -> set[float]:
+    return {
+        float(n.replace(",", "").replace(" ", "")) * UNITS.get(unit, 1)
+        for n, unit in NUMBER.findall(text)
+    }
+
+
+def test_limits_named_by_their_constant_have_its_value() -> None:
+    """`at most 16 MiB (`JSON_LIMIT`)`: a number a page gives with the constant that holds it
+    is that constant's value. The number is looked for in the text before the name, back to the
+    previous backticked constant or the start of its paragraph, list item or table row."""
+    constants, problems, checked = _numeric_constants(), [], 0
+    for page in PAGES:
+        if page.name == "performance.md":  # measurements, of other versions too
+            continue
+        for block in re.split(r"\n\s*\n|\n(?=\||- )", page.read_text(encoding="utf-8")):
+            start = 0
+            for match in re.finditer(r"`([A-Z][A-Z0-9_]+)`", block):
+                name = match.group(1)
+                if name not in constants:
+                    continue
+                stated = _stated_numbers(block[start : match.start()])
+                start = match.end()
+                checked += 1
+                if not any(abs(s - v) <= 1e-9 * abs(v) for s in stated for v in constants[name]):
+                    problems.append(f"{page.name}: {name} is {sorted(constants[name])}")
+    assert checked >= 10, "the pattern above no longer finds the constants the pages name"
+    assert problems == []
