@@ -43,24 +43,12 @@ def _trees() -> list[ast.Module]:
 def raised_codes() -> set[str]:
     """Every code passed to Finding() or to a helper whose `code` parameter makes one."""
     trees = _trees()
-    position = {"Finding": 0}
-    for node in (n for tree in trees for n in ast.walk(tree)):
-        if isinstance(node, ast.FunctionDef):
-            params = [a.arg for a in node.args.args if a.arg not in ("self", "cls")]
-            if "code" in params:
-                position[node.name] = params.index("code")
+    position = _code_positions(trees)
     codes = set(INDIRECT)
     for node in (n for tree in trees for n in ast.walk(tree)):
         if isinstance(node, ast.Call):
-            func = node.func
-            name = getattr(func, "id", None) or getattr(func, "attr", None)
-            if name in position:
-                at = position[name]
-                args = [
-                    *node.args[at : at + 1],
-                    *(k.value for k in node.keywords if k.arg == "code"),
-                ]
-                codes.update(c for a in args for c in _constants(a))
+            code = _code_argument(node, position)
+            codes.update(_constants(code) if code is not None else [])
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
             target = node.targets[0]
             if isinstance(target, ast.Tuple):  # code, message = "...", "..."
@@ -382,3 +370,66 @@ def test_limits_named_by_their_constant_have_its_value() -> None:
                     problems.append(f"{page.name}: {name} is {sorted(constants[name])}")
     assert checked >= 10, "the pattern above no longer finds the constants the pages name"
     assert problems == []
+
+
+def _is_warning(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "WARNING"
+
+
+def _code_positions(trees: list[ast.Module]) -> dict[str, int]:
+    """Finding, and each function with a `code` parameter: where that parameter stands."""
+    position = {"Finding": 0}
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.FunctionDef):
+            params = [a.arg for a in node.args.args if a.arg not in ("self", "cls")]
+            if "code" in params:
+                position[node.name] = params.index("code")
+    return position
+
+
+def _code_argument(call: ast.Call, position: dict[str, int]) -> ast.expr | None:
+    name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+    if name not in position:
+        return None
+    given = [*call.args[position[name] : position[name] + 1]]
+    given += [k.value for k in call.keywords if k.arg == "code"]
+    return given[0] if given else None
+
+
+def warning_codes() -> set[str]:
+    """Every code of a finding made with Severity.WARNING (by Finding, or by a helper passing
+    its `code` on): given there as a string, or as the `code` parameter of the function that
+    makes it, and then every string passed for that."""
+    trees = _trees()
+    position = _code_positions(trees)
+    codes: set[str] = set()
+    makers: set[str] = set()  # functions whose `code` parameter becomes a warning's code
+    for func in (n for tree in trees for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        for call in (n for n in ast.walk(func) if isinstance(n, ast.Call)):
+            code = _code_argument(call, position)
+            if code is None or not any(
+                _is_warning(v) for v in [*call.args, *(k.value for k in call.keywords)]
+            ):
+                continue
+            if isinstance(code, ast.Name) and code.id == "code":
+                makers.add(func.name)
+            codes.update(_constants(code))
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in makers:
+            code = _code_argument(node, position)
+            codes.update(_constants(code) if code is not None else [])
+    return codes
+
+
+def test_findings_page_lists_every_warning() -> None:
+    """docs/findings.md names the warnings, the codes that stop nothing: the list is the
+    compiler's, so a new warning is not taken for an error by a reader of that page."""
+    text = INDEX.read_text(encoding="utf-8")
+    listed = re.search(
+        r"A warning, a likely mistake that stops\s+nothing \((.*?)\),\s+is printed", text, re.S
+    )
+    assert listed is not None, "docs/findings.md no longer lists the warnings as expected"
+    named = set(re.findall(r"`([a-z0-9_]+)`", listed.group(1)))
+    found = warning_codes()
+    assert len(found) >= 10
+    assert sorted(found - named) == [] and sorted(named - found) == []
