@@ -7,6 +7,7 @@ import importlib.metadata
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from doit.doit_cmd import DoitMain
 
 from pipeline.cli import build_parser
 from pipeline.loadcheck import REASONS
-from pipeline.schemas import _CODES
+from pipeline.schemas import _CODES, load_schema
+from pipeline.spheres.fit import FitParams
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -433,3 +435,29 @@ def test_findings_page_lists_every_warning() -> None:
     found = warning_codes()
     assert len(found) >= 10
     assert sorted(found - named) == [] and sorted(named - found) == []
+
+
+def _doc_number(text: str) -> float:
+    """A number as a table writes it: `24 000`, `2³¹−1`."""
+    text = text.replace(" ", "").replace("2³¹−1", str(2**31 - 1))
+    return float(text)
+
+
+def test_spheres_settings_table_is_the_schema_and_the_fitter() -> None:
+    """docs/spheres.md's settings table (range, default) and its list of the fixed parameters
+    are the settings schema's bounds and FitParams's defaults."""
+    text = (ROOT / "docs" / "spheres.md").read_text(encoding="utf-8")
+    params = load_schema("spheres-settings")["$defs"]["params"]["properties"]
+    defaults = {f.name: f.default for f in fields(FitParams)}
+    rows = re.findall(r"^\| `([a-z_]+)` \| [^|]+ \| ([^|]+)–([^|]+) \| ([^|]+) \|$", text, re.M)
+    table = {name: (_doc_number(lo), _doc_number(hi), _doc_number(d)) for name, lo, hi, d in rows}
+    assert table == {
+        name: (float(p["minimum"]), float(p["maximum"]), float(defaults[name]))
+        for name, p in params.items()
+    }
+    fixed = re.search(
+        r"The other fitter parameters \((.*?)\) are fixed in\s+`FitParams`", text, re.S
+    )
+    assert fixed is not None, "docs/spheres.md no longer lists the fixed parameters as expected"
+    listed = {n: float(v) for n, v in re.findall(r"`([a-z_]+)`\s+([0-9.]+)", fixed.group(1))}
+    assert listed == {n: float(v) for n, v in defaults.items() if n not in params}
