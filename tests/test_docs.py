@@ -461,3 +461,21 @@ def test_spheres_settings_table_is_the_schema_and_the_fitter() -> None:
     assert fixed is not None, "docs/spheres.md no longer lists the fixed parameters as expected"
     listed = {n: float(v) for n, v in re.findall(r"`([a-z_]+)`\s+([0-9.]+)", fixed.group(1))}
     assert listed == {n: float(v) for n, v in defaults.items() if n not in params}
+
+
+def test_srdf_codes_have_their_cases() -> None:
+    """docs/srdf.md: tests/test_srdf_rules.py has a case for every code of its table, but the
+    build step's, which tests/test_hostile.py runs through doit."""
+    text = (ROOT / "docs" / "srdf.md").read_text(encoding="utf-8")
+    table = text.split("\n## Finding codes\n", 1)[1].split("\n## ", 1)[0]
+    cases = {
+        "the build step": (ROOT / "tests" / "test_hostile.py").read_text(encoding="utf-8"),
+        "": (ROOT / "tests" / "test_srdf_rules.py").read_text(encoding="utf-8"),
+    }
+    missing, rows = [], re.findall(r"^\| (.*?) \| (.*) \|$", table, re.M)
+    assert len(rows) > 20, "docs/srdf.md's table of codes is no longer where this test looks"
+    for codes, rule in rows:
+        where = next(key for key in cases if rule.startswith(key))
+        tests = cases[where]
+        missing += [c for c in re.findall(r"`([a-z0-9_]+)`", codes) if f'"{c}"' not in tests]
+    assert missing == []
