@@ -479,3 +479,27 @@ def test_srdf_codes_have_their_cases() -> None:
         tests = cases[where]
         missing += [c for c in re.findall(r"`([a-z0-9_]+)`", codes) if f'"{c}"' not in tests]
     assert missing == []
+
+
+def _options(parser: object) -> set[str]:
+    return {s for a in getattr(parser, "_actions", []) for s in a.option_strings}
+
+
+def test_pipeline_options_named_in_docs_exist() -> None:
+    """An option shown with a `pipeline` command (in backticks or on a command block's line)
+    is one of that command's: `pipeline spheres verify --samples`, `pipeline srdf --timeout`."""
+    commands, problems = dict(_parsers(build_parser())), []
+    command = re.compile(r"\bpipeline (?:--json )?([a-z][a-z-]*)(?: (verify|status|refit|show))?")
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        # a command: the rest of its backticked span, or of its line in a command block
+        for span in re.findall(r"`(pipeline [^`]*)`|^ *(pipeline .*)$", text, re.M):
+            line = span[0] or span[1]
+            found = command.match(line)
+            if not found or f"pipeline {found.group(1)}" not in commands:
+                continue  # an unknown subcommand: test_pipeline_subcommands_named_in_docs_exist
+            name = " ".join(p for p in ("pipeline", *found.groups()) if p)
+            words = re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", line.split("#")[0][found.end() :])
+            allowed = _options(commands[name]) | {"-h", "--help"}
+            problems += [f"{page.name}: {name} {w}" for w in words if w not in allowed]
+    assert problems == []
