@@ -503,3 +503,14 @@ def test_pipeline_options_named_in_docs_exist() -> None:
             allowed = _options(commands[name]) | {"-h", "--help"}
             problems += [f"{page.name}: {name} {w}" for w in words if w not in allowed]
     assert problems == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_repository_paths_named_in_docs_exist(page: Path) -> None:
+    """A backticked path of the compiler, its tests, CI, docs or build/ (`pipeline/urdf/xacro.py`,
+    `tests/test_hostile.py`, `.ci/freshness`) names a file or folder there is; a placeholder
+    (`build/robots/<model_id>/`) or a pattern (`build/robots/*`) is not looked up."""
+    text = page.read_text(encoding="utf-8")
+    named = re.findall(r"`((?:pipeline|tests|\.ci|docs|build)/[^`\s]*)`", text)
+    missing = [p for p in named if not re.search(r"[<*…]|\.\.\.", p) and not (ROOT / p).exists()]
+    assert missing == []
