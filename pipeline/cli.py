@@ -21,6 +21,7 @@ from pipeline.failures import (
     WorkerDied,
     escape_unencodable,
     open_standard_streams,
+    reader_may_leave,
     system_finding,
 )
 from pipeline.findings import ContractError, Finding, render
@@ -160,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(render([gone], as_json=args.json), file=sys.stderr)
         return 2
+    stdout, sys.stdout = sys.stdout, reader_may_leave(sys.stdout)
     try:
         return run(args)
     except ContractError as exc:
@@ -176,3 +178,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = system_finding(Path.cwd(), parser.prog, parser.prog, exc)
         print(render([found], as_json=args.json), file=sys.stderr)
         return 2
+    finally:
+        sys.stdout.flush()  # while a reader gone is still no error
+        sys.stdout = stdout

@@ -14,7 +14,7 @@ from typing import Any
 from doit.cmd_base import Command, opt_depfile
 from doit.dependency import JsonDB
 
-from pipeline.failures import system_fix
+from pipeline.failures import reader_left, system_fix
 
 
 class DatabaseChanges:
@@ -124,6 +124,9 @@ class DumpDB(Command):  # type: ignore[misc]
                 file=sys.stderr,
             )
             return 2
-        for key, value in data.items():
-            print(f"{key} -> {pprint.pformat(value, indent=4, width=100)}")
+        try:
+            for key, value in data.items():
+                print(f"{key} -> {pprint.pformat(value, indent=4, width=100)}")
+        except BrokenPipeError:  # `doit dumpdb | head -1`: the reader has what it wanted
+            reader_left(sys.stdout)
         return 0

@@ -16,6 +16,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType, TracebackType
+from typing import TextIO, cast
 
 from pipeline.findings import Finding
 from pipeline.writing import write_fix
@@ -65,6 +66,38 @@ def reader_left(stream: object) -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, fd)
     os.close(null)
+
+
+class _ReaderMayLeave:
+    """A text stream whose reader may leave (`| head -1`): what follows goes to /dev/null."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write as the stream does; once its reader is gone, to /dev/null."""
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            reader_left(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        """Flush as the stream does; a reader gone is no error."""
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            reader_left(self._stream)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def reader_may_leave(stream: TextIO) -> TextIO:
+    """`stream`, which goes on unheard once its reader is gone, so that a command piped into
+    `head -1` finishes and exits as it would have (`spheres status` exits 1 for a link to refit
+    only), rather than stopping at its next line."""
+    return cast(TextIO, _ReaderMayLeave(stream))
 
 
 def flush_stdout() -> None:

@@ -200,6 +200,65 @@ def test_doit_whose_reader_is_gone_builds_on_without_a_traceback(project: Path) 
     assert run_python(project, "-m", "pipeline", "check").returncode == 0
 
 
+def _reader_gone(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter with `args` in `project`, its stdout a pipe nobody reads (as
+    `| head -1` once it has its line)."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return subprocess.run(
+            [sys.executable, *args],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(project)},
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["-m", "pipeline", "spheres", "status"], 0),
+        (["-m", "pipeline", "check"], 0),
+        (["-m", "pipeline", "manifest", "--check", "build/robots/abb_irb2400"], 0),
+        (["-m", "doit", "dumpdb"], 0),
+    ],
+)
+def test_a_command_whose_reader_is_gone_keeps_its_exit_status(
+    project: Path, argv: list[str], status: int
+) -> None:
+    """`pipeline spheres status | head -1` exited 1, the status of a stale link, with every link
+    current, and `doit dumpdb | head -1` ended in a BrokenPipeError traceback (exit 3): the
+    command goes on unheard and exits as it would have."""
+    # doit's commands as a checkout has them (dumpdb is ours, named in pyproject.toml)
+    (project / "pyproject.toml").write_bytes((REPO / "pyproject.toml").read_bytes())
+    subprocess.run(
+        [sys.executable, "-m", "doit"],  # a database for dumpdb: a build of nothing to do
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(project)},
+        capture_output=True,
+        timeout=600,
+        check=True,
+    )
+    result = _reader_gone(project, *argv)
+    assert (result.returncode, result.stderr) == (status, "")
+
+
+def test_a_stale_link_is_still_reported_by_its_exit_status_when_the_reader_is_gone(
+    project: Path,
+) -> None:
+    """The exit status is the command's own: 1 for a link to refit, not the pipe's."""
+    mesh = project / "robots" / "abb_irb2400" / "meshes" / "link_2_whole.stl"
+    mesh.write_bytes(b"edited" + mesh.read_bytes()[6:])  # its header: the same triangles
+    result = _reader_gone(project, "-m", "pipeline", "spheres", "status")
+    assert (result.returncode, result.stderr) == (1, "")
+
+
 @pytest.mark.parametrize(
     "argv",
     [["check"], ["bundle-identity", "/nowhere/x.tar.gz"]],
