@@ -16,6 +16,8 @@ import tarfile
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline.winnames import windows_problem
+
 FILE_MODE = 0o644
 MTIME = 0
 LISTING_DOMAIN = "rosie.cell-bundle.listing.v1"
@@ -27,6 +29,23 @@ ENTRY_LIMIT = 10_000
 PADDING_LIMIT = 1024 * 1024
 # The largest `.tar.gz` bundle-identity reads (it holds the file in memory).
 BUNDLE_LIMIT = 1024 * 1024 * 1024
+# The bytes of an entry's file or folder name (Linux's NAME_MAX; Windows holds 255 UTF-16 units,
+# never fewer characters than 255 UTF-8 bytes are) and of its whole path (Linux's PATH_MAX, 4096
+# with the NUL that ends it: a longer one cannot be opened to unpack it).
+NAME_BYTES = 255
+PATH_BYTES = 4095
+# The words for what a mode other than 0644 has, or lacks, in a bad_archive line: (bits, whether
+# having them is wrong, words)
+_MODE_WORDS = (
+    (~0o7777, True, "file type bits"),
+    (0o4000, True, "set-user-ID"),
+    (0o2000, True, "set-group-ID"),
+    (0o1000, True, "sticky"),
+    (0o400, False, "unreadable by its owner"),
+    (0o020, True, "group-writable"),
+    (0o002, True, "world-writable"),
+    (0o111, True, "executable"),
+)
 
 
 _FILE: dict[str, Any] = {}  # the mark of a file in `_claim`'s tree (never a folder's dict)
@@ -45,6 +64,33 @@ def _check_path(path: str) -> None:
         or any(ord(ch) < 0x20 or ch in "\\\x7f" for ch in path)
     ):
         raise ValueError(f"not a clean relative archive path: {path!r}")
+
+
+def entry_problems(path: str, mode: int = FILE_MODE) -> list[str]:
+    """Why a clean relative archive path and mode do not unpack as themselves on Linux, macOS
+    and Windows, one reason per problem: a part Windows cannot hold, a name or path longer than
+    Linux opens, a mode other than 0644 (set-ID bits, writable by others...)."""
+    found = [why for part in path.split("/") if (why := windows_problem(part)) is not None]
+    found += [
+        f"{part!a} is {size} bytes long, over the {NAME_BYTES} a file name may hold"
+        for part in path.split("/")
+        if (size := len(part.encode("utf-8"))) > NAME_BYTES
+    ]
+    if (size := len(path.encode("utf-8"))) > PATH_BYTES:
+        found.append(f"the path is {size} bytes long, over the {PATH_BYTES} Linux opens (PATH_MAX)")
+    if mode != FILE_MODE:
+        words = [word for bits, wrong, word in _MODE_WORDS if bool(mode & bits) is wrong]
+        what = f" ({', '.join(words)})" if words else ""
+        found.append(f"it has mode {mode:04o}{what}, where a bundle's files have {FILE_MODE:04o}")
+    return found
+
+
+class EntryProblems(ValueError):
+    """Entries that no machine unpacks as themselves: (entry, why) per problem, every one."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"entry {entry!a}: {why}" for entry, why in problems))
+        self.problems = problems
 
 
 def _ordered(files: Mapping[str, bytes]) -> list[str]:
@@ -109,11 +155,14 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
 
     Each entry is hashed as it is decompressed, never held whole, and the entries together may
     hold at most `limit` (default UNPACKED_LIMIT) bytes: a small gzip of zeros unpacks to gigabytes.
+    Entries that do not unpack as themselves (`entry_problems`) are refused together, once the
+    whole archive is read: EntryProblems.
     """
     limit = UNPACKED_LIMIT if limit is None else limit
     lines = [LISTING_DOMAIN]
     entries: list[tuple[bytes, str]] = []
     tree: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
     total = 0
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         for info in tar:
@@ -121,6 +170,7 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
                 raise ValueError(f"archive entry {info.name!r} is not a regular file")
             _check_path(info.name)
             _claim(tree, info.name)
+            problems += [(info.name, why) for why in entry_problems(info.name, info.mode)]
             total += info.size
             if len(entries) >= ENTRY_LIMIT:
                 raise ValueError(f"it holds over {ENTRY_LIMIT} entries")
@@ -133,6 +183,8 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
             line = f"{info.mode:04o} {digest.hexdigest()} {info.name}"
             entries.append((info.name.encode("utf-8"), line))
         _check_end(tar.fileobj, limit - total + PADDING_LIMIT)
+    if problems:
+        raise EntryProblems(problems)
     lines.extend(line for _, line in sorted(entries))
     return "\n".join(lines) + "\n"
 
@@ -168,6 +220,11 @@ def _check_end(stream: Any, budget: int) -> None:
         budget -= len(chunk)
         if budget < 0:
             raise ValueError("it holds more zero padding after the last entry than a tar writes")
+
+
+def names_of_listing(text: str) -> list[str]:
+    """The path of each entry of a listing (one may hold U+2028 or U+0085, never a line feed)."""
+    return [line.split(" ", 2)[2] for line in text.split("\n")[1:-1]]
 
 
 def identity_of_listing(text: str) -> str:

@@ -6,7 +6,13 @@ import os
 import stat
 from pathlib import Path
 
-from pipeline.archive import archive_bytes, identity_of_listing, listing, over_limits
+from pipeline.archive import (
+    archive_bytes,
+    entry_problems,
+    identity_of_listing,
+    listing,
+    over_limits,
+)
 from pipeline.cell import cell_build_dir, cell_dir
 from pipeline.findings import ContractError, Finding
 from pipeline.stamps import changed_outputs, read_stamp
@@ -36,6 +42,9 @@ def bundle_files(root: Path, cell_id: str) -> dict[str, bytes]:
 def package_cell(root: Path, cell_id: str) -> str:
     """Write dist/<cell_id>.tar.gz and dist/<cell_id>.identity; return the bundle identity."""
     files = bundle_files(root, cell_id)
+    unportable = unportable_findings(cell_id, files)
+    if unportable:
+        raise ContractError(unportable)
     identity = identity_of_listing(listing(files))
     bundle = archive_bytes(files)
     problem = over_limits(files, bundle)
@@ -80,6 +89,27 @@ def package_cell(root: Path, cell_id: str) -> str:
             ]
         ) from None
     return identity
+
+
+def unportable_findings(cell_id: str, files: dict[str, bytes]) -> list[Finding]:
+    """An error per problem of a file whose name `pipeline bundle-identity` refuses in a bundle.
+
+    The URDF step copies a mesh of such a name with an `unportable_file_name` warning (a build
+    used on Linux alone may hold it); a bundle is unpacked on the cell's machine, whatever its
+    system, and must read back, so it is not packed.
+    """
+    return [
+        Finding(
+            "unportable_file_name",
+            f"build/cells/{path}",
+            "",
+            f"cannot be packed: {why}, and a bundle unpacks on Linux, macOS and Windows",
+            "rename the source file the description copies (and the <mesh> or file that names "
+            f"it) to letters, digits, '-', '_' and '.', and run `doit cell:{cell_id}` again",
+        )
+        for path in sorted(files, key=lambda p: p.encode("utf-8"))
+        for why in entry_problems(path)
+    ]
 
 
 def write_pair(bundle_path: Path, bundle: bytes, identity_path: Path, identity: str) -> None:
@@ -162,7 +192,7 @@ def bundle_shape_problem(names: list[str]) -> str | None:
         key = unicodedata.normalize("NFC", name).casefold()
         if key in seen:
             return (
-                f"entries {seen[key]!r} and {name!r} differ only in case or Unicode form: macOS "
+                f"entries {seen[key]!a} and {name!a} differ only in case or Unicode form: macOS "
                 "and Windows unpack them as one file"
             )
         seen[key] = name

@@ -82,7 +82,13 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
     import tarfile
     import zlib
 
-    from pipeline.archive import BUNDLE_LIMIT, identity_of_listing, listing_of_archive
+    from pipeline.archive import (
+        BUNDLE_LIMIT,
+        EntryProblems,
+        identity_of_listing,
+        listing_of_archive,
+        names_of_listing,
+    )
     from pipeline.bundle import bundle_shape_problem
     from pipeline.strict_io import read_bytes
 
@@ -90,16 +96,21 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
     display = shown(path)
     try:
         text = listing_of_archive(read_bytes(path, display, BUNDLE_LIMIT))
-        names = [line.split(" ", 2)[2] for line in text.splitlines()[1:]]
-        problem = bundle_shape_problem(names)
+        problem = bundle_shape_problem(names_of_listing(text))
         if problem is not None:
             raise ValueError(problem)
-    except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
+    except EntryProblems as exc:  # one line per problem: entries made or altered by hand
         raise ContractError(
-            [Finding("bad_archive", display, "", f"is not a cell bundle ({exc})", _refetch(path))]
+            [_bad_archive(display, f"entry {name!a}: {why}", path) for name, why in exc.problems]
         ) from None
+    except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
+        raise ContractError([_bad_archive(display, str(exc), path)]) from None
     print(identity_of_listing(text))
     return 0
+
+
+def _bad_archive(display: str, why: str, path: Path) -> Finding:
+    return Finding("bad_archive", display, "", f"is not a cell bundle ({why})", _refetch(path))
 
 
 def _refetch(path: Path) -> str:

@@ -17,17 +17,38 @@ def device_name(name: str) -> bool:
     return name.split(".")[0].rstrip(" ").upper() in _DEVICES
 
 
+def _refusal(part: str) -> tuple[str, str] | None:
+    """What about a file or folder name Windows refuses, and the rule (from its comma or
+    bracket on); None when nothing."""
+    odd = sorted({c for c in part if c in _CHARACTERS})
+    if odd:
+        return (
+            f"{part!a} holds {', '.join(repr(c) for c in odd)}",
+            ", which no Windows file name can hold",
+        )
+    if part.endswith((".", " ")):
+        return (
+            f"{part!a} ends in a dot or a space",
+            ", which Windows strips from a name",
+        )
+    if device_name(part):
+        return f"{part!a} is the name of a Windows device", f" ({DEVICES_IN_WORDS})"
+    return None
+
+
 def unportable_part(path: str) -> str | None:
     """Why a '/'-separated path cannot be a Windows path, or None."""
     for part in path.split("/"):
-        odd = sorted({c for c in part if c in _CHARACTERS})
-        if odd:
-            return f"{part!a} holds {', '.join(repr(c) for c in odd)}"
-        if part.endswith((".", " ")):
-            return f"{part!a} ends in a dot or a space"
-        if device_name(part):
-            return f"{part!a} is the name of a Windows device"
+        found = _refusal(part)
+        if found is not None:
+            return found[0]
     return None
+
+
+def windows_problem(part: str) -> str | None:
+    """Why Windows cannot hold a file or folder named `part`, with the rule, or None."""
+    found = _refusal(part)
+    return None if found is None else "".join(found)
 
 
 def unportable_id(name: str, shown: str) -> str | None:

@@ -210,7 +210,8 @@ def test_bad_archive_cases(
         ),
         (
             {**FILES, "cell_a/\u00e9.json": b"", "cell_a/e\u0301.json": b""},
-            "differ only in case or Unicode form",
+            # shown escaped: the two looked the same
+            "entries 'cell_a/e\\u0301.json' and 'cell_a/\\xe9.json' differ only in case or Unicode",
         ),
     ],
     ids=["empty", "two_folders", "file_at_top", "no_cell_json", "case", "unicode_form"],
@@ -225,3 +226,103 @@ def test_bad_archive_that_is_no_cell_bundle(
     assert main(["bundle-identity", str(bundle)]) == 2
     err = capsys.readouterr().err
     assert ": bad_archive: is not a cell bundle (" in err and why in err, err
+
+
+def _bundle(entries: list[tuple[str, int]]) -> bytes:
+    """A gzip of `c/cell.json` and one entry per (name, mode), each holding b"x"."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, mode in [("c/cell.json", 0o644), *entries]:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = 1, mode
+            tar.addfile(info, io.BytesIO(b"x"))
+    data = buffer.getvalue()
+    for name, mode in entries:  # tarfile writes mode & 0o7777: a mode over it by hand
+        if mode <= 0o7777:
+            continue
+        at = data.index(name.encode() + b"\0")  # its header (a short ASCII name: no pax one)
+        block = bytearray(data[at : at + 512])
+        block[100:108] = b"%07o\0" % mode
+        block[148:156] = b" " * 8
+        block[148:156] = b"%06o\0 " % sum(block)
+        data = data[:at] + bytes(block) + data[at + 512 :]
+    return gzip.compress(data, mtime=0)
+
+
+WINDOWS = "which no Windows file name can hold"
+# (case, entries (name, mode), what each line of the refusal says): bundle-identity printed an
+# identity for each (a hostile-input trial); a machine could not unpack it as itself
+UNPACKABLE = [
+    *(
+        (f"char_{ord(c):02x}", [(f"c/a{c}b.stl", 0o644)], [f"holds {c!r}, {WINDOWS}"])
+        for c in ':*?"<>|'
+    ),
+    ("trailing_dot", [("c/mesh.stl.", 0o644)], ["ends in a dot or a space, which Windows strips"]),
+    ("trailing_space", [("c/mesh.stl ", 0o644)], ["ends in a dot or a space"]),
+    ("device", [("c/CON", 0o644)], ["'CON' is the name of a Windows device"]),
+    ("device_extension", [("c/nul.txt", 0o644)], ["'nul.txt' is the name of a Windows device"]),
+    ("device_folder", [("c/Aux/x.stl", 0o644)], ["'Aux' is the name of a Windows device"]),
+    ("name_256_bytes", [("c/" + "a" * 256, 0o644)], ["is 256 bytes long, over the 255"]),
+    ("name_utf8_256_bytes", [("c/" + "\u00e9" * 128, 0o644)], ["is 256 bytes long"]),
+    ("path_4096_bytes", [("c/" + "a/" * 2046 + "bb", 0o644)], ["path is 4096 bytes long, over"]),
+    ("setuid", [("c/x.stl", 0o4755)], ["has mode 4755 (set-user-ID, executable)"]),
+    ("setgid", [("c/x.stl", 0o2644)], ["has mode 2644 (set-group-ID)"]),
+    ("sticky", [("c/x.stl", 0o1644)], ["has mode 1644 (sticky)"]),
+    ("no_permission", [("c/x.stl", 0o000)], ["has mode 0000 (unreadable by its owner)"]),
+    ("group_writable", [("c/x.stl", 0o664)], ["has mode 0664 (group-writable)"]),
+    ("world_writable", [("c/x.stl", 0o646)], ["has mode 0646 (world-writable)"]),
+    ("executable", [("c/x.stl", 0o755)], ["has mode 0755 (executable)"]),
+    ("file_type_bits", [("c/x.stl", 0o100644)], ["has mode 100644 (file type bits)"]),
+    # one line per problem: two entries, two problems of one entry
+    ("two_entries", [("c/a:b", 0o644), ("c/x", 0o666)], ["'a:b' holds", "has mode 0666"]),
+    ("two_in_one", [("c/a*b", 0o600)], ["'a*b' holds", "has mode 0600"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "entries", "whys"), UNPACKABLE, ids=[case for case, _, _ in UNPACKABLE]
+)
+def test_bad_archive_an_entry_no_machine_unpacks_as_itself(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    entries: list[tuple[str, int]],
+    whys: list[str],
+) -> None:
+    bundle = tmp_path / "c.tar.gz"
+    bundle.write_bytes(_bundle(entries))
+    assert main(["bundle-identity", str(bundle)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(whys), lines
+    for line, why in zip(lines, whys, strict=True):
+        assert line.startswith(f"{bundle}: bad_archive: is not a cell bundle (entry 'c/"), line
+        assert why in line, (case, line)
+        assert line.endswith("or package it again from its cell: doit cell:c"), line
+
+
+# names the compiler can write into a bundle (a mesh's name is any the source file system
+# holds that Windows does, warned of when a URI reader misreads it): each still read back
+PORTABLE = [
+    "c/description/meshes/link_1.stl",
+    "c/description/meshes/Link-1.v2_final.STL",
+    "c/description/meshes/\u00e9t\u00e9.stl",  # precomposed
+    "c/description/meshes/e\u0301.stl",  # decomposed: one name alone is no collision
+    "c/description/meshes/link 1.stl",
+    "c/description/meshes/link%201#2.stl",
+    "c/description/meshes/con_tool.stl",
+    "c/description/meshes/a\x85b\u2028c.stl",  # was a traceback: splitlines split the listing
+    "c/" + "a" * 255,
+    "c/" + "a/" * 2045 + "bb",  # 4094 bytes
+]
+
+
+@pytest.mark.parametrize("name", PORTABLE, ids=ascii)
+def test_bundle_identity_reads_back_a_name_the_compiler_can_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    files = {"c/cell.json": b"{}", name: b"x"}
+    bundle = tmp_path / "c.tar.gz"
+    bundle.write_bytes(archive.archive_bytes(files))
+    assert main(["bundle-identity", str(bundle)]) == 0, capsys.readouterr().err
+    expected = archive.identity_of_listing(archive.listing(files))
+    assert capsys.readouterr().out == f"{expected}\n"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import archive
+from pipeline import archive, bundle
 from pipeline.bundle import package_cell
-from pipeline.findings import ContractError
+from pipeline.cli import main
+from pipeline.findings import ContractError, Severity
 from pipeline.lock import LOCK_NAME, MARK
 from pipeline.session import open_session
 from tests.cellrepo import copy_repo
@@ -46,6 +47,48 @@ def test_bundle_too_large_is_refused_before_writing_a_bundle_that_cannot_be_read
     assert (finding.code, finding.file) == ("bundle_too_large", "build/cells/iiwa_bench")
     assert reason in finding.message
     assert (root / "dist/iiwa_bench.tar.gz").read_bytes() == before
+
+
+@pytest.mark.parametrize("cell_id", ["iiwa_bench", "weld_cell_a"])
+def test_a_bundle_of_a_shipped_cell_reads_back_its_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cell_id: str
+) -> None:
+    """Its names and modes pass bundle-identity's rules: the compiler writes none they refuse."""
+    root = copy_repo(tmp_path)
+    identity = package_cell(root, cell_id)
+    assert main(["bundle-identity", str(root / "dist" / f"{cell_id}.tar.gz")]) == 0
+    assert capsys.readouterr().out == f"{identity}\n"
+    assert (root / "dist" / f"{cell_id}.identity").read_text() == f"{identity}\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("meshes/a:b.stl", "'a:b.stl' holds ':', which no Windows file name can hold"),
+        ("meshes/nul.stl", "'nul.stl' is the name of a Windows device"),
+        ("meshes/a\tb.stl", "'a\\tb.stl' holds '\\t'"),  # was a ValueError's traceback
+    ],
+    ids=["colon", "device", "tab"],
+)
+def test_unportable_file_name_a_cell_serving_one_is_not_packed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, why: str
+) -> None:
+    """The URDF step copies such a mesh with a warning; bundle-identity refuses its bundle, so
+    packaging does too (every bundle it writes reads back), naming the file and the rule."""
+    root = copy_repo(tmp_path)
+    served = bundle.bundle_files(root, "iiwa_bench")
+    path = f"iiwa_bench/description/{name}"
+    monkeypatch.setattr(bundle, "bundle_files", lambda *_: {**served, path: b"solid\n"})
+    with pytest.raises(ContractError) as exc:
+        package_cell(root, "iiwa_bench")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("unportable_file_name", f"build/cells/{path}")
+    assert finding.severity == Severity.ERROR
+    assert why in finding.message and "a bundle unpacks on Linux, macOS and Windows" in (
+        finding.message
+    ), finding.message
+    assert finding.hint.startswith("rename the source file"), finding.hint
+    assert not (root / "dist").exists()
 
 
 def test_output_unwritable_when_packaging_leaves_the_previous_bundle_and_identity(
