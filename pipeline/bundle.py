@@ -197,3 +197,46 @@ def bundle_shape_problem(names: list[str]) -> str | None:
             )
         seen[key] = name
     return None
+
+
+# What no file or folder a cell serves may have (a bundle's files are 0644, and its folders are
+# made as unpacking makes any): a set-ID or sticky bit, or a write bit for every user, which
+# lets another user of the machine change the cell once it is checked. Group-writable is not
+# refused: a clone of build/ under a user-private group's umask (002) makes files 0664.
+_UNSAFE_BITS = (
+    (stat.S_ISUID, "set-user-ID"),
+    (stat.S_ISGID, "set-group-ID"),
+    (stat.S_ISVTX, "sticky"),
+    (stat.S_IWOTH, "world-writable"),
+)
+
+
+def unsafe_mode_findings(folder: Path, display: str, served: list[str]) -> list[Finding]:
+    """A finding per file `served` (paths in the cell `folder`), or folder holding one (the cell
+    folder itself too), whose mode has an unsafe bit; one that cannot be read is left to the
+    read that says so."""
+    paths = {""} | {
+        "/".join(path.split("/")[:depth])
+        for path in served
+        for depth in range(1, path.count("/") + 2)
+    }
+    found = []
+    for path in sorted(paths):
+        try:
+            mode = stat.S_IMODE(os.lstat(folder / path).st_mode)
+        except OSError:
+            continue
+        words = [word for bits, word in _UNSAFE_BITS if mode & bits]
+        if words:
+            found.append(
+                Finding(
+                    "unsafe_file_mode",
+                    f"{display}/{path}" if path else display,
+                    "",
+                    f"has mode {mode:04o} ({', '.join(words)}): what a cell serves has no set-ID "
+                    "or sticky bit and is writable by its owner (and group) alone",
+                    "chmod it (a file 644, a folder 755), or unpack a bundle "
+                    "`pipeline bundle-identity` accepts again",
+                )
+            )
+    return found

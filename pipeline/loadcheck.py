@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.bundle import unsafe_mode_findings
 from pipeline.calibration import (
     CALIBRATION_NAME,
     calibration_identity,
@@ -26,7 +27,7 @@ from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.machine import MachineConfig, Pin
-from pipeline.manifest import SRDF_NAME
+from pipeline.manifest import MANIFEST_NAME, SRDF_NAME, read_manifest
 from pipeline.review import kinematics_review
 from pipeline.srdf.groups import home_values, manipulator_links
 from pipeline.srdf.read import load_srdf
@@ -158,6 +159,12 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
         folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)
     )
     served = read_bytes(folder / CALIBRATION_NAME, f"{display}/{CALIBRATION_NAME}", JSON_LIMIT)
+    files = read_manifest(folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)).files
+    modes = unsafe_mode_findings(
+        folder,
+        display,
+        [CELL_NAME, CALIBRATION_NAME, *(f"{DESCRIPTION}/{p}" for p in (MANIFEST_NAME, *files))],
+    )
     cell = CellIdentity(
         cell_id=str(doc.get("cell_id", "")),
         model_id=model if isinstance(model, str) else "",
@@ -174,8 +181,8 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
         for name, _ in FIELDS
         if block.get(name) == cell.value(name) != doc.get(name)  # one line per wrong field
     ]
-    if problems:
-        raise ContractError(problems)
+    if modes or problems:  # a mode is wrong whatever the files hold
+        raise ContractError(modes + problems)
     raise_if_errors(_compiled_problems(folder, display, doc, served, cell))
     return cell
 

@@ -505,3 +505,44 @@ def test_cell_inconsistent_the_second_arms_tip_edited_by_hand(
     # the second arm's coordinate, by its indices (was /kinematics/tips, every arm at once)
     place = "/kinematics/tips/1/calibrated/xyz_m/0"
     assert line.startswith(f"{cell}/cell.json:{place}: cell_inconsistent: "), line
+
+
+# (what the cell serves, its mode, what the refusal says): a bundle unpacked as root keeps its
+# entries' modes, and load-check accepted each (a hostile-input trial)
+UNSAFE_MODES = [
+    ("description/robot.urdf", 0o4755, "has mode 4755 (set-user-ID)"),
+    ("description/meshes/link_1.stl", 0o2644, "has mode 2644 (set-group-ID)"),
+    ("cell.json", 0o1644, "has mode 1644 (sticky)"),
+    ("machine_planning_calibration.json", 0o646, "has mode 0646 (world-writable)"),
+    ("description/robot_description_manifest.json", 0o666, "has mode 0666 (world-writable)"),
+    ("description/meshes", 0o777, "has mode 0777 (world-writable)"),
+    ("", 0o1777, "has mode 1777 (sticky, world-writable)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "mode", "why"),
+    UNSAFE_MODES,
+    ids=[f"{p or 'cell'}_{m:04o}" for p, m, _ in UNSAFE_MODES],
+)
+def test_unsafe_file_mode_of_a_served_file_or_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, mode: int, why: str
+) -> None:
+    cell = _unpacked_bundle(tmp_path / "site")
+    (cell / path).chmod(mode)
+    code, lines = run(tmp_path, capsys, header_of(cell), cell)
+    assert code == 2, lines
+    [line] = lines
+    shown = f"{cell}/{path}" if path else str(cell)
+    assert line.startswith(f"{shown}: unsafe_file_mode: {why}"), line
+    assert line.endswith("or unpack a bundle `pipeline bundle-identity` accepts again"), line
+
+
+@pytest.mark.parametrize("mode", [0o664, 0o600, 0o444, 0o755])
+def test_a_served_file_of_a_mode_an_umask_or_git_gives_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: int
+) -> None:
+    """umask 002 (a clone of build/ under a user-private group), 077, read-only, executable."""
+    cell = _unpacked_bundle(tmp_path / "site")
+    (cell / "description/robot.urdf").chmod(mode)
+    assert run(tmp_path, capsys, header_of(cell), cell)[0] == 0
