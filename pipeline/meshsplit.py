@@ -9,8 +9,9 @@ resource (`tests/meshfiles.py`, checked by `tests/test_tesseract_env.py`):
   each change of material (`usemtl`) once the mesh has faces and a material of its own;
 - an ASCII STL: a mesh per `solid`;
 - a COLLADA file: a mesh per block of faces (`<triangles>`, `<polylist>`, `<polygons>`,
-  `<trifans>`, `<tristrips>`, however many `<p>`s it holds) of each instance of a geometry in
-  the scene, placed by its nodes' transforms;
+  `<trifans>`, `<tristrips>`, however many `<p>`s it holds) and per `<lines>` (a mesh without
+  faces, which its contact manager collides as its ends' hull) of each instance of a geometry
+  in the scene, placed by its nodes' transforms;
 - a binary STL, a PLY: one mesh.
 An OBJ's material library changes none of it: the reader looks for it relative to the
 planner's working folder, not the OBJ's (were it read, its last material would be the one of
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.spheres.loose import dae_line_blocks
 from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.strict_io import MESH_LIMIT, read_bytes
@@ -58,11 +60,14 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
         gc.collect()
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     parts = part_points(data, suffix)
+    scale = np.array(mesh.scale, dtype=float)
+    # each <lines> a part of its own (a mesh of them is collided too: read by mesh_parts)
+    blocks = dae_line_blocks(data) if suffix == "dae" and b"lines" in data else []
+    lines = [ends.reshape(-1, 3) * scale for ends in blocks]
     # a part read otherwise than trimesh read the whole: collided whole, as before this reader
     if parts is None or sum(count for count, _ in parts) != len(triangles):
-        return [triangles.reshape(-1, 3)]
-    scale = np.array(mesh.scale, dtype=float)
-    return [points * scale for _, points in parts]
+        return [triangles.reshape(-1, 3), *lines]
+    return [points * scale for _, points in parts] + lines
 
 
 def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:

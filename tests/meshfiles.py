@@ -118,6 +118,25 @@ def cube_dae(
     )
 
 
+def lines_dae(
+    geometries: dict[str, list[tuple[str | None, float]]], gid: str, ends: str, faces: bool = True
+) -> str:
+    """A COLLADA file of `geometries` (each instanced in a node of its own) whose geometry `gid`
+    holds a <lines> of the corners `ends` after its blocks of faces (or instead: `faces` False)."""
+    nodes = [f'<node id="n{i}">{instance(g)}</node>' for i, g in enumerate(geometries)]
+    text = cube_dae(geometries, nodes)
+    start = text.index(f'<geometry id="{gid}">')
+    end = text.index("</mesh>", start)
+    lines = (
+        f'<lines count="{len(ends.split()) // 2}"><input semantic="VERTEX" source="#{gid}-vtx" '
+        f'offset="0"/><p>{ends}</p></lines>'
+    )
+    mesh = text[start:end]
+    if not faces:
+        mesh = mesh[: mesh.index("<triangles")]
+    return text[:start] + mesh + lines + text[end:]
+
+
 # name: (file text, each part's x extent as Tesseract reads it); every file's cubes at x = -0.6
 # and 0.6 (and 0): one hull of them all spans the middle, where a link between them sits
 _A, _B, _C = (-0.7, -0.5), (0.5, 0.7), (-0.1, 0.1)
@@ -251,6 +270,18 @@ PARTED: dict[str, tuple[str, list[tuple[float, float]]]] = {
         )
         for kind in ("polygons", "trifans", "tristrips")
     },
+    # a <lines> block: a mesh of its own (its ends' hull), in the <mesh> of the faces or in a
+    # geometry of its own; the line from the first cube's corner to the second's far one runs
+    # through the middle, where the box beside the mesh touches it alone
+    "lines_beside_triangles.dae": (
+        lines_dae({"g0": [(None, -0.6), (None, 0.6)]}, "g0", "0 15"),
+        [_A, _B, _AB],
+    ),
+    "lines_beside_one_block.dae": (lines_dae({"g0": [(None, -0.6)]}, "g0", "0 7"), [_A, _A]),
+    "lines_in_a_geometry_of_their_own.dae": (
+        lines_dae({"g0": [(None, -0.6), (None, 0.6)], "g1": [(None, 0.0)]}, "g1", "0 7", False),
+        [_A, _B, _C],
+    ),
 }
 
 # An OBJ with the material library it names beside it (name: text): Tesseract's reader as a
@@ -356,4 +387,29 @@ DAE_READ_ALIKE: dict[str, str] = {
     "polylist_stride_2": (
         '<polylist count="1">{v}{n}<vcount>3</vcount><p>0 0 1 1 2 2</p></polylist>'
     ),
+}
+
+# name: (block, its segments): Tesseract's reader reads the <lines> as a mesh of its own, two
+# parts in all, which its contact manager collides (its ends' hull); the compiler reads it alike
+# (a count is not checked, as there, but for one of no count above 0)
+DAE_LINES_READ: dict[str, tuple[str, int]] = {
+    "lines": ('<lines count="1">{v}<p>0 6</p></lines>', 1),
+    "lines_two": ('<lines count="2">{v}<p>0 6 6 7</p></lines>', 2),
+    "lines_count_off": ('<lines count="5">{v}<p>0 6</p></lines>', 1),
+    "lines_count_1x": ('<lines count="1x">{v}<p>0 6</p></lines>', 1),
+    "lines_stride_2": ('<lines count="1">{v}{n}<p>0 0 6 6</p></lines>', 1),
+}
+# name: (block, the parts Tesseract's reader reads with a vertex): it loads the file, but the
+# COLLADA reader here (pycollada) reads the lines otherwise: a collision mesh holding them is
+# refused (mesh_lines_or_points)
+DAE_LINES_OTHERWISE: dict[str, tuple[str, int]] = {
+    # Tesseract's reader reads no line of a block of no count above 0, pycollada reads them
+    "lines_count_0": ('<lines count="0">{v}<p>0 6</p></lines>', 1),
+    "lines_no_count": ("<lines>{v}<p>0 6</p></lines>", 1),
+    # Tesseract's reader reads every <p>; pycollada the first alone, or without one drops the
+    # whole geometry (the cube's faces too)
+    "lines_two_p": ('<lines count="2">{v}<p>0 6</p><p>6 7</p></lines>', 2),
+    "lines_no_p": ('<lines count="1">{v}</lines>', 1),
+    # pycollada drops the whole geometry
+    "linestrips": ('<linestrips count="1">{v}<p>0 6 7</p></linestrips>', 2),
 }

@@ -62,9 +62,9 @@ def _abb_with_independent_problems(repo: Path) -> None:
     meshes = folder / "meshes"
     (meshes / "link_2_whole.stl").write_bytes(bytes(range(256)) * 7)  # random bytes
     (meshes / "link_3.stl").write_bytes(b"")
-    # link_4's visual DAE as its collision, in inches, with a <lines> too
+    # link_4's visual DAE as its collision, in inches, with a <lines> of count 0 too
     dae = (meshes / "link_4.dae").read_text()
-    lines = '<lines count="1"><input semantic="VERTEX" source="#Link_4-mesh-vertices" '
+    lines = '<lines count="0"><input semantic="VERTEX" source="#Link_4-mesh-vertices" '
     lines += 'offset="0"/><p>0 1</p></lines>\n        <polylist'
     dae = dae.replace('meter="1"', 'meter="0.0254"', 1).replace("<polylist", lines, 1)
     (meshes / "link_4_in_inches.dae").write_text(dae)

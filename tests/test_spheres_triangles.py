@@ -107,6 +107,13 @@ READ = [
     ("ply-face-of-two", "x.ply", TETRA_PLY % 5 + b"2 0 4\n", [LINE, POINT]),
     ("ply-face-of-one", "x.ply", TETRA_PLY % 5 + b"1 4\n", [POINT, POINT]),
     ("ply-unused-vertex", "x.ply", TETRA_PLY % 4, [POINT]),
+    ("dae-lines", "x.dae", _dae('<lines count="1">{head}<p>0 4</p></lines>'), [LINE]),
+    (
+        "dae-lines-two",
+        "x.dae",
+        _dae('<lines count="2">{head}<p>0 4 4 1</p></lines>'),
+        [LINE, [[50.0, 0, 0], [1.0, 0, 0]]],
+    ),
 ]
 
 
@@ -164,7 +171,7 @@ def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
         ("x.obj", TETRA_OBJ + b"l 1 9\n", "10"),
         ("x.obj", TETRA_OBJ + b"p -6\n", "10"),
         ("x.obj", TETRA_OBJ + b"f 0 1\n", "10"),
-        ("x.dae", _dae('<lines count="1">{head}<p>0 4</p></lines>'), "10"),
+        ("x.dae", _dae('<lines count="0">{head}<p>0 4</p></lines>'), "10"),
         ("x.dae", _dae('<linestrips count="1">{head}<p>0 4 1</p></linestrips>'), "10"),
         ("x.dae", _dae('<polylist count="1">{head}<vcount>2</vcount><p>0 4</p></polylist>'), "10"),
         ("x.dae", _dae('<polygons count="1">{head}<p>0 4</p></polygons>'), "10"),
@@ -176,7 +183,7 @@ def test_mesh_lines_or_points_are_covered_by_the_written_spheres(
         "obj-line-past-the-end",
         "obj-point-before-the-first",
         "obj-face-of-two-with-0",
-        "dae-lines",
+        "dae-lines-count-0",
         "dae-linestrips",
         "dae-polylist-of-two",
         "dae-polygons-of-two",
@@ -197,6 +204,20 @@ def test_mesh_lines_or_points_still_refused(name: str, data: bytes, place: str) 
     assert not any(kind in finding.hint for kind in ("<lines>", "<linestrips>", "<poly", "point"))
     if name.endswith(".dae"):
         assert finding.hint == "export the collision mesh again with triangles only"
+
+
+def test_dae_lines_are_placed_as_the_triangles_are() -> None:
+    """Under nested, rotated nodes a line's end is where trimesh puts the triangle corner it
+    shares, to the bit: both are placed by the nodes' matrices as trimesh multiplies them."""
+    data = _dae('<lines count="1">{head}<p>0 4</p></lines>').replace(
+        b'<node id="n">',
+        b'<node id="top"><translate>0.1 0.2 0.3</translate><rotate>0.3 0.5 0.8 37</rotate>'
+        b'<node id="n"><rotate>1 0 0 21</rotate><scale>1 2 3</scale>',
+    )
+    data = data.replace(b"</node>", b"</node></node>")
+    parts = mesh_parts(data, Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    start = parts.segments[0, 0]
+    assert start.any() and (parts.triangles == start).all(axis=2).any()
 
 
 @pytest.mark.parametrize(
@@ -298,7 +319,7 @@ def test_binary_ply_with_faces_of_several_lengths_is_mesh_unreadable() -> None:
     [
         (
             "x.dae",
-            _dae('<lines count="1">{head}<p>0 4</p></lines>').replace(b'meter="1"', b'meter="2"'),
+            _dae('<lines count="0">{head}<p>0 4</p></lines>').replace(b'meter="1"', b'meter="2"'),
             ["mesh_unreadable", "mesh_lines_or_points"],
         ),
         (
@@ -309,7 +330,7 @@ def test_binary_ply_with_faces_of_several_lengths_is_mesh_unreadable() -> None:
             ["mesh_unreadable", "mesh_lines_or_points"],
         ),
     ],
-    ids=["dae-unit-and-lines", "dae-unit-and-polylist-of-two"],
+    ids=["dae-unit-and-lines-of-count-0", "dae-unit-and-polylist-of-two"],
 )
 def test_each_refused_part_of_a_mesh_file_is_reported_at_once(
     name: str, data: bytes, codes: list[str]

@@ -18,7 +18,14 @@ from pipeline.findings import ContractError
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.urdf import Mesh
 from pipeline.urdf.mesh_bytes import mesh_findings
-from tests.meshfiles import DAE_READ_ALIKE, DAE_READ_OTHERWISE, DAE_REFUSED, block_dae
+from tests.meshfiles import (
+    DAE_LINES_OTHERWISE,
+    DAE_LINES_READ,
+    DAE_READ_ALIKE,
+    DAE_READ_OTHERWISE,
+    DAE_REFUSED,
+    block_dae,
+)
 
 # the parts (their vertex counts) Tesseract's reader reads of a file, in a process of its own
 _READ = """
@@ -89,6 +96,53 @@ def test_blocks_read_alike_pass(tmp_path: Path, name: str) -> None:
     read = mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
     assert len(read.triangles) > 12 and np.isfinite(read.triangles).all()
     assert _parts(text) == 2
+
+
+@pytest.mark.parametrize("name", sorted(DAE_LINES_READ))
+def test_lines_beside_faces_are_read_as_tesseract_reads_them(tmp_path: Path, name: str) -> None:
+    """Tesseract's reader reads a <lines> as a mesh of its own, its contact manager collides
+    it (tests/test_tesseract_env.py), exporters write edges so: read, its segments covered by
+    the spheres and its ends collided as a part of their own (it was mesh_lines_or_points)."""
+    block, segments = DAE_LINES_READ[name]
+    text = block_dae(block)
+    status, parts = _tesseract_reads(tmp_path, text)
+    assert status == 0 and len([n for n in parts if n]) == 2
+    assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
+    read = mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    assert (len(read.triangles), len(read.segments)) == (12, segments)
+    from pipeline.meshsplit import hull_parts
+
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "x.dae").write_text(text)
+    assert len(hull_parts(tmp_path, Mesh("x.dae", "meshes/x.dae"), "robots/r")) == 2
+
+
+@pytest.mark.parametrize("name", sorted(DAE_LINES_OTHERWISE))
+def test_lines_read_otherwise_are_refused_in_a_collision_mesh(tmp_path: Path, name: str) -> None:
+    """Tesseract loads the file (a visual mesh passes), pycollada reads its lines otherwise (or
+    drops the geometry holding them): a collision mesh holding them is mesh_lines_or_points."""
+    block, theirs = DAE_LINES_OTHERWISE[name]
+    text = block_dae(block)
+    status, parts = _tesseract_reads(tmp_path, text)
+    assert status == 0 and len([n for n in parts if n]) == theirs
+    assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    assert [f.code for f in caught.value.findings] == ["mesh_lines_or_points"]
+
+
+def test_a_file_of_lines_alone_is_mesh_empty(tmp_path: Path) -> None:
+    """Tesseract's reader reads a file of lines alone (one part, no face); a collision mesh
+    without a triangle is refused all the same, saying so (a visual one passes)."""
+    text = block_dae('<lines count="1">{v}<p>0 6</p></lines>')
+    start = text.index("<triangles")
+    text = text[:start] + text[text.index("</triangles>") + len("</triangles>") :]
+    assert _tesseract_reads(tmp_path, text) == (0, [2])
+    assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
+    with pytest.raises(ContractError) as caught:
+        mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
+    [finding] = caught.value.findings
+    assert (finding.code, finding.message) == ("mesh_empty", "holds no triangles")
 
 
 # Tesseract's reader reads each <p> of a <trifans> as one polygon (pycollada: its fan's

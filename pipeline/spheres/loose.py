@@ -2,22 +2,28 @@
 
 Tesseract reads a collision mesh with assimp, which keeps an OBJ `l` or `p` element, a face of
 one or two corners, a COLLADA `<lines>` or `<linestrips>` and a PLY face of fewer than three
-corners as collision geometry (a segment, a point). trimesh reads triangles only, so OBJ and PLY
+corners as collision geometry (a segment, a point; its contact manager collides a mesh of them,
+measured: tests/test_tesseract_env.py). trimesh reads triangles only, so OBJ, PLY and COLLADA
 lines and points are read here, as segments (a point is a segment of two equal ends), for the
 spheres to cover them too. What cannot be read as exactly as the triangles is refused
-(`mesh_lines_or_points`): COLLADA lines, and polygons and `<trifans>` fans of fewer than three
-corners (Tesseract's reader reads a fan's `<p>` as one polygon: of two corners, a line; see
-_dae_segments), and a line or point naming no vertex.
+(`mesh_lines_or_points`): a COLLADA `<linestrips>`, a `<lines>` pycollada reads otherwise than
+Tesseract's reader, polygons and `<trifans>` fans of fewer than three corners (Tesseract's reader
+reads a fan's `<p>` as one polygon: of two corners, a line; see _dae_unreadable), and a line or
+point naming no vertex.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
 import re
+from typing import Any
 
 import numpy as np
 
 from pipeline.findings import ContractError, Finding
+from pipeline.urdf.dae_blocks import atoi, words
+from pipeline.urdf.dae_nodes import local_name
 
 Array = np.ndarray
 NONE = np.zeros((0, 2, 3))
@@ -96,12 +102,8 @@ def obj_xyz(words: list[bytes]) -> list[float]:
 
 
 def _dae_segments(data: bytes, display: str) -> Array:
-    """None: a COLLADA `<lines>`, `<linestrips>` or polygon of fewer than 3 corners is refused.
-
-    pycollada (trimesh's reader) reads `<lines>`, but trimesh places its triangles by node
-    transforms computed otherwise than a plain float64 product (ends differ by ~1e-8 relative
-    under a rotated node), so lines could not be placed exactly as the triangles are.
-    """
+    """The segments of a COLLADA mesh's `<lines>`, placed as trimesh places the triangles; a
+    `<linestrips>`, a `<lines>` read otherwise, or a polygon of fewer than 3 corners refused."""
     place, kind = _dae_unreadable(data, display)
     if kind:
         raise _refuse(
@@ -111,11 +113,47 @@ def _dae_segments(data: bytes, display: str) -> Array:
             "so the spheres could not be proven to cover it",
             "export the collision mesh again with triangles only",
         )
-    return NONE
+    if b"lines" not in data:
+        return NONE  # the fast path: nearly every mesh
+    blocks = dae_line_blocks(data)
+    return np.concatenate(blocks) if blocks else NONE
+
+
+def dae_line_blocks(data: bytes) -> list[Array]:
+    """The segments (N, 2, 3) of each `<lines>` of each geometry instance in a COLLADA file's
+    scene, in its coordinates: each a mesh of its own to Tesseract's reader, collided as its ends'
+    hull. pycollada reads the file as trimesh does (the same errors ignored), its nodes walked as
+    trimesh walks them, and each end placed by the same product of the nodes' matrices, so an end
+    a line shares with a triangle is where trimesh puts that corner, to the bit."""
+    import collada  # trimesh's COLLADA reader, which imported it already (mesh_parts)
+
+    from pipeline.spheres.meshlib import trimesh
+
+    errors = collada.common
+    ignored = [errors.DaeError, errors.DaeIncompleteError, errors.DaeMalformedError]
+    ignored += [errors.DaeBrokenRefError, errors.DaeUnsupportedError]
+    scene = collada.Collada(io.BytesIO(data), ignore=ignored).scene
+    blocks: list[Array] = []
+
+    def walk(node: Any, matrix: Array) -> None:  # trimesh.exchange.dae._parse_node's walk
+        if isinstance(node, collada.scene.GeometryNode):
+            for block in node.geometry.primitives:
+                if isinstance(block, collada.lineset.LineSet) and block.vertex is not None:
+                    ends = np.asarray(block.vertex[block.vertex_index], dtype=np.float64)
+                    placed = trimesh.transform_points(ends.reshape(-1, 3), matrix)
+                    blocks.append(placed.reshape(-1, 2, 3))
+        elif isinstance(node, collada.scene.Node):
+            for child in node.children or []:
+                walk(child, np.dot(matrix, node.matrix))
+
+    for node in [] if scene is None else scene.nodes:
+        walk(node, np.eye(4))
+    return [ends for ends in blocks if len(ends)]
 
 
 def _dae_unreadable(data: bytes, display: str) -> tuple[str, str]:
-    """The line and kind of a COLLADA mesh's first `<linestrips>` or polygon of < 3 corners."""
+    """The line and kind of a COLLADA mesh's first `<linestrips>`, `<lines>` pycollada reads
+    otherwise than Tesseract's reader, or polygon of fewer than 3 corners."""
     if b"lines" not in data and b"poly" not in data and b"trifans" not in data:
         return "", ""
     from pipeline.strict_xml import parse_xml, source_line
@@ -123,14 +161,27 @@ def _dae_unreadable(data: bytes, display: str) -> tuple[str, str]:
     root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
     for mesh in root.iter("{*}mesh"):
         for element in mesh:
-            name = element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
-            if name in ("lines", "linestrips"):
+            name = local_name(element)
+            if name == "linestrips":  # pycollada drops the geometry holding it
                 return str(source_line(element)), f"<{name}>"
+            if name == "lines" and _lines_otherwise(element):
+                return str(source_line(element)), _lines_otherwise(element)
             if name in ("polylist", "polygons", "trifans") and _short_polygon(element, name):
                 # Tesseract's reader reads a fan's <p> as one polygon: of two corners, a line
                 what = "fan" if name == "trifans" else "polygon"
                 return str(source_line(element)), f"a <{name}> {what} of fewer than 3 corners"
     return "", ""
+
+
+def _lines_otherwise(element: Any) -> str:
+    """What of a `<lines>` pycollada reads otherwise than Tesseract's reader ('' for none)."""
+    lists = [p for p in element if local_name(p) == "p"]
+    said = f"<lines count={element.get('count', '')!r}>"
+    if len(lists) != 1:  # pycollada reads the first alone, and drops a geometry without one
+        return f"a {said} of {len(lists)} <p>s (Tesseract's reader reads each)"
+    if atoi(element.get("count")) <= 0 and words(lists[0].text):
+        return f"a {said} of lines (Tesseract's reader reads none of a block of no count above 0)"
+    return ""
 
 
 def _short_polygon(element: object, name: str) -> bool:

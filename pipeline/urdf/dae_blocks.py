@@ -46,7 +46,8 @@ _SUSPECT = re.compile(
 )
 
 
-def _atoi(text: str | None) -> int:
+def atoi(text: str | None) -> int:
+    """A count as C's atoi reads it (`12x` is 12, `abc` and None 0), as Tesseract's reader does."""
     found = _ATOI.match(text or "")
     return int(found.group(1)) if found else 0
 
@@ -108,8 +109,8 @@ def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
                 "<extra>)"
             )
             return element, f"<{tag}> holds {what}", ""
-    count = _atoi(block.get("count"))
-    stride = 1 + max((_atoi(e.get("offset")) for e in inner if local_name(e) == "input"), default=0)
+    count = atoi(block.get("count"))
+    stride = 1 + max((atoi(e.get("offset")) for e in inner if local_name(e) == "input"), default=0)
     lists = [e for e in inner if local_name(e) == "p"]
     sizes = [words(p.text) for p in lists]
     said = f"<{tag} count={block.get('count', '')!r}>"
@@ -123,7 +124,7 @@ def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
         vcounts = [e for e in inner if local_name(e) == "vcount"]
         if lists and (not vcounts or inner.index(vcounts[0]) > inner.index(lists[0])):
             return block, f"{said} has no <vcount> before its <p>", "crashes (SIGSEGV)"
-        numbers = [_atoi(w) for v in vcounts[:1] for w in (v.text or "").split()]
+        numbers = [atoi(w) for v in vcounts[:1] for w in (v.text or "").split()]
         if len(numbers) < count:
             return block, f"{said} has {len(numbers)} <vcount> numbers, fewer than its count", ""
         expected = sum(numbers[:count])
@@ -177,7 +178,7 @@ def read_otherwise(data: bytes, display: str) -> list[Finding]:
                 )
             ]
         faces = any(p.text and not p.text.isspace() for p in block.iter("{*}p"))
-        if tag in ("triangles", "polylist", "trifans") and _atoi(block.get("count")) <= 0 and faces:
+        if tag in ("triangles", "polylist", "trifans") and atoi(block.get("count")) <= 0 and faces:
             said = f"<{tag} count={block.get('count', '')!r}>"
             return [
                 Finding(
