@@ -345,6 +345,15 @@ DAE_REFUSED: dict[str, tuple[str, str]] = {
         "refuses",
     ),
     "tristrips_no_count": ("<tristrips>{v}<p>0 1 2 3</p></tristrips>", "refuses"),
+    "linestrips_no_count": ("<linestrips>{v}<p>0 1 3</p></linestrips>", "refuses"),
+    "linestrips_count_minus_1": ('<linestrips count="-1">{v}<p>0 1 3</p></linestrips>', "refuses"),
+    # an index naming none of its source's items (the cube's 8 corners: 0 to 7)
+    "triangles_index_past_the_end": ('<triangles count="1">{v}<p>0 1 8</p></triangles>', "refuses"),
+    "normal_index_past_the_end": (
+        '<triangles count="1">{v}{n}<p>0 0 1 1 2 8</p></triangles>',
+        "refuses",
+    ),
+    "lines_index_past_the_end": ('<lines count="1">{v}<p>0 8</p></lines>', "refuses"),
     "trifans_half_a_corner": ('<trifans count="1">{v}{n}<p>0 0 1 1 2</p></trifans>', "refuses"),
     "polygons_count_too_high": (f'<polygons count="2">{{v}}{_QUAD}</polygons>', "aborts (SIGABRT)"),
     "polygons_count_0": (f'<polygons count="0">{{v}}{_QUAD}</polygons>', "aborts (SIGABRT)"),

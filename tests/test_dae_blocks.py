@@ -40,6 +40,20 @@ SAYS = {
         "<polylist count='1'> has a <p> of 4 indices, not 3 (3 corners of 1 each)",
     ),
     "tristrips_no_count": ("<tristrips", "<tristrips count=''> has no count above 0"),
+    "linestrips_no_count": ("<linestrips", "<linestrips count=''> has no count above 0"),
+    "linestrips_count_minus_1": ("<linestrips", "<linestrips count='-1'> has no count above 0"),
+    "triangles_index_past_the_end": (
+        "<p>0 1 8",
+        "<triangles count='1'> has a <p> whose VERTEX index 8 names none of its 8 items",
+    ),
+    "normal_index_past_the_end": (
+        "<p>0 0 1 1 2 8",
+        "<triangles count='1'> has a <p> whose NORMAL index 8 names none of its 8 items",
+    ),
+    "lines_index_past_the_end": (
+        "<p>0 8",
+        "<lines count='1'> has a <p> whose VERTEX index 8 names none of its 8 items",
+    ),
     "trifans_half_a_corner": (
         "<p>",
         "<trifans count='1'> has a <p> of 5 indices, not whole corners of 2 each",
@@ -158,7 +172,7 @@ def test_a_p_of_millions_of_indices_is_checked_without_a_list_of_them() -> None:
     import tracemalloc
 
     corners = 600_000
-    indices = "10 11 12 " * (corners // 3)
+    indices = "0 1 3 " * (corners // 3)
     data = block_dae(
         f'<triangles count="{corners // 3}">{{v}}<p>{indices}</p></triangles>'
     ).encode()

@@ -11,9 +11,11 @@ assertions on) on crafted files, a visual mesh as a collision one:
   `<triangles>` or `<polylist>` of a count above 0 and not exactly one `<p>`, abort the process
   (SIGABRT); a `<polylist>` without a `<vcount>` before its `<p>` crashes it (SIGSEGV);
 - a `<triangles>` `<p>` not of 3 x count corners, a `<polylist>` `<p>` not of the corners its
-  first `count` `<vcount>` numbers add up to (or fewer numbers than that), a `<tristrips>` of
-  no count above 0, and a `<p>` whose indices are not a whole number of corners (one per
-  `<input>` offset) make it refuse the file;
+  first `count` `<vcount>` numbers add up to (or fewer numbers than that), a `<tristrips>` or
+  `<linestrips>` of no count above 0, a `<p>` whose indices are not a whole number of corners
+  (one per `<input>` offset), and, in a block of a count above 0, an index naming none of its
+  source's items (its accessor's count: a VERTEX index its POSITION source's, a NORMAL index
+  its own) make it refuse the file;
 - a `<triangles>`, `<polylist>` or `<trifans>` of no count above 0 is read as empty, and a
   `<ph>`'s polygon is read as any other, while pycollada reads the first's faces and drops the
   second: a collision mesh holding either would be covered and collided otherwise
@@ -23,6 +25,7 @@ assertions on) on crafted files, a visual mesh as a collision one:
 from __future__ import annotations
 
 import re
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -73,48 +76,75 @@ def _blocks(root: etree._Element) -> list[etree._Element]:
 def dae_block_findings(root: etree._Element, display: str) -> list[Finding]:
     """The finding on a COLLADA file's first block that Tesseract's mesh reader refuses or
     crashes on (on a visual mesh too: the URDF is refused, or the planner's process ends)."""
+    items = _items(root)
     for block in _blocks(root):
-        found = _problem(block)
+        found = _problem(block, items)
         if found is not None:
-            element, what, crash = found
+            element, what, crash, hint = found
             tail = (
                 f"Tesseract's mesh reader {crash}, and the planner's process with it"
                 if crash
                 else "Tesseract's mesh reader refuses it (on a visual too), and with it the URDF"
             )
             message = f"is a COLLADA file whose {what}: {tail}"
-            hint = _HINT
-            if "count" not in what:  # an element it does not read
-                hint = (
-                    "export the mesh again, its faces triangulated"
-                    if "<ph>" in what
-                    else "export the mesh again without it: a block holds <input>, <vcount>, <p>, "
-                    "<ph> and <extra> alone, and that reader reads into the <extra> too"
-                )
             return [Finding("mesh_not_a_mesh", display, str(source_line(element)), message, hint)]
     return []
 
 
-def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
-    """Where and why Tesseract's reader refuses (crash "") or crashes on one block."""
+def _items(root: etree._Element) -> dict[str, int]:
+    """'#id' of each <source> and <vertices> -> the items an index may name: its accessor's
+    count (a <vertices>, its POSITION source's), as Tesseract's reader checks an index."""
+    items = {}
+    for source in root.iter("{*}source"):
+        accessor = source.find("{*}technique_common/{*}accessor")
+        if source.get("id") and accessor is not None:
+            items[f"#{source.get('id')}"] = atoi(accessor.get("count"))
+    for vertices in root.iter("{*}vertices"):
+        for put in vertices.iterchildren("{*}input"):
+            if put.get("semantic") == "POSITION" and put.get("source", "") in items:
+                items[f"#{vertices.get('id')}"] = items[put.get("source", "")]
+    return items
+
+
+def _problem(
+    block: etree._Element, items: dict[str, int]
+) -> tuple[etree._Element, str, str, str] | None:
+    """Where and why Tesseract's reader refuses (crash "") or crashes on one block, and the fix."""
     tag = local_name(block)
     inner = [e for e in block.iterdescendants() if local_name(e)]
     for element in inner:
         name = local_name(element)
+        if name == "h":
+            what, hint = (
+                "a <ph> polygon with a hole (<h>)",
+                "export the mesh again, its faces triangulated",
+            )
+            return element, f"<{tag}> holds {what}", "", hint
         if name not in _KNOWN:
             what = (
-                "a <ph> polygon with a hole (<h>)"
-                if name == "h"
-                else f"a <{name}>, an element the reader does not know in a block (nor in its "
-                "<extra>)"
+                f"a <{name}>, an element the reader does not know in a block (nor in its <extra>)"
             )
-            return element, f"<{tag}> holds {what}", ""
+            hint = (
+                "export the mesh again without it: a block holds <input>, <vcount>, <p>, <ph> "
+                "and <extra> alone, and that reader reads into the <extra> too"
+            )
+            return element, f"<{tag}> holds {what}", "", hint
+    found = _counted(block, tag, inner)
+    if found is None and atoi(block.get("count")) > 0:
+        return _past_the_end(block, tag, inner, items)
+    return None if found is None else (*found, _HINT)
+
+
+def _counted(
+    block: etree._Element, tag: str, inner: list[etree._Element]
+) -> tuple[etree._Element, str, str] | None:
+    """Where and why Tesseract's reader refuses (crash "") or crashes on a block's counts."""
     count = atoi(block.get("count"))
     stride = 1 + max((atoi(e.get("offset")) for e in inner if local_name(e) == "input"), default=0)
     lists = [e for e in inner if local_name(e) == "p"]
     sizes = [words(p.text) for p in lists]
     said = f"<{tag} count={block.get('count', '')!r}>"
-    if tag == "tristrips" and count <= 0:
+    if tag in ("tristrips", "linestrips") and count <= 0:
         return block, f"{said} has no count above 0", ""
     if count <= 0:  # its <p>s are not read (read_otherwise), but a <polygons> counts them
         if tag == "polygons" and lists:
@@ -143,6 +173,61 @@ def _problem(block: etree._Element) -> tuple[etree._Element, str, str] | None:
     if tag in ("triangles", "polylist") and len(lists) != 1:
         return block, f"{said} holds {_ps(lists)}, not one", "aborts (SIGABRT)"
     return None
+
+
+def _past_the_end(
+    block: etree._Element, tag: str, inner: list[etree._Element], items: dict[str, int]
+) -> tuple[etree._Element, str, str, str] | None:
+    """The first `<p>` index naming none of its source's items, of a VERTEX or NORMAL input."""
+    inputs = [e for e in inner if local_name(e) == "input"]
+    stride = 1 + max((atoi(e.get("offset")) for e in inputs), default=0)
+    checked = [
+        (e.get("semantic", ""), atoi(e.get("offset")), items[e.get("source", "")])
+        for e in inputs
+        if e.get("semantic") in ("VERTEX", "NORMAL") and e.get("source", "") in items
+    ]
+    lists = [e for e in inner if local_name(e) == "p"] if checked else []
+    for p in lists:
+        highest = _highest(p.text, stride)
+        if highest is None:
+            continue
+        for semantic, offset, count in checked:
+            if offset >= 0 and highest[offset] >= count:
+                what = (
+                    f"<{tag} count={block.get('count', '')!r}> has a <p> whose {semantic} index "
+                    f"{highest[offset]} names none of its {count} items"
+                )
+                hint = "export the mesh again (each index one of its source's items, from 0)"
+                return p, what, "", hint
+    return None
+
+
+def _highest(text: str | None, stride: int) -> list[int] | None:
+    """The largest index at each of a `<p>`'s `stride` offsets (-1 for none), its numbers read
+    a chunk at a time (a 117 MB `<p>` split into a list took gigabytes); None when a word is no
+    whole number (how the reader reads one is not judged here)."""
+    text = text or ""
+    highest = [-1] * stride
+    start = read = 0
+    while start < len(text):
+        end = min(start + _CHUNK // 4, len(text))  # a quarter: 8 bytes a number read
+        while end < len(text) and text[end] > " ":  # a chunk ends between words
+            end += 1
+        chunk = text[start:end]
+        try:  # text it cannot read: an error, or (numpy 1) a warning and fewer numbers
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                numbers = np.fromstring(chunk, dtype=np.int64, sep=" ")
+        except ValueError:
+            return None
+        if len(numbers) != words(chunk):
+            return None
+        for offset in range(stride):
+            column = numbers[(offset - read) % stride :: stride]
+            if len(column):
+                highest[offset] = max(highest[offset], int(column.max()))
+        start, read = end, read + len(numbers)
+    return highest
 
 
 def _ps(lists: list[etree._Element]) -> str:
