@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.urdf.mesh_bytes import mesh_findings
-from tests.meshfiles import DAE_READ_ALIKE, DAE_REFUSED, block_dae
+from tests.meshfiles import (
+    DAE_LINES_OTHERWISE,
+    DAE_LINES_READ,
+    DAE_READ_ALIKE,
+    DAE_READ_OTHERWISE,
+    DAE_REFUSED,
+    block_dae,
+)
 from tests.test_dae_instancing import ABB, COLLISION, VISUAL, validate
 
 # name: (the element the finding names, the start of what it says)
@@ -183,3 +190,39 @@ def test_a_p_of_millions_of_indices_is_checked_without_a_list_of_them() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 6 * len(indices), f"{peak / 1e6:.1f} MB for a {len(indices) / 1e6:.1f} MB <p>"
+
+
+@pytest.mark.parametrize(
+    ("block", "codes"),
+    [
+        ("", []),
+        (DAE_READ_OTHERWISE["ph_without_a_hole"][0], ["mesh_unreadable"]),
+        (DAE_READ_OTHERWISE["triangles_count_0"][0], ["mesh_unreadable"]),
+        ('<triangles count="0">{v}<p/></triangles>', []),
+        (DAE_LINES_READ["lines"][0], []),
+        (DAE_LINES_OTHERWISE["lines_count_0"][0], ["mesh_lines_or_points"]),
+        ('<polylist count="1">{v}<vcount>4</vcount><p>0 1 3 2</p></polylist>', []),
+    ],
+    ids=["plain", "ph", "count-0", "empty-count-0", "lines", "lines-count-0", "polylist"],
+)
+def test_a_collision_collada_file_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch, block: str, codes: list[str]
+) -> None:
+    """A <ph>, a block without a count, a <polylist> or <lines> had the file parsed again by
+    each check of the collision mesh (the triangle count, lines, polygons, read_otherwise: up
+    to four times); once now, and the same findings."""
+    import pipeline.strict_xml
+    from pipeline.findings import ContractError
+    from pipeline.spheres.triangles import mesh_parts
+    from pipeline.urdf import Mesh
+
+    parse, parsed = pipeline.strict_xml.parse_xml, []
+    monkeypatch.setattr(
+        pipeline.strict_xml, "parse_xml", lambda *a, **k: parsed.append(1) or parse(*a, **k)
+    )
+    try:
+        mesh_parts(block_dae(block).encode(), Mesh("x.dae", "meshes/x.dae"), "x.dae")
+        found = []
+    except ContractError as caught:
+        found = [f.code for f in caught.findings]
+    assert (found, len(parsed)) == (codes, 1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import itertools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,19 +25,25 @@ from pipeline.findings import ContractError, Finding
 from pipeline.urdf.dae_blocks import atoi, words
 from pipeline.urdf.dae_nodes import local_name
 
+if TYPE_CHECKING:
+    from lxml import etree
+
 Array = np.ndarray
 NONE = np.zeros((0, 2, 3))
 # an OBJ line, point, or face of at most two corners (a comment may follow)
 _OBJ_LOOSE = re.compile(rb"(?m)^[ \t]*(?:[lp][ \t]|f(?:[ \t]+[^\s#]+){0,2}[ \t]*(?:#|\r?$))")
 
 
-def loose_segments(data: bytes, suffix: str, loaded: object, display: str) -> Array:
+def loose_segments(
+    data: bytes, suffix: str, loaded: object, display: str, root: etree._Element | None
+) -> Array:
     """Segments (N, 2, 3) of a mesh file's lines and points, in the file's coordinates (a
-    COLLADA node's transform applied, not its unit): the corners the file states."""
+    COLLADA node's transform applied, not its unit): the corners the file states (`root`: a
+    COLLADA file parsed, or None to parse it here)."""
     if suffix == "obj":
         return _obj_segments(data, display)
     if suffix == "dae":
-        return _dae_segments(data, display)
+        return _dae_segments(data, display, root)
     if suffix == "ply":
         return _ply_segments(loaded, display)
     return NONE
@@ -101,10 +107,10 @@ def obj_xyz(words: list[bytes]) -> list[float]:
     return out
 
 
-def _dae_segments(data: bytes, display: str) -> Array:
+def _dae_segments(data: bytes, display: str, root: etree._Element | None) -> Array:
     """The segments of a COLLADA mesh's `<lines>`, placed as trimesh places the triangles; a
     `<linestrips>`, a `<lines>` read otherwise, or a polygon of fewer than 3 corners refused."""
-    place, kind = _dae_unreadable(data, display)
+    place, kind = _dae_unreadable(data, display, root)
     if kind:
         raise _refuse(
             display,
@@ -151,14 +157,15 @@ def dae_line_blocks(data: bytes) -> list[Array]:
     return [ends for ends in blocks if len(ends)]
 
 
-def _dae_unreadable(data: bytes, display: str) -> tuple[str, str]:
+def _dae_unreadable(data: bytes, display: str, root: etree._Element | None) -> tuple[str, str]:
     """The line and kind of a COLLADA mesh's first `<linestrips>`, `<lines>` pycollada reads
     otherwise than Tesseract's reader, or polygon of fewer than 3 corners."""
     if b"lines" not in data and b"poly" not in data and b"trifans" not in data:
         return "", ""
     from pipeline.strict_xml import parse_xml, source_line
 
-    root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
+    if root is None:  # not parsed (no strict XML): parsed here, for its findings
+        root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
     for mesh in root.iter("{*}mesh"):
         for element in mesh:
             name = local_name(element)

@@ -17,11 +17,15 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pipeline.findings import ContractError, Finding
 from pipeline.spheres.loose import obj_index, obj_xyz, ply_face_lists
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 Array = np.ndarray
 NONE = np.zeros((0, 3, 3))
@@ -46,14 +50,17 @@ class Polygon:
     placed: bool = True  # False: its corners are not where trimesh puts its triangles
 
 
-def mesh_polygons(data: bytes, suffix: str, loaded: object, display: str) -> list[Polygon]:
-    """The faces of more than three corners of a mesh file, in the file's coordinates."""
+def mesh_polygons(
+    data: bytes, suffix: str, loaded: object, display: str, root: etree._Element | None
+) -> list[Polygon]:
+    """The faces of more than three corners of a mesh file, in the file's coordinates (`root`:
+    a COLLADA file parsed, or None to parse it here)."""
     if suffix == "obj":
         return _obj_polygons(data, display)
     if suffix == "ply":
         return _ply_polygons(loaded, display)
     if suffix == "dae":
-        return _dae_polygons(data, display)
+        return _dae_polygons(data, display, root)
     return []
 
 
@@ -149,14 +156,15 @@ def _ply_polygons(loaded: object, display: str) -> list[Polygon]:
     return out
 
 
-def _dae_polygons(data: bytes, display: str) -> list[Polygon]:
+def _dae_polygons(data: bytes, display: str, root: etree._Element | None) -> list[Polygon]:
     """COLLADA `<polylist>` and `<polygons>` polygons of four or more corners, and `<trifans>`
     fans of as many (Tesseract's reader reads each fan's `<p>` as one polygon), unplaced."""
     if b"<polylist" not in data and b"<polygons" not in data and b"<trifans" not in data:
         return []
     from pipeline.strict_xml import parse_xml, source_line
 
-    root = parse_xml(data, display, huge_text=True)  # as loose.py reads it
+    if root is None:  # not parsed (no strict XML): parsed here, for its findings
+        root = parse_xml(data, display, huge_text=True)  # as loose.py reads it
     arrays = {
         source.get("id", ""): array
         for source in root.iter("{*}source")

@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,8 +18,11 @@ from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
-from pipeline.urdf.dae_blocks import read_otherwise
+from pipeline.urdf.dae_blocks import read_otherwise, suspect
 from pipeline.urdf.mesh_bytes import empty_file
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 # The most triangles a collision mesh may hold. A link's geometry takes about 1 KB per triangle
 # while it is read and fitted (measured, docs/spheres.md: 1.31 M triangles peaked at 1.3 GB in
@@ -54,7 +58,10 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     if not data:
         raise ContractError(empty_file(data, display))
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
-    _refuse_if_too_many(_declared_triangles(data, suffix), display)  # before reading it
+    root = _collada_root(data) if suffix == "dae" else None  # parsed once, for every check
+    _refuse_if_too_many(_declared_triangles(data, suffix, root), display)  # before reading it
+    if not _parsed_again(data):  # no check below parses it: its tree (about the file's size
+        root = None  # again) is let go before trimesh reads the file
     if suffix == "obj":  # a UTF-8 byte order mark (Windows exporters) hid the first line
         data = obj_absolute(data.removeprefix(b"\xef\xbb\xbf"))
     kind = suffix.upper() if suffix else "a mesh (its name has no extension)"
@@ -86,15 +93,15 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     segments, polygons, parts_read = np.zeros((0, 2, 3)), [], True
     with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
         try:
-            segments = loose_segments(data, suffix, loaded, display) * unit
+            segments = loose_segments(data, suffix, loaded, display, root) * unit
         except ContractError as exc:
             findings, parts_read = [*findings, *exc.findings], False
         try:
-            polygons = mesh_polygons(data, suffix, loaded, display)
+            polygons = mesh_polygons(data, suffix, loaded, display, root)
         except ContractError as exc:
             findings, parts_read = [*findings, *exc.findings], False
         if suffix == "dae":  # a block Tesseract's reader reads otherwise than pycollada
-            otherwise = read_otherwise(data, display)
+            otherwise = read_otherwise(data, display, root)
             findings, parts_read = [*findings, *otherwise], parts_read and not otherwise
     if parts_read:
         findings += _triangle_findings(tri, segments, display)
@@ -139,18 +146,31 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     return MeshParts(tri, segments, polygon_triangles(polygons, factor, display))
 
 
-def _declared_triangles(data: bytes, suffix: str) -> int:
+def _collada_root(data: bytes) -> etree._Element | None:
+    """A COLLADA file parsed as the urdf step parses a mesh; None for one that is no such XML
+    (refused as trimesh fails on it, or by the first check that parses it again)."""
+    from pipeline.strict_xml import parse_xml
+
+    try:
+        return parse_xml(data, "", huge_text=True)
+    except ContractError:
+        return None
+
+
+def _parsed_again(data: bytes) -> bool:
+    """Whether a check after the read parses a COLLADA file (loose.py's, polygons.py's, each
+    skipping others by their bytes, and read_otherwise's): those are handed its tree."""
+    return any(word in data for word in (b"lines", b"poly", b"trifans")) or suspect(data)
+
+
+def _declared_triangles(data: bytes, suffix: str, root: etree._Element | None) -> int:
     """The fewest triangles a mesh file holds, told from its bytes without reading it: a binary
     STL's count, an OBJ's face statements, a PLY header's faces, a COLLADA scene's triangles
-    (0 when not told)."""
+    (from its parsed `root`; 0 when not told)."""
     if suffix == "dae":
         from pipeline.spheres.dae_count import collada_triangles
-        from pipeline.strict_xml import parse_xml
 
-        try:  # a file that is no XML is refused as trimesh fails on it, below
-            return collada_triangles(parse_xml(data, "", huge_text=True))
-        except ContractError:
-            return 0
+        return 0 if root is None else collada_triangles(root)
     if suffix == "stl" and len(data) >= 84:
         count = int.from_bytes(data[80:84], "little")
         return count if len(data) == 84 + 50 * count else 0

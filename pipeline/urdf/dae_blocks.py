@@ -234,17 +234,24 @@ def _ps(lists: list[etree._Element]) -> str:
     return f"{len(lists)} <p>" + ("" if len(lists) == 1 else "s")
 
 
-def read_otherwise(data: bytes, display: str) -> list[Finding]:
+def suspect(data: bytes) -> bool:
+    """Whether a COLLADA file may hold a block read_otherwise refuses (the files it parses)."""
+    return _SUSPECT.search(data) is not None
+
+
+def read_otherwise(data: bytes, display: str, root: etree._Element | None) -> list[Finding]:
     """Findings on a collision COLLADA file's blocks that Tesseract's mesh reader and pycollada
     read otherwise: a `<ph>` polygon (pycollada drops it, Tesseract collides it) and a block of
     faces without a count above 0 (Tesseract skips its faces, pycollada reads them); and, for
     the steps that read a collision mesh without the urdf step's checks (srdf, spheres), a block
-    Tesseract refuses or crashes on, found among those."""
-    if _SUSPECT.search(data) is None:
+    Tesseract refuses or crashes on, found among those (`root`: the file parsed, or None to
+    parse it here)."""
+    if not suspect(data):
         return []  # the fast path: every block counted, no <ph>
     from pipeline.strict_xml import parse_xml
 
-    root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
+    if root is None:  # not parsed (no strict XML): parsed here, for its findings
+        root = parse_xml(data, display, huge_text=True)  # as mesh_findings reads a mesh
     refused = dae_block_findings(root, display)  # the steps reading it without mesh_findings
     if refused:
         return refused
