@@ -185,7 +185,8 @@ def _lines_otherwise(element: Any) -> str:
     lists = [p for p in element if local_name(p) == "p"]
     said = f"<lines count={element.get('count', '')!r}>"
     if len(lists) != 1:  # pycollada reads the first alone, and drops a geometry without one
-        return f"a {said} of {len(lists)} <p>s (Tesseract's reader reads each)"
+        why = "Tesseract's reader reads each" if lists else "pycollada drops its geometry"
+        return f"a {said} of {len(lists)} <p>s ({why})"
     if atoi(element.get("count")) <= 0 and words(lists[0].text):
         return f"a {said} of lines (Tesseract's reader reads none of a block of no count above 0)"
     return ""
