@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -76,6 +77,47 @@ def escaped(name: str) -> str:
     cell id): every non-ASCII or unprintable character escaped, `r2d2\\xe9`, so a look-alike,
     an invisible one or another encoding of an accent shows which character it is."""
     return name.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+class Closest:
+    """The name of a set that a name it does not hold most likely meant, for a finding's hint:
+    the one at the best similarity (difflib's ratio, at least 0.6), and none when two tie
+    (`joint_9` is as near each of `joint_1` ... `joint_6`). Each lookup reads every name of the
+    set, so only the first LOOKUPS names asked about are looked up (a hostile URDF's 20,000
+    mimics of unknown joints), and a name over NAME_LIMIT characters is not compared."""
+
+    LOOKUPS = 20
+    NAME_LIMIT = 256
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self._known = known  # read at the first lookup: most sets are never asked
+        self.left = self.LOOKUPS
+
+    def name(self, name: str) -> str | None:
+        """The name of the set `name` most likely meant, or None."""
+        if self.left <= 0 or len(name) > self.NAME_LIMIT:
+            return None
+        self.left -= 1
+        matcher = difflib.SequenceMatcher()
+        matcher.set_seq2(name)
+        best, ratio, tied = None, 0.6, False
+        for candidate in self._known:
+            if len(candidate) > self.NAME_LIMIT:
+                continue
+            matcher.set_seq1(candidate)
+            if matcher.real_quick_ratio() < ratio or matcher.quick_ratio() < ratio:
+                continue
+            score = matcher.ratio()
+            if score > ratio or (best is None and score >= ratio):
+                best, ratio, tied = candidate, score, False
+            elif score == ratio:
+                tied = True
+        return None if tied else best
+
+    def hint(self, name: str, fix: str) -> str:
+        """`fix`, after the question naming the name meant when there is one."""
+        meant = self.name(name)
+        return fix if meant is None else f"did you mean {meant!r}? {fix}"
 
 
 def errors(findings: Iterable[Finding]) -> list[Finding]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from pipeline.findings import Closest
 from pipeline.urdf.model import BOUNDED_TYPES, JOINT_TYPES, UNBOUNDED_TYPES, Joint, Limit, Robot
 
 # a finding's code, line, message and hint
@@ -51,15 +52,17 @@ _UNBOUNDED_FIXES = {
 }
 
 
-def joint_findings(joint: Joint, links: set[str], add: Add) -> None:
-    """The rules of one joint: its links, type, axis, origin and limits."""
+def joint_findings(joint: Joint, links: set[str], add: Add, near: Closest | None = None) -> None:
+    """The rules of one joint: its links (an unknown one told the link `near` finds it most
+    likely meant), type, axis, origin and limits."""
     for end in (joint.parent, joint.child):
         if end and end not in links:
+            fix = "name a link defined in this URDF"
             add(
                 "unknown_link",
                 joint.line,
                 f"joint {joint.name!r} names unknown link {end!r}",
-                "name a link defined in this URDF",
+                near.hint(end, fix) if near else fix,
             )
     if joint.type in UNBOUNDED_TYPES:
         add(
@@ -217,6 +220,7 @@ def mimic_findings(robot: Robot, add: Add) -> None:
     within reach of its own limits, and following mimics never comes back to a joint; findings
     name the <mimic> line."""
     by_name = {joint.name: joint for joint in robot.joints}
+    near = Closest(by_name)  # the joint a mimic most likely meant (xacro's prefix left off)
     on_cycles: set[str] = set()
     for joint in robot.joints:
         if joint.mimic is None:
@@ -227,7 +231,7 @@ def mimic_findings(robot: Robot, add: Add) -> None:
                 "unknown_mimic_joint",
                 joint.mimic.line,
                 f"joint {joint.name!r} mimics unknown joint {joint.mimic.joint!r}",
-                "name an existing joint in <mimic joint=...>",
+                near.hint(joint.mimic.joint, "name an existing joint in <mimic joint=...>"),
             )
             continue
         _follows(joint, by_name[joint.mimic.joint], add)

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import Finding, escaped, raise_if_errors
+from pipeline.findings import Closest, Finding, escaped, raise_if_errors
 from pipeline.strict_io import (
     XML_LIMIT,
     case_collisions,
@@ -43,6 +43,7 @@ def check_rules(robot: Robot) -> list[Finding]:
             )
         link_names.add(link.name)
     joint_names: set[str] = set()
+    near_link = Closest(link_names)
     parents: dict[str, Joint] = {}
     for joint in robot.joints:
         if joint.name in joint_names:
@@ -53,7 +54,7 @@ def check_rules(robot: Robot) -> list[Finding]:
                 "give every joint a unique name",
             )
         joint_names.add(joint.name)
-        joint_findings(joint, link_names, add)
+        joint_findings(joint, link_names, add, near_link)
         if joint.child in parents:
             add(
                 "link_has_two_parents",

