@@ -14,6 +14,7 @@ import pytest
 
 from pipeline.findings import Closest, ContractError
 from pipeline.urdf import load_robot
+from tests.test_srdf_rules import SOURCE, STATE, run_srdf, wrap
 from tests.test_urdf import ABB, J1_LIMIT, J2_LIMIT, break_urdf
 
 CASES = [
@@ -65,3 +66,38 @@ def test_closest_looks_up_a_few_names_only() -> None:
 
 def test_closest_passes_over_a_huge_name() -> None:
     assert Closest(["joint_1"]).name("joint_1" + "x" * 1_000_000) is None
+
+
+# An SRDF naming a link or joint its URDF does not define (edits of the abb_irb2400 generator)
+SRDF_CASES = [
+    ("unknown_link", "_find('disable_collisions').set('link1', 'link1')", "link_1"),
+    ("unknown_link", "_find('chain').set('tip_link', 'Tool0')", "tool0"),
+    ("unknown_joint", STATE + "_add(state, 'joint', name='joint1', value=0)", "joint_1"),
+    (
+        "unknown_joint",
+        "g = _add(robot, 'group', name='g'); _add(g, 'joint', name='abb_joint_2')",
+        "joint_2",
+    ),
+    ("unknown_joint", "_add(robot, 'passive_joint', name='joint6')", "joint_6"),
+    ("unknown_joint", STATE + "_add(state, 'joint', name='joint_9', value=0)", None),
+]
+
+
+@pytest.mark.parametrize(("code", "body", "meant"), SRDF_CASES)
+def test_srdf_unknown_name_hint_names_the_closest(
+    code: str,
+    body: str,
+    meant: str | None,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{SOURCE}=out/robot.srdf")
+    assert status == 2
+    [finding] = [f for f in findings if f["code"] == code]
+    if meant is None:
+        assert "did you mean" not in finding["hint"]
+    else:
+        assert finding["hint"].startswith(f"did you mean {meant!r}? "), finding["hint"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.findings import Finding
+from pipeline.findings import Closest, Finding
 from pipeline.srdf.groups import Contents, expand
 from pipeline.srdf.model import Srdf
 from pipeline.urdf import Robot
@@ -20,6 +20,9 @@ class Checker:
         # once: a group state's each joint value asks (10,000 states: a scan of every element
         # per value took minutes)
         self.passive: set[str] = srdf.passive_joints()
+        # the URDF name an unknown one most likely meant, for the hint
+        self.near_link = Closest([link.name for link in robot.links])
+        self.near_joint = Closest([joint.name for joint in robot.joints])
 
     def add(self, code: str, place: str, message: str, hint: str) -> None:
         """Record one error finding."""
@@ -29,8 +32,13 @@ class Checker:
         """Report `unknown_link` unless the URDF has that link."""
         if self.robot.link(name) is not None:
             return True
-        self.add("unknown_link", place, f"{what} {name!r} is not a URDF link", "name a URDF link")
+        hint = self.near_link.hint(name, "name a URDF link")
+        self.add("unknown_link", place, f"{what} {name!r} is not a URDF link", hint)
         return False
+
+    def unknown_joint(self, name: str, place: str, message: str, fix: str) -> None:
+        """Report `unknown_joint` for `name`, the hint naming the joint most likely meant."""
+        self.add("unknown_joint", place, message, self.near_joint.hint(name, fix))
 
     def group(self, name: str, place: str, what: str) -> bool:
         """Report `unknown_group` unless the SRDF defines that group."""

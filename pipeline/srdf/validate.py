@@ -97,8 +97,8 @@ def _check_member(
         c.link(member.name, member.place, f"{where} link")
     elif isinstance(member, JointMember):
         if c.robot.joint(member.name) is None:
-            c.add(
-                "unknown_joint",
+            c.unknown_joint(
+                member.name,
                 member.place,
                 f"{where} joint {member.name!r} is not a URDF joint",
                 "name a URDF joint",
@@ -171,7 +171,9 @@ def _check_value(c: Checker, state: GroupState, value: JointValue, group: Conten
     joint = c.robot.joint(value.name)
     where = f"group state {state.name!r} joint {value.name!r}"
     if joint is None:
-        c.add("unknown_joint", value.place, f"{where} is not a URDF joint", "name a URDF joint")
+        c.unknown_joint(
+            value.name, value.place, f"{where} is not a URDF joint", "name a URDF joint"
+        )
         return
     if group is not None and value.name not in group.joints:
         c.add(

@@ -79,8 +79,8 @@ def check_virtual(c: Checker, virtuals: list[VirtualJoint], passives: list[Passi
         c.unique(seen, pj.name, pj.place, "passive joint")
         # a virtual joint may be passive (srdfdom and Tesseract's SRDF reader accept it)
         if c.robot.joint(pj.name) is None and pj.name not in virtual_names:
-            c.add(
-                "unknown_joint",
+            c.unknown_joint(
+                pj.name,
                 pj.place,
                 f"passive joint {pj.name!r} is neither a URDF joint nor a virtual joint",
                 "name a URDF joint or a <virtual_joint>",
