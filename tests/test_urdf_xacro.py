@@ -167,3 +167,43 @@ def test_the_fix_of_a_source_using_find_says_to_resolve_it_outside_ros(
         read_urdf_sources(repo, "abb_irb2400")
     (finding,) = exc.value.findings
     assert finding.hint.endswith("passing its arguments as name:=value" + advice), finding.hint
+
+
+@pytest.mark.parametrize(
+    ("edits", "command"),
+    [
+        # hello-robot-stretch4-urdf's tool URDFs: `$(arg tool_mesh_dir)/...STL`, no <xacro:arg>:
+        # xacro without tool_mesh_dir:= stops at "Undefined substitution argument"
+        (
+            [(L1_MESH, 'filename="$(arg mesh_dir)/link_1.stl"')],
+            " mesh_dir:=package://abb_irb2400/meshes",
+        ),
+        (
+            [(J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="0 $(arg tilt) 0"'))],
+            " tilt:=<value>",
+        ),
+        # declared with a default: xacro needs nothing more
+        (
+            [
+                (
+                    FIRST_LINK,
+                    '<xacro:arg name="mesh_dir" default="package://abb_irb2400/meshes"/>\n  '
+                    + FIRST_LINK,
+                ),
+                (L1_MESH, 'filename="$(arg mesh_dir)/link_1.stl"'),
+            ],
+            "",
+        ),
+        ([(J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="0 ${pi/2} 0"'))], ""),
+    ],
+    ids=["mesh-folder", "other", "declared", "none"],
+)
+def test_the_fix_gives_the_arguments_the_source_uses_and_does_not_declare(
+    repo: Path, edits: list[tuple[str, str]], command: str
+) -> None:
+    break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        read_urdf_sources(repo, "abb_irb2400")
+    (finding,) = exc.value.findings
+    expected = f"xacro abb_irb2400.urdf.xacro{command} > robots/abb_irb2400/robot.urdf`"
+    assert expected in finding.hint, finding.hint

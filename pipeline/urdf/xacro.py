@@ -54,9 +54,42 @@ def xacro_findings(root: etree._Element, display: str, model_id: str, data: byte
             str(min(lines)),
             f"is xacro source, not URDF: it holds {' and '.join(held)}, which no URDF reader "
             "expands",
-            _hint(model_id) + _find_advice(data),
+            _hint(model_id, _undeclared_args(elements, substituted, model_id)) + _find_advice(data),
         )
     ]
+
+
+_ARG = re.compile(r"\$\(arg ([^)\s]+)\)")
+# the undeclared arguments the fix's command gives, at most
+_ARGS_SHOWN = 5
+
+
+def _undeclared_args(
+    elements: list[etree._Element],
+    substituted: list[tuple[etree._Element, str, str]],
+    model_id: str,
+) -> str:
+    """` name:=value` for each `$(arg name)` the source uses and declares no `<xacro:arg>` for,
+    which xacro refuses unless given ("Undefined substitution argument"): the meshes' folder
+    for one that starts a `<mesh filename>`, as hello-robot's tool URDFs write
+    `$(arg tool_mesh_dir)/...STL`, else a placeholder."""
+    declared = {
+        str(node.get("name"))
+        for node in elements
+        if etree.QName(node).localname == "arg" and node.get("name") is not None
+    }
+    given: dict[str, str] = {}
+    for node, name, value in substituted:
+        for match in _ARG.finditer(value):
+            arg = match.group(1)
+            if arg in declared or (arg not in given and len(given) >= _ARGS_SHOWN):
+                continue
+            meshes = (
+                name == "filename" and match.start() == 0 and etree.QName(node).localname == "mesh"
+            )
+            if meshes or arg not in given:
+                given[arg] = f"package://{model_id}/meshes" if meshes else "<value>"
+    return "".join(f" {arg}:={value}" for arg, value in given.items())
 
 
 _FIND = re.compile(rb"\$\(find ([^)\s]+)\)")
@@ -97,12 +130,12 @@ def undeclared_xacro(refused: list[Finding], display: str, model_id: str) -> lis
     return out
 
 
-def _hint(model_id: str) -> str:
+def _hint(model_id: str, args: str = "") -> str:
     # the source moved aside first: `xacro robot.urdf > robot.urdf` would empty it unread
     return (
         f"expand it with xacro (ROS's, or `pip install xacro`), keeping the source apart: `mv "
-        f"robots/{model_id}/robot.urdf {model_id}.urdf.xacro && xacro {model_id}.urdf.xacro > "
-        f"robots/{model_id}/robot.urdf`, passing its arguments as name:=value"
+        f"robots/{model_id}/robot.urdf {model_id}.urdf.xacro && xacro {model_id}.urdf.xacro{args}"
+        f" > robots/{model_id}/robot.urdf`, passing its arguments as name:=value"
     )
 
 
