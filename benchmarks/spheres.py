@@ -3,6 +3,8 @@
 Run from the repository root: `python benchmarks/spheres.py` (prints a Markdown table);
 `python benchmarks/spheres.py --robots-dir DIR [MODEL_ID ...]` measures the robot folders
 (`DIR/<model_id>/robot.urdf`, laid out as `robots/`) of another tree, or only some of them.
+`--fit-only` measures the fit alone: no baselines, no build timings (each build fits every
+link again, twice; on a machine shared with others they took most of the run).
 Per link: sphere count, proven coverage (share of the surface area proven inside the union),
 worst gap bound, excess ratio (Monte Carlo, +- standard error) and fit time, for
 - `fit`: pipeline.spheres.fit with the robot's settings (default 16 spheres);
@@ -18,6 +20,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import trimesh
@@ -85,6 +88,12 @@ def main(argv: list[str] | None = None) -> None:
     """Fit and measure every link; print the table and the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots-dir", type=Path, default=ROOT / "robots")
+    parser.add_argument(
+        "--fit-only",
+        action="store_true",
+        help="measure the fit alone: no minimum bounding sphere or k-means baseline, no build "
+        "timings",
+    )
     parser.add_argument("model_ids", nargs="*", help="only these robots (default: all)")
     args = parser.parse_args(argv)
     folders = robot_folders(args.robots_dir.resolve(), args.model_ids)
@@ -99,6 +108,10 @@ def main(argv: list[str] | None = None) -> None:
             seconds = time.perf_counter() - start
             cpu = time.process_time() - cpu
             ours = measure(geometry, centers, radii) | {"time": seconds, "cpu": cpu}
+            if args.fit_only:
+                rows.append((f"{robot.name}/{link.name}", ours, None, None))
+                print(f"measured {robot.name}/{link.name}", file=sys.stderr, flush=True)
+                continue
             start = time.perf_counter()
             one_sphere = minimum_bounding_sphere(geometry)
             one_time = time.perf_counter() - start  # the fit alone, as for the others
@@ -111,6 +124,9 @@ def main(argv: list[str] | None = None) -> None:
             km["grown"] = measure(geometry, km_spheres[0], grown)["excess"]
             rows.append((f"{robot.name}/{link.name}", ours, one, km))
             print(f"measured {robot.name}/{link.name}", file=sys.stderr, flush=True)
+    if args.fit_only:
+        _print_fit_only(rows)
+        return
     print(
         "| link | fit: spheres | proven coverage | gap bound (mm) | excess ± se "
         "| fit wall / CPU (s) "
@@ -149,6 +165,29 @@ def main(argv: list[str] | None = None) -> None:
             f"{seconds:.1f} s ({seconds / links:.2f} s per link); rebuild with nothing changed: "
             f"{rebuild_time(folder):.2f} s, fitted nothing"
         )
+
+
+def _print_fit_only(rows: list[tuple[str, Any, Any, Any]]) -> None:
+    """The fit's columns of the table, and its summary."""
+    print(
+        "| link | fit: spheres | proven coverage | gap bound (mm) | excess ± se "
+        "| fit wall / CPU (s) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, ours, _, _ in rows:
+        print(
+            f"| {name} | {ours['count']} | {100 * ours['covered']:.2f}% "
+            f"{'(proven)' if ours['proven'] else '(NOT proven)'} | {1000 * ours['gap']:.3f} "
+            f"| {ours['excess']:.3f} ± {ours['se']:.3f} | {ours['time']:.2f} / {ours['cpu']:.2f} |"
+        )
+    excess = [row[1]["excess"] for row in rows]
+    cpu = [row[1]["cpu"] for row in rows]
+    proven = sum(int(row[1]["proven"]) for row in rows)
+    print(
+        f"\nfit: links {len(rows)}, proven {proven}/{len(rows)}, excess median "
+        f"{statistics.median(excess):.3f} worst {max(excess):.3f}; fit CPU time: median "
+        f"{statistics.median(cpu):.2f} s worst {max(cpu):.2f} s"
+    )
 
 
 def build_time(folder: Path) -> tuple[float, int]:
