@@ -17,7 +17,13 @@ from pipeline.calibration import (
     parse_calibration,
 )
 from pipeline.config import RobotConfig, load_config
-from pipeline.findings import Closest, ContractError, Finding, escaped, raise_if_errors
+from pipeline.findings import (
+    ContractError,
+    Finding,
+    escaped,
+    listed_and_closest,
+    raise_if_errors,
+)
 from pipeline.identity import description_identity
 from pipeline.machine import (
     MACHINE_NAME,
@@ -180,8 +186,7 @@ def _model_folder(
     models = sorted(
         n for n in known if not ignored(n) and os.path.isfile(robots / n / "robot.urdf")
     )
-    listed = ", ".join(models[:10]) + (f" and {len(models) - 10} more" if len(models) > 10 else "")
-    meant = Closest(models).name(model_id)
+    listed, meant = listed_and_closest(model_id, models)
     return None, [
         Finding(
             "unknown_model",

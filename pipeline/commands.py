@@ -213,7 +213,7 @@ def check_model_ids(model_ids: Sequence[str], root: Path) -> None:
         if not findings and is_model_id(m) and not os.path.lexists(root / "robots" / m)
     ]
     if absent:
-        from pipeline.plan import listed_and_closest
+        from pipeline.findings import listed_and_closest
         from pipeline.plan import model_ids as known_models
 
         known = known_models(root)

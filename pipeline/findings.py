@@ -120,6 +120,13 @@ class Closest:
         return fix if meant is None else f"did you mean {meant!r}? {fix}"
 
 
+def listed_and_closest(name: str, known: list[str]) -> tuple[str, str | None]:
+    """`known` as a finding lists it (the first ten, then how many more; "" for none) and the
+    one of them `name` most likely meant (`Closest`), for a name that is none of them."""
+    listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+    return listed, Closest(known).name(name)
+
+
 def errors(findings: Iterable[Finding]) -> list[Finding]:
     """The findings that stop a build."""
     return [f for f in findings if f.severity is Severity.ERROR]

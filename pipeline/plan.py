@@ -290,16 +290,6 @@ def index_step(root: Path, models: list[str], manifests: list[Step]) -> Step:
     )
 
 
-def listed_and_closest(name: str, known: list[str]) -> tuple[str, str | None]:
-    """`known` as a finding lists it (the first ten, then how many more; "" for none) and the
-    one of them `name` most likely meant, for a command naming no robot or cell."""
-    import difflib
-
-    listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
-    close = difflib.get_close_matches(name, known, n=1)
-    return listed, close[0] if close else None
-
-
 def cell_ids(root: Path) -> list[str]:
     """Every cell folder under cells/ (one without machine.json too: its step names it)."""
     return _folders_holding(root, CELLS, "machine.json")

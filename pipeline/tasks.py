@@ -31,9 +31,9 @@ from pipeline.failures import (
     open_standard_streams,
     system_finding,
 )
-from pipeline.findings import Finding, escaped, render
+from pipeline.findings import Finding, escaped, listed_and_closest, render
 from pipeline.lock import BuildLock
-from pipeline.plan import cell_ids, listed_and_closest, plan
+from pipeline.plan import cell_ids, plan
 from pipeline.session import (
     BACKEND,
     DEP_FILE,

@@ -136,7 +136,7 @@ def figure(
 
 def _unknown_links(names: Sequence[str], known: list[str], urdf: str) -> list[Finding]:
     """A finding per name that is no link with collision geometry, with the closest one."""
-    from pipeline.plan import listed_and_closest
+    from pipeline.findings import listed_and_closest
 
     out = []
     for name in dict.fromkeys(names):

@@ -8,8 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
-from pipeline.plan import SPHERES_SETTINGS, listed_and_closest
+from pipeline.findings import (
+    ContractError,
+    Finding,
+    json_pointer,
+    listed_and_closest,
+    raise_if_errors,
+)
+from pipeline.plan import SPHERES_SETTINGS
 from pipeline.schemas import check_schema, one_per_value
 from pipeline.spheres.fit import FITTER_NAME, FITTER_VERSION, FitParams
 from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
