@@ -215,7 +215,8 @@ def test_a_finer_mesh_than_the_fit_needs_is_thinned_and_still_proven(tmp_path: P
     # one sample per cube of diagonal / 60, the proof still holds for every triangle
     import trimesh
 
-    from pipeline.spheres.fit import SURFACE_CAP, sample_problem, thin
+    from pipeline.spheres.fit import SURFACE_CAP, sample_problem
+    from pipeline.spheres.geometry import thin
 
     folder = _craft(tmp_path, LINK7_MESH, LINK7_MESH)
     mesh = trimesh.load(folder / "meshes" / "link_7.stl")
@@ -441,6 +442,38 @@ def test_surface_points_of_a_repeated_triangle_refine_it_once() -> None:
     assert peak < 50 * 2**20
     alone = LinkGeometry("a", (Patches("flat", one, frame),), ()).surface_points(0.1 / 40)
     assert np.array_equal(points, alone)
+
+
+def test_surface_points_of_a_mesh_of_slivers_are_thinned_to_one_per_cell(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mesh of long slivers is refined along its length alone, so its hull points crowd: a
+    CAD cylinder of 128 sides gave 33 per cell of half the sample size (an extrusion's profile
+    44), and every stage of the fit paid for them. Thinned, each cell the points reached keeps
+    one; a mesh of well-shaped triangles keeps them all."""
+    import trimesh
+
+    from pipeline.spheres import geometry as module
+
+    frame = Frame.of(Origin())
+    slivers = trimesh.creation.cylinder(radius=0.03, height=0.3, sections=128)
+    shaped = trimesh.creation.icosphere(subdivisions=3, radius=0.1)
+    for mesh, thinned in ((slivers, True), (shaped, False)):
+        geometry = LinkGeometry("a", (Patches("flat", mesh.triangles, frame),), ())
+        size = float(np.linalg.norm(mesh.extents)) / 20
+        points = geometry.surface_points(size)
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "THIN_ABOVE", 10**9)
+            every = geometry.surface_points(size)
+        cells = np.unique(np.floor(points / (size / 2)).astype(np.int64), axis=0)
+        reached = np.unique(np.floor(every / (size / 2)).astype(np.int64), axis=0)
+        assert np.array_equal(cells, reached)
+        if thinned:
+            assert len(every) > module.THIN_ABOVE * len(reached)
+            assert len(points) == len(cells)  # one point per cell
+            assert np.all(np.isin(points.view("f8,f8,f8"), every.view("f8,f8,f8")))
+        else:
+            assert np.array_equal(points, every)
 
 
 @pytest.mark.parametrize("rpy", [(0, 0, 0), (0.3, -0.7, 1.1), (math.pi / 2, 0, 0)])

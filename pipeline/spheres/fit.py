@@ -12,12 +12,12 @@ from pipeline.spheres.adam import Problem, adam
 from pipeline.spheres.ball import enclosing_ball, extremes, farthest
 from pipeline.spheres.finish import finish, grow_until_proven, harden, on_grid, rounded_up, shrink
 from pipeline.spheres.finish import outside_count as _outside_count
-from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.geometry import Array, LinkGeometry, thin
 from pipeline.spheres.plate import kmeans, lloyd, nearest, plate_axis, plate_starts
 from pipeline.spheres.primitives import cells_start
 
 FITTER_NAME = "pipeline.spheres.fit"
-FITTER_VERSION = "18"
+FITTER_VERSION = "19"
 # More surface samples than this come from a mesh finer than the fit needs (the optimisation's
 # cost grows with them): they are thinned to one per cube of diagonal / (3 sample_divisions).
 SURFACE_CAP = 12_000
@@ -104,13 +104,6 @@ def sample_problem(geometry: LinkGeometry, params: FitParams) -> Problem:
     # objective is normalised by at least one grid cell
     volume = max(float(inside.sum()), 1.0) * cell
     return Problem(surface, grid[~inside], cell, volume, scale, grid[inside])
-
-
-def thin(points: Array, size: float) -> Array:
-    """One point per cube of `size` (the first in the points' order), in the points' order."""
-    cube = np.floor(points / size).astype(np.int64)
-    _, first = np.unique(cube, axis=0, return_index=True)
-    return points[np.sort(first)]
 
 
 def start_centers(
