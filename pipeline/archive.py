@@ -85,6 +85,30 @@ def entry_problems(path: str, mode: int = FILE_MODE) -> list[str]:
     return found
 
 
+# The one pax record the compiler writes: a name longer than a tar header holds, or not ASCII.
+_PAX_KEYS = {"path"}
+
+
+def owner_problems(info: tarfile.TarInfo) -> list[str]:
+    """Why an entry would not unpack as the compiler wrote it, as root unpacks it: an owner
+    (uid, gid or their names: the file would be that user's, who could change it), or pax
+    records the compiler never writes (extended attributes, ACLs), one reason per problem."""
+    found = [f"it is owned by user {info.uid}, where a bundle's files have 0"] if info.uid else []
+    if info.gid:
+        found.append(f"it is owned by group {info.gid}, where a bundle's files have 0")
+    if info.uname:
+        found.append(f"it names its owner {info.uname!a}, where a bundle's files name none")
+    if info.gname:
+        found.append(f"it names its group {info.gname!a}, where a bundle's files name none")
+    extra = sorted(set(info.pax_headers) - _PAX_KEYS)
+    if extra:
+        found.append(
+            f"it carries pax records {', '.join(ascii(k) for k in extra[:5])} (extended "
+            "attributes, ACLs), which a bundle's files do not"
+        )
+    return found
+
+
 class EntryProblems(ValueError):
     """Entries that no machine unpacks as themselves: (entry, why) per problem, every one."""
 
@@ -171,6 +195,7 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
             _check_path(info.name)
             _claim(tree, info.name)
             problems += [(info.name, why) for why in entry_problems(info.name, info.mode)]
+            problems += [(info.name, why) for why in owner_problems(info)]
             total += info.size
             if len(entries) >= ENTRY_LIMIT:
                 raise ValueError(f"it holds over {ENTRY_LIMIT} entries")
@@ -182,6 +207,9 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
                 digest.update(chunk)
             line = f"{info.mode:04o} {digest.hexdigest()} {info.name}"
             entries.append((info.name.encode("utf-8"), line))
+        if tar.pax_headers:  # records for every entry: none a bundle has
+            keys = ", ".join(ascii(k) for k in sorted(tar.pax_headers)[:5])
+            raise ValueError(f"it holds global pax records ({keys}), which a bundle does not")
         _check_end(tar.fileobj, limit - total + PADDING_LIMIT)
     if problems:
         raise EntryProblems(problems)

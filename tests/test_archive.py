@@ -300,6 +300,59 @@ def test_bad_archive_an_entry_no_machine_unpacks_as_itself(
         assert line.endswith("or package it again from its cell: doit cell:c"), line
 
 
+def _owned(attributes: dict[str, object], pax: dict[str, str], glob: dict[str, str]) -> bytes:
+    """A gzip of `c/cell.json` and `c/x.stl`, the latter with these TarInfo `attributes` and
+    `pax` records, the archive with these global pax records."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, pax_headers=glob) as tar:
+        for name in ("c/cell.json", "c/x.stl"):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.uid, info.gid = 1, 0o644, 0, 0
+            info.uname = info.gname = ""
+            if name == "c/x.stl":
+                for key, value in attributes.items():
+                    setattr(info, key, value)
+                info.pax_headers = dict(pax)
+            tar.addfile(info, io.BytesIO(b"x"))
+    return gzip.compress(buffer.getvalue(), mtime=0)
+
+
+# (case, TarInfo attributes, pax records, global pax records, what the refusal says): the
+# compiler writes uid and gid 0, no owner names and no records but a long name's `path`;
+# bundle-identity printed an identity for each (a review), and GNU tar run as root unpacked the
+# file owned by uid 1234, who could then change a cell's file
+OWNED = [
+    ("uid", {"uid": 1234}, {}, {}, "is owned by user 1234"),
+    ("gid", {"gid": 50}, {}, {}, "is owned by group 50"),
+    ("uname", {"uname": "mallory"}, {}, {}, "names its owner 'mallory'"),
+    ("gname", {"gname": "staff"}, {}, {}, "names its group 'staff'"),
+    ("xattr", {}, {"SCHILY.xattr.user.note": "x"}, {}, "'SCHILY.xattr.user.note'"),
+    ("acl", {}, {"SCHILY.acl.access": "user::rw-"}, {}, "'SCHILY.acl.access'"),
+    ("global", {}, {}, {"comment": "hi"}, "global pax records ('comment')"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "attributes", "pax", "glob", "why"), OWNED, ids=[case for case, *_ in OWNED]
+)
+def test_bad_archive_an_entry_with_an_owner_or_extended_attributes(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    attributes: dict[str, object],
+    pax: dict[str, str],
+    glob: dict[str, str],
+    why: str,
+) -> None:
+    bundle = tmp_path / "c.tar.gz"
+    bundle.write_bytes(_owned(attributes, pax, glob))
+    assert main(["bundle-identity", str(bundle)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{bundle}: bad_archive: is not a cell bundle ("), lines
+    assert why in lines[0], (case, lines[0])
+
+
 # names the compiler can write into a bundle (a mesh's name is any the source file system
 # holds that Windows does, warned of when a URI reader misreads it): each still read back
 PORTABLE = [
