@@ -2,8 +2,8 @@
 
 Tesseract's contact managers (0.5, Bullet) collide each collision mesh as its convex hull (one
 per part its reader, assimp, reads apart: an OBJ's objects, groups and materials, an ASCII STL's
-solids, a COLLADA file's blocks of faces: meshsplit.py), so a link inside a mesh's notch
-touches it. Each collision element here is that convex solid, as
+solids, a COLLADA file's blocks of faces, the lines and points beside faces: meshsplit.py), so a
+link inside a mesh's notch touches it. Each collision element here is that convex solid, as
 half-spaces: a mesh's hull, a box; a cylinder and a sphere by tangent planes close enough to
 miss no contact (they stand at most 0.12 % and 0.46 % of the radius out). Two elements touch
 when a linear programme finds a point inside both.

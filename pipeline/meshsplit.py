@@ -13,6 +13,13 @@ resource (`tests/meshfiles.py`, checked by `tests/test_tesseract_env.py`):
   faces, which its contact manager collides as its ends' hull) of each instance of a geometry
   in the scene, placed by its nodes' transforms;
 - a binary STL, a PLY: one mesh.
+A mesh holding elements of several kinds is then cut by them (assimp's SortByPType), each part
+collided as its corners' hull, measured alike: an OBJ mesh holding an `l` or a `p` gives its
+lines (each `l`, a face of two corners) and its points (each `p`, a face of one corner) a mesh
+each beside its faces' (a mesh of faces alone keeps the corners of one of one or two in its
+hull); a PLY gives its faces of two corners a mesh, and of one another (a vertex no face uses
+is none). A part of one corner (a lone point, a line of two equal ends) crashes Tesseract's
+contact manager (SIGSEGV, "The mesh is empty!"), and is collided here as a micrometre's cube.
 An OBJ's material library changes none of it: the reader looks for it relative to the
 planner's working folder, not the OBJ's (were it read, its last material would be the one of
 faces before the first `usemtl`, and a `usemtl` of another would start a mesh).
@@ -28,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.spheres.loose import dae_line_blocks
+from pipeline.spheres.loose import OBJ_LOOSE, dae_line_blocks, ply_face_lists
 from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.strict_io import MESH_LIMIT, read_bytes
@@ -52,7 +59,8 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     mesh's frame; the file is read once and checked as the spheres step checks it."""
     display = (PurePosixPath(display_folder) / mesh.path).as_posix()
     data = read_bytes(folder / mesh.path, display, MESH_LIMIT)
-    triangles = mesh_parts(data, mesh, display).triangles  # refuses what the spheres step does
+    read = mesh_parts(data, mesh, display)  # refuses what the spheres step does
+    triangles = read.triangles
     # trimesh's scene and mesh hold reference cycles: of a 987,712-triangle STL, 467 MB waited
     # for the collector while the hull was taken (peak RSS 1,009 MB; collected now, 831 MB). A
     # collection costs 10-25 ms whatever the mesh, most of a small robot's check: large ones only
@@ -64,6 +72,8 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     # each <lines> a part of its own (a mesh of them is collided too: read by mesh_parts)
     blocks = dae_line_blocks(data) if suffix == "dae" and b"lines" in data else []
     lines = [ends.reshape(-1, 3) * scale for ends in blocks]
+    if suffix == "ply" and len(read.segments):  # faces of one or two corners, or unused vertices
+        lines += [points * scale for points in _ply_loose(data, display)]
     # a part read otherwise than trimesh read the whole: collided whole, as before this reader
     if parts is None or sum(count for count, _ in parts) != len(triangles):
         return [triangles.reshape(-1, 3), *lines]
@@ -74,8 +84,10 @@ def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:
     """Each part's triangles and corners (in the file's units) of a mesh file's bytes that the
     planner reads as several meshes; None for one read as one."""
     try:
-        if suffix == "obj" and _OBJ_SPLITS.search(data):
-            return _several(_obj_parts(data.removeprefix(b"\xef\xbb\xbf")))
+        if suffix == "obj" and (_OBJ_SPLITS.search(data) or OBJ_LOOSE.search(data)):
+            # a line, a point or a face of one or two corners is a part or in one: kept alone
+            loose = OBJ_LOOSE.search(data) is not None
+            return _several(_obj_parts(data.removeprefix(b"\xef\xbb\xbf")), loose)
         ascii_stl = suffix == "stl" and data.lstrip().startswith(b"solid")
         if ascii_stl and len(_STL_SOLIDS.findall(data)) > 1:  # a binary STL is one mesh
             return _several(_stl_parts(data))
@@ -89,15 +101,19 @@ def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:
     return None
 
 
-def _several(parts: list[tuple[int, Array]]) -> list[tuple[int, Array]] | None:
-    kept = [(count, points) for count, points in parts if count]
-    return kept if len(kept) > 1 else None
+def _several(parts: list[tuple[int, Array]], loose: bool = False) -> list[tuple[int, Array]] | None:
+    """The parts that have corners; None for one that holds no line or point (`loose`): the
+    whole mesh as trimesh reads it."""
+    kept = [(count, points) for count, points in parts if len(points)]
+    return kept if len(kept) > 1 or (kept and loose) else None
 
 
 def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
-    """An OBJ's meshes as assimp 5.2's OBJ reader fills them: triangles and corners of each."""
+    """An OBJ's meshes as assimp 5.2's OBJ reader fills them: triangles and corners of each; a
+    mesh holding an `l` or a `p` cut by its elements' kinds (assimp's SortByPType), its lines
+    (`l`, `f` of two corners) and its points (`p`, `f` of one) parts of no triangles."""
     corners: list[bytes] = []  # `v` lines
-    meshes: list[tuple[list[int], list[int]]] = []  # per mesh: [faces, triangles], corners
+    meshes: list[_ObjMesh] = []
     material: bytes | None = None  # the last `usemtl`'s
     mesh_material: bytes | None = None  # the material of the mesh being filled
     objects: set[bytes] = set()
@@ -105,7 +121,7 @@ def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
 
     def new_mesh() -> None:
         nonlocal mesh_material
-        meshes.append(([0, 0], []))
+        meshes.append(_ObjMesh())
         mesh_material = material
 
     def new_object(name: bytes) -> None:
@@ -124,12 +140,8 @@ def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
         elif key in (b"f", b"l", b"p"):
             if not in_object:
                 new_object(_DEFAULT_OBJECT)
-            counts, points = meshes[-1]
-            counts[0] += 1
             ends = [int(word.split(b"/")[0]) for word in rest.split(b"#")[0].split()]
-            if key == b"f" and len(ends) >= 3:  # lines and points bound no solid
-                counts[1] += len(ends) - 2
-                points += [e - 1 if e > 0 else len(corners) + e for e in ends]
+            meshes[-1].add(key, [e - 1 if e > 0 else len(corners) + e for e in ends])
         elif key == b"o":
             name = rest.split()[0] if rest.split() else b""
             if name and name not in objects:
@@ -146,14 +158,70 @@ def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
             if not name or name == material:
                 continue
             material = name
-            filled = bool(meshes) and meshes[-1][0][0] > 0
+            filled = bool(meshes) and meshes[-1].elements > 0
             if not meshes or (mesh_material not in (None, name) and filled):
                 new_mesh()
             mesh_material = name
-    if not any(counts[1] for counts, _ in meshes):
+    parts = [part for mesh in meshes for part in mesh.parts()]
+    if not any(count for count, _ in parts):
         return []
     table = np.array([[float(x) for x in c.split()[:3]] for c in corners], dtype=float)
-    return [(counts[1], table[np.unique(points)]) for counts, points in meshes if counts[1]]
+    return [(count, table[np.unique(points)]) for count, points in parts]
+
+
+class _ObjMesh:
+    """The elements of one mesh of an OBJ's, by kind: assimp flags a mesh of `f`s alone as
+    triangles (a face of one or two corners too), an `l` as lines and a `p` as points."""
+
+    def __init__(self) -> None:
+        self.elements = 0  # `f`, `l` and `p` lines
+        self.triangles = 0
+        # the corners of faces of 3 or more, of 2 and of 1, of lines and of points
+        self.faces: list[int] = []
+        self.short: dict[int, list[int]] = {1: [], 2: []}
+        self.lines: list[int] = []
+        self.points: list[int] = []
+
+    def add(self, key: bytes, ends: list[int]) -> None:
+        self.elements += 1
+        if key == b"l":
+            self.lines += ends
+        elif key == b"p":
+            self.points += ends
+        elif len(ends) >= 3:
+            self.triangles += len(ends) - 2
+            self.faces += ends
+        elif ends:
+            self.short[len(ends)] += ends
+
+    def parts(self) -> list[tuple[int, list[int]]]:
+        """Its triangles and corners of each mesh assimp makes of it (SortByPType: a mesh of
+        several kinds is cut by each face's corners, one, two, or more)."""
+        if not self.lines and not self.points:  # one kind: one mesh, a short face's corners too
+            found = [(self.triangles, self.faces + self.short[2] + self.short[1])]
+        else:
+            found = [
+                (self.triangles, self.faces),
+                (0, self.lines + self.short[2]),
+                (0, self.points + self.short[1]),
+            ]
+        return [(count, points) for count, points in found if points]
+
+
+def _ply_loose(data: bytes, display: str) -> list[Array]:
+    """A PLY's faces of two corners and of one, a part each (assimp's SortByPType: the mesh cut
+    by each face's corners), their corners; a vertex no face uses is none (assimp drops it)."""
+    with np.errstate(all="ignore"):
+        loaded: Any = trimesh.load(io.BytesIO(data), file_type="ply", force="mesh", process=False)
+    lists = np.asarray([] if (found := ply_face_lists(loaded, display)) is None else found)
+    if not (lists.dtype == object or (lists.ndim == 2 and lists.shape[1] < 3)):
+        return []  # every face of three corners or more (in one array of them)
+    vertices = np.asarray(loaded.vertices, dtype=np.float64)
+    short: dict[int, list[int]] = {1: [], 2: []}
+    for corners in lists:
+        if len(corners) in short:
+            short[len(corners)] += [int(i) for i in corners]
+    return [vertices[np.unique(index)] for index in short.values() if index]
 
 
 def _stl_parts(data: bytes) -> list[tuple[int, Array]]:

@@ -137,10 +137,33 @@ def lines_dae(
     return text[:start] + mesh + lines + text[end:]
 
 
+def cubes_ply(extra: Sequence[tuple[float, float, float]], short: Sequence[Sequence[int]]) -> str:
+    """An ASCII PLY of cubes at x = -0.6 and 0.6 (vertices 0-15), the vertices `extra` after
+    them, and faces of one or two corners `short` after the cubes' triangles."""
+    cubes = [
+        trimesh.creation.box((0.2, 0.2, 0.2)).apply_translation((x, 0, 0)) for x in (-0.6, 0.6)
+    ]
+    both = trimesh.util.concatenate(cubes)
+    corners = both.vertices.tolist() + [list(v) for v in extra]
+    faces = [f"3 {a} {b} {c}" for a, b, c in both.faces.tolist()]
+    faces += [f"{len(f)} {' '.join(map(str, f))}" for f in short]
+    head = [
+        "ply",
+        "format ascii 1.0",
+        f"element vertex {len(corners)}",
+        *(f"property float {axis}" for axis in "xyz"),
+        f"element face {len(faces)}",
+        "property list uchar int vertex_indices",
+        "end_header",
+    ]
+    return "\n".join(head + [f"{a!r} {b!r} {c!r}" for a, b, c in corners] + faces) + "\n"
+
+
 # name: (file text, each part's x extent as Tesseract reads it); every file's cubes at x = -0.6
 # and 0.6 (and 0): one hull of them all spans the middle, where a link between them sits
 _A, _B, _C = (-0.7, -0.5), (0.5, 0.7), (-0.1, 0.1)
 _AC, _CB, _AB = (-0.7, 0.1), (-0.1, 0.7), (-0.7, 0.7)
+_O, _AO, _A5 = "v 0 0 0", (-0.7, 0.0), (-0.7, 0.05)  # the origin, a line from _A's corner to it
 PARTED: dict[str, tuple[str, list[tuple[float, float]]]] = {
     # OBJ: a mesh per material change once the mesh has faces and a material
     "usemtl_a_b.obj": (cube_obj(["usemtl A", -0.6, "usemtl B", 0.6]), [_A, _B]),
@@ -181,6 +204,60 @@ PARTED: dict[str, tuple[str, list[tuple[float, float]]]] = {
             encoding="ascii",
         ).decode(),
         [_AB],
+    ),
+    # OBJ lines and points: a mesh whose elements are of several kinds (`l`, `p`, `f`) is cut by
+    # them (assimp's SortByPType): its lines (each `l`, a face of two corners) a mesh of their
+    # own, its points (each `p`, a face of one corner) another, collided as their corners' hull;
+    # the line from the first cube's corner (vertex 1) to the origin (vertex 17, or 9 after one
+    # cube) reaches base_link's box alone
+    "l_beside_faces.obj": (cube_obj([-0.6, _O, "l 1 9"]), [_A, _AO]),
+    "l_of_three_corners.obj": (cube_obj([-0.6, _O, "v 0.05 0.02 0.01", "l 1 9 10"]), [_A, _A5]),
+    "l_in_an_object_of_its_own.obj": (
+        cube_obj(["o a", -0.6, "o b", 0.6, _O, "o c", "l 1 17"]),
+        [_A, _B, _AO],
+    ),
+    "l_in_the_cubes_object.obj": (cube_obj(["o a", -0.6, "o b", 0.6, _O, "l 1 17"]), [_A, _B, _AO]),
+    "l_before_an_object.obj": (cube_obj([-0.6, _O, "o c", "l 1 9"]), [_A, _AO]),
+    "l_in_a_group_of_its_own.obj": (
+        cube_obj(["g a", -0.6, "g b", 0.6, _O, "g c", "l 1 17"]),
+        [_A, _B, _AO],
+    ),
+    "l_in_the_cubes_group.obj": (cube_obj(["g a", -0.6, "g b", 0.6, _O, "l 1 17"]), [_A, _B, _AO]),
+    "l_in_a_material_of_its_own.obj": (
+        cube_obj(["usemtl A", -0.6, "usemtl B", 0.6, _O, "usemtl C", "l 1 17"]),
+        [_A, _B, _AO],
+    ),
+    "l_in_the_cubes_material.obj": (
+        cube_obj(["usemtl A", -0.6, "usemtl B", 0.6, _O, "l 1 17"]),
+        [_A, _B, _AO],
+    ),
+    "two_l_in_the_cubes_object.obj": (
+        cube_obj(["o a", -0.6, "o b", 0.6, _O, "l 1 17", "l 9 16"]),
+        [_A, _B, _AB],
+    ),
+    # a `p` of one vertex: Tesseract's contact manager crashes on it (SIGSEGV), so none here
+    "p_of_two_corners.obj": (cube_obj(["o a", -0.6, "o b", 0.6, _O, "p 17 1"]), [_A, _B, _AO]),
+    "l_and_p_in_the_cubes_object.obj": (
+        cube_obj(["o a", -0.6, "o b", 0.6, _O, "p 17 1", "l 9 16"]),
+        [_A, _B, _AO, _B],
+    ),
+    # faces of one or two corners among faces alone stay in their mesh (its hull holds them);
+    # beside an `l` or a `p`, a line or a point of it
+    "f_of_two_corners.obj": (cube_obj([-0.6, _O, "f 1 9"]), [_AO]),
+    "f_of_one_corner.obj": (cube_obj([-0.6, _O, "f 9"]), [_AO]),
+    "f_of_two_corners_in_an_object.obj": (
+        cube_obj(["o a", -0.6, "o b", 0.6, _O, "f 1 17"]),
+        [_A, _AB],
+    ),
+    "f_of_two_corners_beside_l.obj": (
+        cube_obj(["o a", -0.6, "o b", 0.6, _O, "l 9 16", "f 1 17"]),
+        [_A, _B, _AB],
+    ),
+    # PLY faces of two corners: a mesh of their own (of one corner, a point, crashes Tesseract)
+    "two_cubes_and_a_line.ply": (cubes_ply([(0.0, 0.0, 0.0)], [[0, 16]]), [_AB, _AO]),
+    "two_cubes_and_two_lines.ply": (
+        cubes_ply([(0.0, 0.0, 0.0), (0.0, 0.3, 0.0)], [[0, 16], [8, 17]]),
+        [_AB, (-0.7, 0.5)],
     ),
     # COLLADA: a mesh per <triangles> block of each geometry instance, at its nodes' transform
     "two_geometries.dae": (

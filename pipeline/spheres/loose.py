@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 Array = np.ndarray
 NONE = np.zeros((0, 2, 3))
 # an OBJ line, point, or face of at most two corners (a comment may follow)
-_OBJ_LOOSE = re.compile(rb"(?m)^[ \t]*(?:[lp][ \t]|f(?:[ \t]+[^\s#]+){0,2}[ \t]*(?:#|\r?$))")
+OBJ_LOOSE = re.compile(rb"(?m)^[ \t]*(?:[lp][ \t]|f(?:[ \t]+[^\s#]+){0,2}[ \t]*(?:#|\r?$))")
 
 
 def loose_segments(
@@ -55,7 +55,7 @@ def _refuse(display: str, place: str, what: str, fix: str) -> ContractError:
 
 def _obj_segments(data: bytes, display: str) -> Array:
     """OBJ `l` (a polyline: its consecutive pairs), `p`, and faces of one or two corners."""
-    if _OBJ_LOOSE.search(data) is None:
+    if OBJ_LOOSE.search(data) is None:
         return NONE  # the fast path: nearly every mesh
     vertices: list[list[bytes]] = []
     wanted: list[tuple[int, bytes, list[bytes], int]] = []  # line, kind, corners, vertices read
