@@ -18,8 +18,9 @@ collided as its corners' hull, measured alike: an OBJ mesh holding an `l` or a `
 lines (each `l`, a face of two corners) and its points (each `p`, a face of one corner) a mesh
 each beside its faces' (a mesh of faces alone keeps the corners of one of one or two in its
 hull); a PLY gives its faces of two corners a mesh, and of one another (a vertex no face uses
-is none). A part of one corner (a lone point, a line of two equal ends) crashes Tesseract's
-contact manager (SIGSEGV, "The mesh is empty!"), and is collided here as a micrometre's cube.
+is none). An OBJ's or PLY's part of one point (a lone `p`, a line of two equal ends) crashes
+Tesseract's contact manager (SIGSEGV, "The mesh is empty!") as the environment is built: it is
+`mesh_not_a_mesh`, at its first line (an OBJ's) or naming its face (a PLY's).
 An OBJ's material library changes none of it: the reader looks for it relative to the
 planner's working folder, not the OBJ's (were it read, its last material would be the one of
 faces before the first `usemtl`, and a `usemtl` of another would start a mesh).
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.findings import ContractError, Finding
 from pipeline.spheres.loose import OBJ_LOOSE, dae_line_blocks, ply_face_lists
 from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.triangles import mesh_parts
@@ -67,13 +69,16 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     if len(triangles) > COLLECT_AFTER:
         gc.collect()
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
-    parts = part_points(data, suffix)
+    try:
+        parts = part_points(data, suffix)
+        # a PLY's faces of one or two corners (or its unused vertices: none)
+        loose = _ply_loose(data, display) if suffix == "ply" and len(read.segments) else []
+    except LonePart as lone:
+        raise ContractError([lone.finding(display)]) from None
     scale = np.array(mesh.scale, dtype=float)
     # each <lines> a part of its own (a mesh of them is collided too: read by mesh_parts)
     blocks = dae_line_blocks(data) if suffix == "dae" and b"lines" in data else []
-    lines = [ends.reshape(-1, 3) * scale for ends in blocks]
-    if suffix == "ply" and len(read.segments):  # faces of one or two corners, or unused vertices
-        lines += [points * scale for points in _ply_loose(data, display)]
+    lines = [ends.reshape(-1, 3) * scale for ends in blocks + loose]
     # a part read otherwise than trimesh read the whole: collided whole, as before this reader
     if parts is None or sum(count for count, _ in parts) != len(triangles):
         return [triangles.reshape(-1, 3), *lines]
@@ -130,7 +135,7 @@ def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
         in_object = True
         new_mesh()
 
-    for line in data.split(b"\n"):
+    for number, line in enumerate(data.split(b"\n"), start=1):
         words = line.split(None, 1)
         if not words:
             continue
@@ -141,7 +146,7 @@ def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
             if not in_object:
                 new_object(_DEFAULT_OBJECT)
             ends = [int(word.split(b"/")[0]) for word in rest.split(b"#")[0].split()]
-            meshes[-1].add(key, [e - 1 if e > 0 else len(corners) + e for e in ends])
+            meshes[-1].add(key, [e - 1 if e > 0 else len(corners) + e for e in ends], number)
         elif key == b"o":
             name = rest.split()[0] if rest.split() else b""
             if name and name not in objects:
@@ -166,6 +171,8 @@ def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
     if not any(count for count, _ in parts):
         return []
     table = np.array([[float(x) for x in c.split()[:3]] for c in corners], dtype=float)
+    for mesh in meshes:
+        mesh.refuse_lone(table)
     return [(count, table[np.unique(points)]) for count, points in parts]
 
 
@@ -181,8 +188,9 @@ class _ObjMesh:
         self.short: dict[int, list[int]] = {1: [], 2: []}
         self.lines: list[int] = []
         self.points: list[int] = []
+        self.first: dict[str, int] = {}  # the line of the first element of its lines, points
 
-    def add(self, key: bytes, ends: list[int]) -> None:
+    def add(self, key: bytes, ends: list[int], number: int) -> None:
         self.elements += 1
         if key == b"l":
             self.lines += ends
@@ -193,6 +201,19 @@ class _ObjMesh:
             self.faces += ends
         elif ends:
             self.short[len(ends)] += ends
+        if key != b"f" or len(ends) in (1, 2):
+            self.first.setdefault("points" if key == b"p" or len(ends) == 1 else "lines", number)
+
+    def refuse_lone(self, table: Array) -> None:
+        """LonePart when its lines or its points, cut apart by assimp, are one point."""
+        if not self.lines and not self.points:  # faces alone: one mesh, short ones in its hull
+            return
+        for kind, index in (
+            ("lines", self.lines + self.short[2]),
+            ("points", self.points + self.short[1]),
+        ):
+            if _lone(table, index):
+                raise LonePart(str(self.first[kind]), f"its {kind[:-1]} at this line")
 
     def parts(self) -> list[tuple[int, list[int]]]:
         """Its triangles and corners of each mesh assimp makes of it (SortByPType: a mesh of
@@ -208,6 +229,32 @@ class _ObjMesh:
         return [(count, points) for count, points in found if points]
 
 
+class LonePart(Exception):
+    """A part of one point, at a place of the file: Tesseract's contact manager crashes on it."""
+
+    def __init__(self, place: str, what: str) -> None:
+        super().__init__(place, what)
+        self.place, self.what = place, what
+
+    def finding(self, display: str) -> Finding:
+        """The mesh_not_a_mesh line of the file `display`."""
+        return Finding(
+            "mesh_not_a_mesh",
+            display,
+            self.place,
+            f"{self.what} makes a part of one point, as Tesseract's reader cuts the mesh by its "
+            "elements' kinds: Tesseract's contact manager crashes on it (SIGSEGV, 'The mesh is "
+            "empty!') as the planning environment is built",
+            "remove it, give each line two distinct ends and the points at least two, or export "
+            "the collision mesh with triangles only",
+        )
+
+
+def _lone(table: Array, index: list[int]) -> bool:
+    """Whether corners `index` of `table` are one point (two or more of them the same)."""
+    return bool(index) and len(np.unique(table[np.unique(index)], axis=0)) == 1
+
+
 def _ply_loose(data: bytes, display: str) -> list[Array]:
     """A PLY's faces of two corners and of one, a part each (assimp's SortByPType: the mesh cut
     by each face's corners), their corners; a vertex no face uses is none (assimp drops it)."""
@@ -218,9 +265,14 @@ def _ply_loose(data: bytes, display: str) -> list[Array]:
         return []  # every face of three corners or more (in one array of them)
     vertices = np.asarray(loaded.vertices, dtype=np.float64)
     short: dict[int, list[int]] = {1: [], 2: []}
-    for corners in lists:
+    first: dict[int, int] = {}  # the number of the first face of each length
+    for number, corners in enumerate(lists):
         if len(corners) in short:
             short[len(corners)] += [int(i) for i in corners]
+            first.setdefault(len(corners), number)
+    for size, index in short.items():
+        if _lone(vertices, index):
+            raise LonePart("", f"face {first[size]} (of {size} corner{'s' * (size > 1)})")
     return [vertices[np.unique(index)] for index in short.values() if index]
 
 
