@@ -392,6 +392,19 @@ _V = '<input semantic="VERTEX" source="#g0-vtx" offset="0"/>'
 _N = '<input semantic="NORMAL" source="#g0-pos" offset="1"/>'
 
 
+# name: (file, the line or face whose part is one point): Tesseract's reader gives each a mesh
+# of one corner, on which its contact manager crashes (SIGSEGV, "The mesh is empty!") as the
+# environment is built (measured with Tesseract 0.5); a compiler accepted each
+LONE_POINT = {
+    "p_of_one_corner.obj": (cube_obj([-0.6, _O, "p 9"]), "p 9"),
+    "p_of_one_corner_twice.obj": (cube_obj([-0.6, _O, "p 9 9"]), "p 9 9"),
+    "l_of_equal_ends.obj": (cube_obj([-0.6, _O, "l 9 9"]), "l 9 9"),
+    "f_of_one_corner_beside_an_l.obj": (cube_obj([-0.6, _O, "l 1 9", "f 9"]), "f 9"),
+    "l_of_two_vertices_at_one_place.obj": (cube_obj([-0.6, _O, _O, "l 9 10"]), "l 9 10"),
+    "face_of_one_corner.ply": (cubes_ply([(0.0, 0.0, 0.0)], [[16]]), "face 24"),
+}
+
+
 def block_dae(block: str) -> str:
     """A cube DAE (a <triangles> at x = -0.6) with `block` after its <triangles>."""
     text = cube_dae({"g0": [(None, -0.6)]}, [f'<node id="n0">{instance("g0")}</node>'])

@@ -21,7 +21,7 @@ from pipeline.contacts import (
 from pipeline.findings import ContractError
 from pipeline.meshsplit import hull_parts
 from pipeline.urdf import Mesh, Robot, load_robot
-from tests.meshfiles import _O, PARTED, WITH_LIBRARY, cube_obj, cubes_ply
+from tests.meshfiles import LONE_POINT, PARTED, WITH_LIBRARY
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
@@ -361,21 +361,9 @@ def test_a_mesh_file_is_read_apart_as_the_planners_reader_reads_it(
     assert _extents(parts) == pytest.approx([v for e in sorted(extents) for v in e], abs=1e-6)
 
 
-# name: (file, the line or face whose part is one point): Tesseract's reader gives each a mesh
-# of one corner, on which its contact manager crashes (SIGSEGV, "The mesh is empty!") as the
-# environment is built (measured with Tesseract 0.5); a compiler accepted each
-LONE = {
-    "p_of_one_corner.obj": (cube_obj([-0.6, _O, "p 9"]), "p 9"),
-    "p_of_one_corner_twice.obj": (cube_obj([-0.6, _O, "p 9 9"]), "p 9 9"),
-    "l_of_equal_ends.obj": (cube_obj([-0.6, _O, "l 9 9"]), "l 9 9"),
-    "f_of_one_corner_beside_an_l.obj": (cube_obj([-0.6, _O, "l 1 9", "f 9"]), "f 9"),
-    "face_of_one_corner.ply": (cubes_ply([(0.0, 0.0, 0.0)], [[16]]), "face 24"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(LONE))
+@pytest.mark.parametrize("name", sorted(LONE_POINT))
 def test_mesh_not_a_mesh_a_part_of_one_point_crashes_the_planner(tmp_path: Path, name: str) -> None:
-    text, element = LONE[name]
+    text, element = LONE_POINT[name]
     (tmp_path / name).write_text(text)
     with pytest.raises(ContractError) as raised:
         hull_parts(tmp_path, Mesh(name, name), "robot")

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import random
 import re
+import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from tesseract_robotics.tesseract_environment import ChangeJointOriginCommand, E
 from tesseract_robotics.tesseract_geometry import createConvexMeshFromResource
 
 from pipeline.contacts import contacts, link_poses, link_solids, static_links
+from pipeline.findings import ContractError
 from pipeline.homepose import home_positions
 from pipeline.kinematics import (
     Mat4,
@@ -47,7 +51,7 @@ from pipeline.srdf.model import (
 from pipeline.urdf import Mesh, Robot
 from tests.cellrepo import PAIR_CELL
 from tests.conftest import REPO
-from tests.meshfiles import PARTED, WITH_LIBRARY
+from tests.meshfiles import LONE_POINT, PARTED, WITH_LIBRARY
 from tests.tesseract_support import DESCRIPTIONS, load
 
 TOUCH = 1e-9  # m: a contact of ours this deep is a touch, which Tesseract may not report
@@ -674,3 +678,45 @@ def test_mesh_files_are_read_apart_as_the_planners_reader_reads_them(
     found = contacts(link_solids(robot, folder, "robot"), link_poses(robot, {}))
     bare = _environment(folder, tmp_path, allowed=False)
     assert [(c.link1, c.link2) for c in found] == list(_contacts_at(bare, {}))
+
+
+# builds a planner's environment of a description directory, in a process of its own
+_BUILD = """
+import sys
+from pathlib import Path
+from tests.test_tesseract_env import _environment
+_environment(Path(sys.argv[1]), Path(sys.argv[2]), allowed=False)
+print("built")
+"""
+
+
+@pytest.mark.parametrize("name", [*sorted(LONE_POINT), "l_beside_faces.obj"])
+def test_a_part_of_one_point_crashes_the_planners_contact_manager(
+    tmp_path: Path, name: str
+) -> None:
+    """A mesh whose lines or points Tesseract's reader cuts into a part of one point crashes the
+    planner's process (SIGSEGV) as its environment is built; the compiler refuses it
+    (mesh_not_a_mesh), and builds a line of two distinct ends as Tesseract does."""
+    text = LONE_POINT[name][0] if name in LONE_POINT else PARTED[name][0]
+    folder = tmp_path / "parts"
+    (folder / "meshes").mkdir(parents=True)
+    (folder / "meshes" / name).write_text(text)
+    (folder / "robot.urdf").write_text(_PARTS_URDF.format(name=name))
+    (folder / "robot.srdf").write_text(
+        _TOUCHING_SRDF.format(allowed="").replace('"pair"', '"parts"')
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(folder), str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if name not in LONE_POINT:
+        assert (done.returncode, done.stdout) == (0, "built\n"), done.stderr[-2000:]
+        return
+    assert done.returncode == -signal.SIGSEGV, (done.returncode, done.stderr[-2000:])
+    with pytest.raises(ContractError) as raised:
+        hull_parts(folder, Mesh(name, f"meshes/{name}"), "robot")
+    assert [f.code for f in raised.value.findings] == ["mesh_not_a_mesh"]
