@@ -213,8 +213,8 @@ _UNSAFE_BITS = (
 
 def unsafe_mode_findings(folder: Path, display: str, served: list[str]) -> list[Finding]:
     """A finding per file `served` (paths in the cell `folder`), or folder holding one (the cell
-    folder itself too), whose mode has an unsafe bit; one that cannot be read is left to the
-    read that says so."""
+    folder itself too), whose mode has an unsafe bit; one that cannot be read, or is a link, is
+    left to the read that says so."""
     paths = {""} | {
         "/".join(path.split("/")[:depth])
         for path in served
@@ -222,10 +222,13 @@ def unsafe_mode_findings(folder: Path, display: str, served: list[str]) -> list[
     }
     found = []
     for path in sorted(paths):
-        try:
-            mode = stat.S_IMODE(os.lstat(folder / path).st_mode)
+        try:  # the cell folder where a link to it points (`--cell /srv/cell-current`)
+            mode = os.stat(folder / path, follow_symlinks=not path).st_mode
         except OSError:
             continue
+        if stat.S_ISLNK(mode):  # a link's own mode is 0777 and grants nothing: refused as one
+            continue
+        mode = stat.S_IMODE(mode)
         words = [word for bits, word in _UNSAFE_BITS if mode & bits]
         if words:
             found.append(

@@ -546,3 +546,29 @@ def test_a_served_file_of_a_mode_an_umask_or_git_gives_is_accepted(
     cell = _unpacked_bundle(tmp_path / "site")
     (cell / "description/robot.urdf").chmod(mode)
     assert run(tmp_path, capsys, header_of(cell), cell)[0] == 0
+
+
+def test_a_cell_named_through_a_link_to_it_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--cell /srv/cell-current`, a link to the unpacked cell, as a deployment swaps releases:
+    the link's own mode (0777 on Linux) is not the cell's (was unsafe_file_mode, world-writable)."""
+    cell = _unpacked_bundle(tmp_path / "site")
+    current = tmp_path / "cell-current"
+    current.symlink_to(cell, target_is_directory=True)
+    code, lines = run(tmp_path, capsys, header_of(cell), current)
+    assert code == 0, lines
+
+
+def test_a_linked_served_file_is_told_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link among the served files is refused as one; its mode (0777) is no second line."""
+    cell = _unpacked_bundle(tmp_path / "site")
+    urdf = cell / "description/robot.urdf"
+    (tmp_path / "robot.urdf").write_bytes(urdf.read_bytes())
+    urdf.unlink()
+    urdf.symlink_to(tmp_path / "robot.urdf")
+    code, lines = run(tmp_path, capsys, header_of(cell), cell)
+    assert code == 2, lines
+    assert not [line for line in lines if "unsafe_file_mode" in line], lines
