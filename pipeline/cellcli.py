@@ -100,9 +100,12 @@ def cmd_bundle_identity(args: argparse.Namespace) -> int:
         if problem is not None:
             raise ValueError(problem)
     except EntryProblems as exc:  # one line per problem: entries made or altered by hand
-        raise ContractError(
-            [_bad_archive(display, f"entry {name!a}: {why}", path) for name, why in exc.problems]
-        ) from None
+        lines = [
+            _bad_archive(display, f"entry {name!a}: {why}", path) for name, why in exc.problems
+        ]
+        if exc.more:
+            lines.append(_bad_archive(display, f"{exc.more} more problems of its entries", path))
+        raise ContractError(lines) from None
     except (tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
         raise ContractError([_bad_archive(display, str(exc), path)]) from None
     print(identity_of_listing(text))

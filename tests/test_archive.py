@@ -379,3 +379,21 @@ def test_bundle_identity_reads_back_a_name_the_compiler_can_write(
     assert main(["bundle-identity", str(bundle)]) == 0, capsys.readouterr().err
     expected = archive.identity_of_listing(archive.listing(files))
     assert capsys.readouterr().out == f"{expected}\n"
+
+
+def test_bad_archive_lines_of_entries_that_do_not_unpack_are_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part told once per entry, and at most PROBLEMS_SHOWN lines, then how many more: 10 000
+    entries `c/CON/CON/.../f<i>` of 1 000 parts each (a 150 KB bundle) were 10 million lines,
+    held at once, and bundle-identity ran out of memory at 4 GB (a review of 28877fe)."""
+    devices = [f"{kind}{n}" for kind in ("COM", "LPT") for n in range(10)]
+    entries = [(f"c/{'CON/' * 50}{'/'.join(devices)}/f{i}", 0o644) for i in range(20)]
+    bundle = tmp_path / "c.tar.gz"
+    bundle.write_bytes(_bundle(entries))
+    assert main(["bundle-identity", str(bundle)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == archive.PROBLEMS_SHOWN + 1, len(lines)
+    assert lines[0].count("'CON' is the name") == 1 and "'CON'" not in lines[1], lines[:2]
+    more = 20 * 21 - archive.PROBLEMS_SHOWN
+    assert f"is not a cell bundle ({more} more problems of its entries" in lines[-1], lines[-1]
