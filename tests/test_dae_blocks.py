@@ -226,3 +226,20 @@ def test_a_collision_collada_file_is_parsed_once(
     except ContractError as caught:
         found = [f.code for f in caught.findings]
     assert (found, len(parsed)) == (codes, 1)
+
+
+def test_a_huge_input_offset_costs_nothing_before_its_p_is_read() -> None:
+    """`<input offset="100000000">` beside an empty `<p>` (no corner wrong: 0 indices is whole
+    corners of any size): the largest index at each offset was a list of them all, 800 MB (8 GB
+    at 1000000000, the urdf step out of memory on a 1 KB file; a review of d083b82)."""
+    import tracemalloc
+
+    offset = '<input semantic="NORMAL" source="#g0-pos" offset="100000000"/>'
+    data = block_dae(f'<lines count="1">{{v}}{offset}<p/></lines>').encode()
+    tracemalloc.start()
+    try:
+        assert mesh_findings(data, "x.dae") == []
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50_000_000, f"{peak / 1e6:.1f} MB"

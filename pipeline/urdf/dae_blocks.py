@@ -188,7 +188,7 @@ def _past_the_end(
     ]
     lists = [e for e in inner if local_name(e) == "p"] if checked else []
     for p in lists:
-        highest = _highest(p.text, stride)
+        highest = _highest(p.text, stride, {offset for _, offset, _ in checked if offset >= 0})
         if highest is None:
             continue
         for semantic, offset, count in checked:
@@ -202,12 +202,13 @@ def _past_the_end(
     return None
 
 
-def _highest(text: str | None, stride: int) -> list[int] | None:
-    """The largest index at each of a `<p>`'s `stride` offsets (-1 for none), its numbers read
-    a chunk at a time (a 117 MB `<p>` split into a list took gigabytes); None when a word is no
-    whole number (how the reader reads one is not judged here)."""
+def _highest(text: str | None, stride: int, offsets: set[int]) -> dict[int, int] | None:
+    """The largest index at each of `offsets` of a `<p>` of corners of `stride` (-1 for none),
+    its numbers read a chunk at a time (a 117 MB `<p>` split into a list took gigabytes); None
+    when a word is no whole number (how the reader reads one is not judged here). Only the
+    offsets asked: an `<input offset="1000000000">` would be a list of 8 GB."""
     text = text or ""
-    highest = [-1] * stride
+    highest = dict.fromkeys(offsets, -1)
     start = read = 0
     while start < len(text):
         end = min(start + _CHUNK // 4, len(text))  # a quarter: 8 bytes a number read
@@ -222,7 +223,7 @@ def _highest(text: str | None, stride: int) -> list[int] | None:
             return None
         if len(numbers) != words(chunk):
             return None
-        for offset in range(stride):
+        for offset in highest:
             column = numbers[(offset - read) % stride :: stride]
             if len(column):
                 highest[offset] = max(highest[offset], int(column.max()))
