@@ -475,6 +475,10 @@ DAE_READ_OTHERWISE: dict[str, tuple[str, int]] = {
     "triangles_count_minus_1": ('<triangles count="-1">{v}<p>0 1 2</p></triangles>', 1),
     "polylist_count_0": (f'<polylist count="0">{{v}}<vcount>4</vcount>{_QUAD}</polylist>', 1),
     "trifans_count_0": (f'<trifans count="0">{{v}}{_QUAD}</trifans>', 1),
+    # the reader reads a negative index as another corner (a triangle of two, a line of one:
+    # a part of one point, on which the contact manager crashes), pycollada counts it back
+    "triangles_negative_index": ('<triangles count="1">{v}<p>0 1 -1</p></triangles>', 2),
+    "lines_negative_index": ('<lines count="1">{v}<p>0 -1</p></lines>', 2),
 }
 # name: block: read alike, two parts (a count the reader does not check, or reads as C's atoi)
 DAE_READ_ALIKE: dict[str, str] = {

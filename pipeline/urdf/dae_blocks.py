@@ -42,11 +42,13 @@ _KNOWN = ("input", "vcount", "p", "ph", "extra")  # what the reader reads (or sk
 _ATOI = re.compile(r"\s*([+-]?[0-9]+)")
 _HINT = "export the mesh again (each block's count the number of its primitives)"
 _CHUNK = 1 << 20  # characters of a text counted at once: their bytes, and a few masks of them
-# a block whose count may be read as 0, or a <ph>: the only files read_otherwise parses
+# a block whose count may be read as 0, a <ph>, or a <p> holding a negative index: the only
+# files read_otherwise parses
 _SUSPECT = re.compile(
     rb"<(?:[\w.-]+:)?(?:ph[\s/>]|(?:triangles|polylist|trifans)\b(?![^>]*\scount\s*="
-    rb"\s*[\"']\s*\+?0*[1-9]))"
+    rb"\s*[\"']\s*\+?0*[1-9])|p>[^<]*-)"
 )
+_NEGATIVE = re.compile(r"(?<!\S)-[0-9]+")
 
 
 def atoi(text: str | None) -> int:
@@ -268,6 +270,24 @@ def read_otherwise(data: bytes, display: str, root: etree._Element | None) -> li
                     "holds a <ph> polygon, which the COLLADA reader here (pycollada) drops and "
                     "Tesseract collides, so the spheres would not cover it",
                     "export the collision mesh again with triangles only",
+                )
+            ]
+        negative = next(
+            (n for p in block.iter("{*}p") if (n := _NEGATIVE.search(p.text or ""))), None
+        )
+        if negative is not None:
+            return [
+                Finding(
+                    "mesh_unreadable",
+                    display,
+                    str(source_line(block)),
+                    f"holds a <{tag}> whose <p> has the index {negative.group()}: Tesseract's "
+                    "mesh reader reads it as another corner than the COLLADA reader here, which "
+                    "counts it back from the last, so the planner would collide another mesh "
+                    "than the spheres cover (a line of it is a part of one point, on which the "
+                    "planner crashes)",
+                    "export the collision mesh again (each index one of its source's items, "
+                    "from 0)",
                 )
             ]
         faces = any(p.text and not p.text.isspace() for p in block.iter("{*}p"))
