@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from enum import Enum
 from typing import NamedTuple
 
@@ -89,7 +89,7 @@ class Closest:
     LOOKUPS = 20
     NAME_LIMIT = 256
 
-    def __init__(self, known: Iterable[str]) -> None:
+    def __init__(self, known: Collection[str]) -> None:
         self._known = known  # read at the first lookup: most sets are never asked
         self.left = self.LOOKUPS
 
