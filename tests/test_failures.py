@@ -181,21 +181,7 @@ def test_doit_whose_reader_is_gone_builds_on_without_a_traceback(project: Path) 
     traceback (exit 3), leaving build/ stale."""
     urdf = project / "robots" / "abb_irb2400" / "robot.urdf"
     urdf.write_bytes(urdf.read_bytes() + b"\n")
-    reader, writer = os.pipe()
-    os.close(reader)  # as `head -1` once it has its line
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "doit"],
-            cwd=project,
-            env={**os.environ, "PYTHONPATH": str(project)},
-            stdout=writer,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    finally:
-        os.close(writer)
+    result = _reader_gone(project, "-m", "doit")
     assert (result.returncode, result.stderr) == (0, "")
     assert run_python(project, "-m", "pipeline", "check").returncode == 0
 
