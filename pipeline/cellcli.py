@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from pipeline.commands import repository_root, shown
 from pipeline.findings import ContractError, Finding, render
+from pipeline.schemas import NAME
 
 
 def _cell_id(folder: Path) -> str:
@@ -119,9 +121,12 @@ def _bad_archive(display: str, why: str, path: Path) -> Finding:
 def _refetch(path: Path) -> str:
     """The fix of a bundle that is none: fetched again, or packaged again from its cell."""
     cell_id = path.name.removesuffix(".tar.gz")
+    # a file name is any bytes: only a cell's own name goes into a command to paste
+    ours = path.name.endswith(".tar.gz") and re.fullmatch(NAME, cell_id)
+    command = f"doit cell:{cell_id}" if ours else "`doit cell:<cell_id>`"
     return (
         "fetch the bundle again (a download cut short or altered), or package it again from its "
-        f"cell: doit cell:{cell_id}"
+        f"cell: {command}"
     )
 
 

@@ -105,6 +105,22 @@ def test_bundle_identity_of_a_non_archive_is_bad_archive(
     ), err
 
 
+@pytest.mark.parametrize(
+    "name", ["x;rm -rf ~.tar.gz", "$(id).tar.gz", "a b.tar.gz", "-x.tar.gz", "x.tgz"]
+)
+def test_bad_archive_of_a_name_no_cell_has_no_command_to_paste(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """The fix named `doit cell:<the file's name>`, so a bundle fetched as `x;rm -rf ~.tar.gz`
+    was told to run `doit cell:x;rm -rf ~` (a review): a name no cell has gets no command."""
+    bundle = tmp_path / name
+    bundle.write_bytes(b"not gzip")
+    assert main(["bundle-identity", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert ": bad_archive: " in err and f"doit cell:{name.removesuffix('.tar.gz')}" not in err
+    assert err.rstrip().endswith("or package it again from its cell: `doit cell:<cell_id>`"), err
+
+
 def test_bad_archive_entries_over_the_unpacked_limit_are_refused_before_reading_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
