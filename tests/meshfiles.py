@@ -411,6 +411,51 @@ def block_dae(block: str) -> str:
     return text.replace("</mesh>", block.format(v=_V, n=_N) + "</mesh>", 1)
 
 
+def solids_stl(solids: Sequence[Sequence[tuple[float, float, float]]]) -> str:
+    """An ASCII STL of a `solid` per list of corners, three by three a facet each."""
+    out = []
+    for number, corners in enumerate(solids):
+        out.append(f"solid s{number}")
+        for i in range(0, len(corners), 3):
+            out += ["facet normal 0 0 0", "outer loop"]
+            out += [f"vertex {x!r} {y!r} {z!r}" for x, y, z in corners[i : i + 3]]
+            out += ["endloop", "endfacet"]
+        out.append(f"endsolid s{number}")
+    return "\n".join(out) + "\n"
+
+
+_CUBE = [
+    tuple(float(x) for x in corner)
+    for corner in trimesh.creation.box((0.2, 0.2, 0.2)).triangles.reshape(-1, 3) - (0.6, 0, 0)
+]
+_NM = 0.500000001  # 1 nm from 0.5: the same number in single precision, as assimp reads it
+# name: (file, the point, in single precision, of a part of triangles whose corners are all
+# there): Tesseract's contact manager crashes on it as on a lone point (measured with 0.5)
+ONE_POINT_TRIANGLES = {
+    "f_of_one_point_in_an_object.obj": (cube_obj([-0.6, "o b", _O, "f 9 9 9"]), "0.0, 0.0, 0.0"),
+    "f_of_three_vertices_at_one_place.obj": (
+        cube_obj([-0.6, "g b", _O, _O, _O, "f 9 10 11"]),
+        "0.0, 0.0, 0.0",
+    ),
+    "object_a_nanometre_across.obj": (
+        cube_obj(
+            [-0.6, "o b", "v 0.5 0.5 0.5", f"v {_NM} 0.5 0.5", f"v 0.5 {_NM} 0.5", "f 9 10 11"]
+        ),
+        "0.5, 0.5, 0.5",
+    ),
+    "solid_of_one_point.stl": (solids_stl([_CUBE, [(0.5, 0.0, 0.0)] * 3]), "0.5, 0.0, 0.0"),
+    "a_nanometre_across.stl": (
+        solids_stl([[(0.5, 0.5, 0.5), (_NM, 0.5, 0.5), (0.5, _NM, 0.5)]]),
+        "0.5, 0.5, 0.5",
+    ),
+    "block_of_one_point.dae": (
+        block_dae('<triangles count="1">{v}<p>0 0 0</p></triangles>'),
+        "-0.7, -0.1, -0.1",
+    ),
+}
+LONE_POINT.update(ONE_POINT_TRIANGLES)
+
+
 # name: (block, what Tesseract's reader does with the file: "refuses" it, "aborts (SIGABRT)" or
 # "crashes (SIGSEGV)" the process), each measured; the finding is at the line of the block
 _QUAD = "<p>0 1 3 2</p>"
