@@ -20,10 +20,10 @@ each beside its faces' (a mesh of faces alone keeps the corners of one of one or
 hull); a PLY gives its faces of two corners a mesh, and of one another (a vertex no face uses
 is none). An OBJ's or PLY's part of one point (a lone `p`, a line of two equal ends) crashes
 Tesseract's contact manager (SIGSEGV, "The mesh is empty!") as the environment is built: it is
-`mesh_not_a_mesh`, at its first line (an OBJ's) or naming its face (a PLY's). So does a part of
-triangles whose corners are one point as assimp reads them, in single precision (an object, a
-solid, a block of faces, a whole file; corners a nanometre apart near 0.5 m): it is
-`mesh_not_a_mesh`, naming that point.
+`mesh_not_a_mesh`, at its first line (an OBJ's) or naming its face (a PLY's). So does a part
+whose corners are one point as assimp reads them, in single precision (an object, a solid, a
+block of faces, a COLLADA `<lines>`, a whole file; corners a nanometre apart near 0.5 m): it
+is `mesh_not_a_mesh`, naming that point.
 An OBJ's material library changes none of it: the reader looks for it relative to the
 planner's working folder, not the OBJ's (were it read, its last material would be the one of
 faces before the first `usemtl`, and a `usemtl` of another would start a mesh).
@@ -81,6 +81,7 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     scale = np.array(mesh.scale, dtype=float)
     # each <lines> a part of its own (a mesh of them is collided too: read by mesh_parts)
     blocks = dae_line_blocks(data) if suffix == "dae" and b"lines" in data else []
+    _refuse_one_point([ends.reshape(-1, 3) for ends in blocks], display)  # a <lines> of one
     lines = [ends.reshape(-1, 3) * scale for ends in blocks + loose]
     # a part read otherwise than trimesh read the whole: collided whole, as before this reader
     if parts is None or sum(count for count, _ in parts) != len(triangles):
@@ -108,11 +109,12 @@ def _refuse_one_point(parts: list[Array], display: str) -> None:
                     "mesh_not_a_mesh",
                     display,
                     "",
-                    f"a part of its triangles has every corner at ({where}), one point in the "
-                    "single precision Tesseract's reader reads (it cuts the file by its objects, "
-                    "groups, solids or blocks of faces): Tesseract's contact manager crashes on "
+                    f"a part of it has every corner at ({where}), one point in the single "
+                    "precision Tesseract's reader reads (it cuts the file by its objects, groups, "
+                    "solids, blocks of faces and <lines>): Tesseract's contact manager crashes on "
                     "it (SIGSEGV, 'The mesh is empty!') as the planning environment is built",
-                    "remove those triangles, or export the collision mesh again from the CAD model",
+                    "remove those triangles or lines, or export the collision mesh again from the "
+                    "CAD model",
                 )
             ]
         )

@@ -429,9 +429,10 @@ _CUBE = [
     for corner in trimesh.creation.box((0.2, 0.2, 0.2)).triangles.reshape(-1, 3) - (0.6, 0, 0)
 ]
 _NM = 0.500000001  # 1 nm from 0.5: the same number in single precision, as assimp reads it
-# name: (file, the point, in single precision, of a part of triangles whose corners are all
-# there): Tesseract's contact manager crashes on it as on a lone point (measured with 0.5)
-ONE_POINT_TRIANGLES = {
+# name: (file, the point, in single precision, of a part of triangles (or a COLLADA <lines>)
+# whose corners are all there): Tesseract's contact manager crashes on it as on a lone point
+# (measured with Tesseract 0.5)
+ONE_POINT_PARTS = {
     "f_of_one_point_in_an_object.obj": (cube_obj([-0.6, "o b", _O, "f 9 9 9"]), "0.0, 0.0, 0.0"),
     "f_of_three_vertices_at_one_place.obj": (
         cube_obj([-0.6, "g b", _O, _O, _O, "f 9 10 11"]),
@@ -452,8 +453,12 @@ ONE_POINT_TRIANGLES = {
         block_dae('<triangles count="1">{v}<p>0 0 0</p></triangles>'),
         "-0.7, -0.1, -0.1",
     ),
+    "lines_of_equal_ends.dae": (
+        block_dae('<lines count="1">{v}<p>0 0</p></lines>'),
+        "-0.7, -0.1, -0.1",
+    ),
 }
-LONE_POINT.update(ONE_POINT_TRIANGLES)
+LONE_POINT.update(ONE_POINT_PARTS)
 
 
 # name: (block, what Tesseract's reader does with the file: "refuses" it, "aborts (SIGABRT)" or
