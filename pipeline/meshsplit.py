@@ -286,8 +286,13 @@ class LonePart(Exception):
 
 
 def _lone(table: Array, index: list[int]) -> bool:
-    """Whether corners `index` of `table` are one point (two or more of them the same)."""
-    return bool(index) and len(np.unique(table[np.unique(index)], axis=0)) == 1
+    """Whether corners `index` of `table` are one point (two or more of them the same) in the
+    single precision assimp reads (a PLY's double vertices 1 nm apart at 0.5 m are one)."""
+    if not index:
+        return False
+    with np.errstate(all="ignore"):
+        corners = table[np.unique(index)].astype(np.float32)
+    return len(np.unique(corners, axis=0)) == 1
 
 
 def _ply_loose(data: bytes, display: str) -> list[Array]:

@@ -457,6 +457,13 @@ ONE_POINT_PARTS = {
         block_dae('<lines count="1">{v}<p>0 0</p></lines>'),
         "-0.7, -0.1, -0.1",
     ),
+    # a PLY of double vertices: a line 1 nm long, one point in single precision
+    "line_a_nanometre_long.ply": (
+        cubes_ply([(0.5, 0.5, 0.5), (_NM, 0.5, 0.5)], [[16, 17]]).replace(
+            "property float", "property double"
+        ),
+        "face 24",
+    ),
 }
 LONE_POINT.update(ONE_POINT_PARTS)
 
