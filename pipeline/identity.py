@@ -35,9 +35,14 @@ def description_identity(
 ) -> tuple[str, int]:
     """Check the manifest of `folder`, then return its identity and registered file count."""
     manifest = read_manifest(folder, display_folder, model_id)
-    names = [MANIFEST_NAME, *manifest.files]
+    return registered_identity(folder, display_folder, manifest.files), len(manifest.files)
+
+
+def registered_identity(folder: Path, display_folder: str, files: Iterable[str]) -> str:
+    """The identity of `folder`'s manifest (already checked) and the files it registers."""
+    names = [MANIFEST_NAME, *files]
     entries = [(name, file_digest(folder / name, f"{display_folder}/{name}")) for name in names]
-    return identity_of(entries), len(manifest.files)
+    return identity_of(entries)
 
 
 def file_digest(path: Path, display: str) -> bytes:

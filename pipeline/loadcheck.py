@@ -25,7 +25,7 @@ from pipeline.calibration import (
 from pipeline.cell import CELL_NAME, DESCRIPTION, Cell, compiled_cell_json
 from pipeline.config import CONFIG_FILE, RobotConfig, config_from_bytes
 from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
-from pipeline.identity import description_identity
+from pipeline.identity import registered_identity
 from pipeline.machine import MachineConfig, Pin
 from pipeline.manifest import MANIFEST_NAME, SRDF_NAME, read_manifest
 from pipeline.review import kinematics_review
@@ -59,11 +59,6 @@ class CellIdentity:
         """The cell's value of a `robot_cell` field."""
         value: str = getattr(self, field)
         return value
-
-
-def served_description_identity(folder: Path, display: str, model_id: str) -> str:
-    """The identity of a cell's `description/`, whose manifest must name the cell's model."""
-    return description_identity(folder, display, model_id)[0]
 
 
 # how to check a program too large for the JSON reader
@@ -155,11 +150,10 @@ def read_cell(folder: Path, display: str) -> CellIdentity:
             "the cell serves its description there: put the folder back "
             "(unpack the bundle again, or compile the cell again)",
         )
-    description = served_description_identity(
-        folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)
-    )
-    served = read_bytes(folder / CALIBRATION_NAME, f"{display}/{CALIBRATION_NAME}", JSON_LIMIT)
+    # the manifest must name the cell's model; read once, for the identity and the modes
     files = read_manifest(folder / DESCRIPTION, f"{display}/{DESCRIPTION}", str(model)).files
+    description = registered_identity(folder / DESCRIPTION, f"{display}/{DESCRIPTION}", files)
+    served = read_bytes(folder / CALIBRATION_NAME, f"{display}/{CALIBRATION_NAME}", JSON_LIMIT)
     modes = unsafe_mode_findings(
         folder,
         display,
