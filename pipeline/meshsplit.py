@@ -96,13 +96,9 @@ def _refuse_one_point(parts: list[Array], display: str) -> None:
     """mesh_not_a_mesh when a part's corners (in the file's units) are one point as assimp reads
     them, in single precision: its hull is empty, and Tesseract's contact manager crashes."""
     for points in parts:
-        if not len(points):
+        if not _one_point(points):
             continue
-        with np.errstate(all="ignore"):  # rounding keeps order: the least and most tell it
-            low, high = (ends.astype(np.float32) for ends in (points.min(0), points.max(0)))
-        if not (low == high).all():
-            continue
-        where = ", ".join(str(x) for x in low)
+        where = ", ".join(str(x) for x in points[0].astype(np.float32))
         raise ContractError(
             [
                 Finding(
@@ -285,14 +281,19 @@ class LonePart(Exception):
         )
 
 
-def _lone(table: Array, index: list[int]) -> bool:
-    """Whether corners `index` of `table` are one point (two or more of them the same) in the
-    single precision assimp reads (a PLY's double vertices 1 nm apart at 0.5 m are one)."""
-    if not index:
+def _one_point(points: Array) -> bool:
+    """Whether corners (K, 3), at least one, are one point in the single precision assimp
+    reads (a PLY's double vertices 1 nm apart at 0.5 m are one)."""
+    if not len(points):
         return False
-    with np.errstate(all="ignore"):
-        corners = table[np.unique(index)].astype(np.float32)
-    return len(np.unique(corners, axis=0)) == 1
+    with np.errstate(all="ignore"):  # rounding keeps order: the least and most tell it
+        low, high = (ends.astype(np.float32) for ends in (points.min(0), points.max(0)))
+    return bool((low == high).all())
+
+
+def _lone(table: Array, index: list[int]) -> bool:
+    """Whether corners `index` of `table` are one point (one or more of them)."""
+    return _one_point(table[index]) if index else False
 
 
 def _ply_loose(data: bytes, display: str) -> list[Array]:
