@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.findings import ContractError, Finding
-from pipeline.spheres.loose import OBJ_LOOSE, dae_line_blocks, ply_face_lists
+from pipeline.spheres.loose import OBJ_LOOSE, ply_face_lists
 from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.strict_io import MESH_LIMIT, read_bytes
@@ -79,10 +79,10 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     except LonePart as lone:
         raise ContractError([lone.finding(display)]) from None
     scale = np.array(mesh.scale, dtype=float)
-    # each <lines> a part of its own (a mesh of them is collided too: read by mesh_parts)
-    blocks = dae_line_blocks(data) if suffix == "dae" and b"lines" in data else []
-    _refuse_one_point([ends.reshape(-1, 3) for ends in blocks], display)  # a <lines> of one
-    lines = [ends.reshape(-1, 3) * scale for ends in blocks + loose]
+    # each <lines> a part of its own (a mesh of them is collided too), as mesh_parts read them
+    blocks = [ends.reshape(-1, 3) for ends in read.line_blocks]
+    _refuse_one_point(blocks, display)  # a <lines> of one point
+    lines = [ends * scale for ends in blocks] + [ends.reshape(-1, 3) * scale for ends in loose]
     # a part read otherwise than trimesh read the whole: collided whole, as before this reader
     if parts is None or sum(count for count, _ in parts) != len(triangles):
         whole = triangles.reshape(-1, 3)

@@ -36,17 +36,20 @@ OBJ_LOOSE = re.compile(rb"(?m)^[ \t]*(?:[lp][ \t]|f(?:[ \t]+[^\s#]+){0,2}[ \t]*(
 
 def loose_segments(
     data: bytes, suffix: str, loaded: object, display: str, root: etree._Element | None
-) -> Array:
+) -> list[Array]:
     """Segments (N, 2, 3) of a mesh file's lines and points, in the file's coordinates (a
-    COLLADA node's transform applied, not its unit): the corners the file states (`root`: a
-    COLLADA file parsed, or None to parse it here)."""
-    if suffix == "obj":
-        return _obj_segments(data, display)
+    COLLADA node's transform applied, not its unit): the corners the file states, in blocks (a
+    COLLADA file's each `<lines>`, the planner's part; another file's all in one), none empty
+    (`root`: a COLLADA file parsed, or None to parse it here)."""
     if suffix == "dae":
         return _dae_segments(data, display, root)
-    if suffix == "ply":
-        return _ply_segments(loaded, display)
-    return NONE
+    if suffix == "obj":
+        found = _obj_segments(data, display)
+    elif suffix == "ply":
+        found = _ply_segments(loaded, display)
+    else:
+        found = NONE
+    return [found] if len(found) else []
 
 
 def _refuse(display: str, place: str, what: str, fix: str) -> ContractError:
@@ -107,9 +110,10 @@ def obj_xyz(words: list[bytes]) -> list[float]:
     return out
 
 
-def _dae_segments(data: bytes, display: str, root: etree._Element | None) -> Array:
-    """The segments of a COLLADA mesh's `<lines>`, placed as trimesh places the triangles; a
-    `<linestrips>`, a `<lines>` read otherwise, or a polygon of fewer than 3 corners refused."""
+def _dae_segments(data: bytes, display: str, root: etree._Element | None) -> list[Array]:
+    """The segments of each of a COLLADA mesh's `<lines>`, placed as trimesh places the
+    triangles; a `<linestrips>`, a `<lines>` read otherwise, or a polygon of fewer than 3
+    corners refused."""
     place, kind = _dae_unreadable(data, display, root)
     if kind:
         raise _refuse(
@@ -120,9 +124,8 @@ def _dae_segments(data: bytes, display: str, root: etree._Element | None) -> Arr
             "export the collision mesh again with triangles only",
         )
     if b"lines" not in data:
-        return NONE  # the fast path: nearly every mesh
-    blocks = dae_line_blocks(data)
-    return np.concatenate(blocks) if blocks else NONE
+        return []  # the fast path: nearly every mesh
+    return dae_line_blocks(data)
 
 
 def dae_line_blocks(data: bytes) -> list[Array]:

@@ -41,6 +41,9 @@ class MeshParts:
     triangles: np.ndarray
     segments: np.ndarray
     polygons: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    # a COLLADA file's segments of each <lines> in its coordinates (no unit, no scale): the
+    # planner collides each as a part of its own
+    line_blocks: tuple[np.ndarray, ...] = ()
 
     def points(self) -> np.ndarray:
         """Every corner and end (K, 3)."""
@@ -91,9 +94,11 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     unit, findings = _collada_unit(loaded, data, display) if suffix == "dae" else (1.0, [])
     tri = tri * unit
     segments, polygons, parts_read = np.zeros((0, 2, 3)), [], True
+    blocks: list[np.ndarray] = []
     with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
         try:
-            segments = loose_segments(data, suffix, loaded, display, root) * unit
+            blocks = loose_segments(data, suffix, loaded, display, root)
+            segments = (np.concatenate(blocks) if blocks else segments) * unit
         except ContractError as exc:
             findings, parts_read = [*findings, *exc.findings], False
         try:
@@ -143,7 +148,8 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
             ]
         )
     factor = unit * np.array(mesh.scale, dtype=float)
-    return MeshParts(tri, segments, polygon_triangles(polygons, factor, display))
+    lines = tuple(blocks) if suffix == "dae" else ()
+    return MeshParts(tri, segments, polygon_triangles(polygons, factor, display), lines)
 
 
 def _collada_root(data: bytes) -> etree._Element | None:
