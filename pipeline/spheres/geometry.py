@@ -290,9 +290,10 @@ class LinkGeometry:
 # Hull points per cell of half the sample size above which they are thinned to one per cell.
 # A mesh of long slivers (an extrusion's profile swept 0.3 m, a cylinder's sides) is refined
 # along its length only: an aluminium extrusion of 2 060 triangles gave 125 000 points in 2 814
-# cells, 44 each, and every stage of the fit paid for them (3.1 s, thinned 2.0 s, the same
-# excess). The shipped links have 2.2-4.5; thinned at 8, links of 8-18 fitted 2-12 % looser
-# as often as tighter (docs/performance.md), so only a crowd this dense is thinned.
+# cells, 44 each, and every stage of the fit paid for them (docs/spheres.md: 3.1 s, thinned
+# 2.0-2.2 s at the same excess). The shipped links have at most 4.5; thinned at 8, links of
+# 8-18 fitted 2-12 % looser as often as tighter (docs/performance.md), so only a crowd this
+# dense is thinned.
 THIN_ABOVE = 24
 
 
