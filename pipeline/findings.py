@@ -9,9 +9,13 @@ from collections.abc import Collection, Iterable, Sequence
 from enum import Enum
 from typing import NamedTuple
 
-# A file name or JSON key can hold a line break, another control character or (a name that is
-# not UTF-8) a lone surrogate; a finding stays one printable line, so these are escaped.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+# A file name or JSON key can hold a line break (also U+0085, U+2028, U+2029), another C0 or C1
+# control character, a bidirectional control that reorders what a terminal shows, or (a name
+# that is not UTF-8) a lone surrogate; a finding stays one line showing what the input holds, so
+# these are escaped.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 # A finding quotes what an input holds (a key, a name, a program's field), which may be

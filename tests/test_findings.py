@@ -141,3 +141,21 @@ def test_a_line_cuts_a_huge_value_short_keeping_both_ends(long: Finding) -> None
 def test_a_line_of_ordinary_length_is_left_whole() -> None:
     plain = Finding("c", "f", "/a", "m" * 1900, "h" * 1900)
     assert plain.line() == f"f:/a: c: {'m' * 1900}; {'h' * 1900}"
+
+
+# Every character Python's `str.splitlines` breaks a line at, C1 controls, which terminals may
+# act on, and the bidirectional controls that reorder what a line shows ("Trojan source"): a
+# name holding one still gives one line that shows what the name holds.
+@pytest.mark.parametrize(
+    "char",
+    [
+        *("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\x9b"),
+        *("\u202a", "\u202e", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c"),
+    ],
+)
+def test_a_line_break_or_control_in_a_value_stays_one_line(char: str) -> None:
+    found = Finding("mesh_missing", f"robots/r/meshes/a{char}b.stl", "", "names a file", "x")
+    line = found.line()
+    assert line.splitlines() == [line]
+    assert line.isprintable()
+    assert ascii(char)[1:-1] in line
