@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import itertools
 import tarfile
 from collections.abc import Mapping
 from typing import Any
@@ -49,9 +50,6 @@ _MODE_WORDS = (
     (0o002, True, "world-writable"),
     (0o111, True, "executable"),
 )
-
-
-_FILE: dict[str, Any] = {}  # the mark of a file in `_claim`'s tree (never a folder's dict)
 
 
 def _check_path(path: str) -> None:
@@ -192,7 +190,6 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
     limit = UNPACKED_LIMIT if limit is None else limit
     lines = [LISTING_DOMAIN]
     entries: list[tuple[bytes, str]] = []
-    tree: dict[str, Any] = {}
     problems: list[tuple[str, str]] = []
     more = 0
     total = 0
@@ -201,7 +198,6 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
             if not info.isfile():
                 raise ValueError(f"archive entry {info.name!r} is not a regular file")
             _check_path(info.name)
-            _claim(tree, info.name)
             found = entry_problems(info.name, info.mode) + owner_problems(info)
             taken = found[: PROBLEMS_SHOWN - len(problems)]
             problems += [(info.name, why) for why in taken]
@@ -217,6 +213,7 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
                 digest.update(chunk)
             line = f"{info.mode:04o} {digest.hexdigest()} {info.name}"
             entries.append((info.name.encode("utf-8"), line))
+        _refuse_clashes([info.name for info in tar.getmembers()])
         if tar.pax_headers:  # records for every entry: none a bundle has
             keys = ", ".join(ascii(k) for k in sorted(tar.pax_headers)[:5])
             raise ValueError(f"it holds global pax records ({keys}), which a bundle does not")
@@ -227,23 +224,23 @@ def listing_of_archive(data: bytes, limit: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _claim(tree: dict[str, Any], path: str) -> None:
-    """Record a file's path in a tree of folders; refuse a path named twice or a file as folder.
+def _refuse_clashes(paths: list[str]) -> None:
+    """Refuse a path named twice, or a file's path that another entry uses as a folder.
 
     Unpacking keeps the last of two copies (the listing would name both), and no folder can hold
-    both a file `d` and a file `d/x`. A tree keeps this linear in the path's length.
+    both a file `d` and a file `d/x`. Sorted by path and `/`, the entries lying in `d` follow
+    `d/` at once (nothing sorts between a string and those it begins), so one pass over
+    neighbours finds every clash: a tree of folders took 2 GB for 10 000 entries 1 000 deep.
     """
-    node = tree
-    *folders, name = path.split("/")
-    for depth, part in enumerate(folders, 1):
-        node = node.setdefault(part, {})
-        if node is _FILE:
-            folder = "/".join(folders[:depth])
-            raise ValueError(f"archive entry {path!r} lies in {folder!r}, a file entry")
-    if name in node:
-        what = "appears more than once" if node[name] is _FILE else "is also a folder of entries"
-        raise ValueError(f"archive entry {path!r} {what}")
-    node[name] = _FILE
+    order = sorted(range(len(paths)), key=lambda i: (paths[i] + "/", i))
+    for first, then in itertools.pairwise(order):
+        path, other = paths[first], paths[then]
+        if other == path:
+            raise ValueError(f"archive entry {path!r} appears more than once")
+        if other.startswith(path + "/"):
+            if first < then:  # the file came first: the later entry lies in it
+                raise ValueError(f"archive entry {other!r} lies in {path!r}, a file entry")
+            raise ValueError(f"archive entry {path!r} is also a folder of entries")
 
 
 def _check_end(stream: Any, budget: int) -> None:

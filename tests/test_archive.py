@@ -182,6 +182,18 @@ BAD_BUNDLES = [
     # no folder holds both a file d and a file d/x: it cannot be unpacked
     ("file_then_folder", gzip.compress(_tar([("d", b"1"), ("d/x", b"2")])), "lies in 'd', a file"),
     ("folder_then_file", gzip.compress(_tar([("d/x", b"1"), ("d", b"2")])), "also a folder"),
+    # names that sort between `d` and `d/x` (`-`, `.` and `!` sort before `/`) hide no clash
+    (
+        "file_then_folder_past_siblings",
+        gzip.compress(_tar([("a/d", b"1"), ("a/d!", b""), ("a/d-x/y", b""), ("a/d/x/y", b"2")])),
+        "archive entry 'a/d/x/y' lies in 'a/d', a file",
+    ),
+    (
+        "folder_then_file_past_siblings",
+        gzip.compress(_tar([("a/d/x", b"1"), ("a/d.x", b""), ("a/d", b"2")])),
+        "archive entry 'a/d' is also a folder",
+    ),
+    ("duplicate_past_siblings", gzip.compress(_tar([("d", b""), ("d!", b""), ("d", b"")])), "more"),
     # the gzip trailer (CRC, length) cut off: the entries were whole, so it was accepted
     ("cut_trailer", GOOD[:-4], "end-of-stream marker"),
     # a second gzip member after the end-of-archive block: content the identity skipped
