@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,10 +13,19 @@ from pipeline.spheres import portable
 from pipeline.spheres.adam import Objective, distances
 from pipeline.spheres.finish import shrink
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem
-from pipeline.spheres.geometry import Array, LinkGeometry, Patches, load_link_geometry
+from pipeline.spheres.geometry import (
+    THIN_ABOVE,
+    Array,
+    Frame,
+    LinkGeometry,
+    Patches,
+    Skip,
+    load_link_geometry,
+    thin,
+)
 from pipeline.spheres.plate import kmeans
 from pipeline.spheres.winding import _solid_angles, closing_fan, ray_winding
-from pipeline.urdf import load_robot
+from pipeline.urdf import Origin, load_robot
 from tests.conftest import REPO
 
 IIWA = "lbr_iiwa_14_r820"
@@ -137,6 +148,91 @@ def test_refine_gives_the_patches_of_remeasuring_all_in_their_order() -> None:
     for size in (0.2, 0.03, 0.01):
         fast, plain = patches.refine(size), _refine_by_remeasuring(patches, size)
         assert np.array_equal(fast.params, plain.params)
+
+
+def _surface_points_of_the_leaves(
+    geometry: LinkGeometry, size: float, skip: Skip | None = None
+) -> Array:
+    """surface_points as every leaf's hull points, sorted without repeats, then thinned."""
+    distinct = [
+        p.take(np.unique(p.params.reshape(len(p), -1), axis=0, return_index=True)[1])
+        for p in geometry.patches
+    ]
+    if skip is not None:
+        distinct = [p.take(~skip(p)) for p in (p.refine(4 * size) for p in distinct)]
+    pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in distinct])
+    pts = pts.take(np.lexsort(pts.T[::-1]), axis=0)
+    pts = pts.compress(np.r_[True, np.any(pts[1:] != pts[:-1], axis=1)], axis=0)
+    cells = thin(pts, size / 2)
+    return cells if len(pts) > THIN_ABOVE * len(cells) else pts
+
+
+def _slivers() -> LinkGeometry:
+    """A CAD cylinder of 128 sides, with a line and a point beside it: crowded, thinned."""
+    import trimesh
+
+    mesh = trimesh.creation.cylinder(radius=0.03, height=0.3, sections=128)
+    frame = Frame.of(Origin())
+    loose = np.array([[[0.05, 0, 0], [0.05, 0, 0.2]], [[0.06, 0, 0], [0.06, 0, 0]]])
+    return LinkGeometry(
+        "a", (Patches("flat", mesh.triangles, frame), Patches("segment", loose, frame)), ()
+    )
+
+
+def _primitives(tmp: Path) -> LinkGeometry:
+    """A box, a cylinder and a sphere: flat, side, cap and sphere patches."""
+    shutil.copytree(REPO / "robots" / IIWA, tmp / IIWA)
+    urdf = tmp / IIWA / "robot.urdf"
+    shapes = (
+        '<collision><geometry><box size="0.1 0.2 0.05"/></geometry></collision>'
+        '<collision><origin xyz="0 0 0.2" rpy="0.3 0 0"/>'
+        '<geometry><cylinder radius="0.04" length="0.3"/></geometry></collision>'
+        '<collision><origin xyz="0.1 0 0"/><geometry><sphere radius="0.05"/></geometry></collision>'
+    )
+    text = urdf.read_text()
+    start = text.index("<collision>", text.index('<link name="link_1"'))
+    end = text.index("</collision>", start) + len("</collision>")
+    urdf.write_text(text[:start] + shapes + text[end:])
+    link = load_robot(tmp / IIWA, tmp).link("link_1")
+    assert link is not None
+    return load_link_geometry(link, tmp / IIWA, f"robots/{IIWA}")
+
+
+@pytest.mark.parametrize("case", ["link_2", "link_7", "slivers", "primitives", "negative zero"])
+def test_surface_points_from_the_midpoints_are_those_of_the_leaves(
+    case: str, tmp_path: Path
+) -> None:
+    """The leaves' corners are the patches' own and their splits' midpoints: the same points
+    (an extrusion refined to 2.2 million corners took 0.24 s to sort; of them, a third)."""
+    if case == "slivers":
+        geometry = _slivers()
+    elif case == "primitives":
+        geometry = _primitives(tmp_path)
+    else:
+        geometry = _geometry("link_7" if case == "negative zero" else case)
+    if case == "negative zero":  # which of 0.0 and -0.0 is kept follows the leaves' order
+        flat = geometry.patches[0]
+        params = flat.params.copy()
+        params[:, :, 0] -= params[0, 0, 0]
+        params[::2, :, 0] *= -1
+        geometry = replace(geometry, patches=(Patches("flat", params, flat.frame),))
+        assert (np.signbit(params) & (params == 0)).any()
+    lo, hi = geometry.bounds()
+    scale = float(np.linalg.norm(hi - lo))
+    rng = np.random.default_rng(5)
+    for divisions in (20, 40, 80):
+        size = scale / divisions
+        fast = geometry.surface_points(size)
+        assert fast.tobytes() == _surface_points_of_the_leaves(geometry, size).tobytes()
+
+        def skip(patches: Patches) -> Array:
+            return rng.random(len(patches)) < 0.7
+
+        state = rng.bit_generator.state
+        fast = geometry.surface_points(size, skip)
+        rng.bit_generator.state = state
+        plain = _surface_points_of_the_leaves(geometry, size, skip)
+        assert fast.tobytes() == plain.tobytes()
 
 
 def _shrink_by_recounting(surface: Array, centers: Array, radii: Array) -> Array:
