@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.spheres import portable
 from pipeline.spheres.adam import Objective, distances
+from pipeline.spheres.ball import unique_rows
 from pipeline.spheres.finish import shrink
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem
 from pipeline.spheres.geometry import (
@@ -233,6 +234,20 @@ def test_surface_points_from_the_midpoints_are_those_of_the_leaves(
         rng.bit_generator.state = state
         plain = _surface_points_of_the_leaves(geometry, size, skip)
         assert fast.tobytes() == plain.tobytes()
+
+
+@pytest.mark.parametrize("case", ["link_1", "link_7", "empty", "repeats", "negative zero"])
+def test_unique_rows_by_lexsort_are_np_uniques(case: str) -> None:
+    if case == "empty":
+        points = np.zeros((0, 3))
+    elif case in ("repeats", "negative zero"):
+        points = np.random.default_rng(4).integers(-2, 3, size=(500, 3)).astype(float) / 4
+        if case == "negative zero":
+            points[::3] *= -1  # 0.0 and -0.0 in one row of numbers
+            assert (np.signbit(points) & (points == 0)).any()
+    else:
+        points = _geometry(case).patches[0].params.reshape(-1, 3)
+    assert unique_rows(points).tobytes() == np.unique(points, axis=0).tobytes()
 
 
 def _shrink_by_recounting(surface: Array, centers: Array, radii: Array) -> Array:
