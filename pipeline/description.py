@@ -215,10 +215,12 @@ def unportable_name_findings(robot: Robot, copies: Iterable[str], model_id: str)
 def collision_mesh_findings(
     robot: Robot, copies: Mapping[str, bytes], model_id: str
 ) -> list[Finding]:
-    """Each collision mesh parsed from its copy as the spheres step parses it; each collision
-    link of a size the spheres step can fit (errors), in proportion with the joints (warnings)."""
+    """Each collision mesh parsed from its copy as the spheres step parses it, and cut into the
+    parts the planner collides (meshsplit: none may be one point); each collision link of a
+    size the spheres step can fit (errors), in proportion with the joints (warnings)."""
     # Checked before anything is copied: a mesh refused by the spheres step after this step
     # had written build/ left build/ half-updated. Imported here: trimesh is slow to import.
+    from pipeline.meshsplit import collided_parts
     from pipeline.spheres.extent import extent_findings
     from pipeline.spheres.triangles import mesh_parts
 
@@ -236,7 +238,10 @@ def collision_mesh_findings(
                 continue  # refused by its name or bytes: not parsed (extent_findings skips it)
             try:
                 display = f"{source_dir(model_id)}/{mesh.path}"
-                corners[mesh] = mesh_parts(data, mesh, display).points()
+                read = mesh_parts(data, mesh, display)
+                # a part the planner's reader reads as one point crashes its contact manager
+                collided_parts(data, mesh, read, display)
+                corners[mesh] = read.points()
             except ContractError as exc:
                 # at another scale the same file's refusal about its bytes reads the same
                 findings += [f for f in exc.findings if f not in findings]

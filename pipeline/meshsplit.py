@@ -42,7 +42,7 @@ import numpy as np
 from pipeline.findings import ContractError, Finding
 from pipeline.spheres.loose import OBJ_LOOSE, ply_face_lists
 from pipeline.spheres.meshlib import trimesh
-from pipeline.spheres.triangles import mesh_parts
+from pipeline.spheres.triangles import MeshParts, mesh_parts
 from pipeline.strict_io import MESH_LIMIT, read_bytes
 from pipeline.urdf import Mesh
 
@@ -65,12 +65,23 @@ def hull_parts(folder: Path, mesh: Mesh, display_folder: str) -> list[Array]:
     display = (PurePosixPath(display_folder) / mesh.path).as_posix()
     data = read_bytes(folder / mesh.path, display, MESH_LIMIT)
     read = mesh_parts(data, mesh, display)  # refuses what the spheres step does
-    triangles = read.triangles
     # trimesh's scene and mesh hold reference cycles: of a 987,712-triangle STL, 467 MB waited
     # for the collector while the hull was taken (peak RSS 1,009 MB; collected now, 831 MB). A
     # collection costs 10-25 ms whatever the mesh, most of a small robot's check: large ones only
-    if len(triangles) > COLLECT_AFTER:
+    if len(read.triangles) > COLLECT_AFTER:
         gc.collect()
+    return collided_parts(data, mesh, read, display)
+
+
+def collided_parts(data: bytes, mesh: Mesh, read: MeshParts, display: str) -> list[Array]:
+    """The corners (K, 3) of each part of a collision mesh file's bytes `data` (`read`: as
+    mesh_parts read them), URDF scale applied; mesh_not_a_mesh when a part is one point.
+
+    The urdf step (and so `pipeline validate`) calls it on every collision mesh, as well as
+    the contact check: a file it refuses crashes the planner, and is refused before the build
+    copies anything.
+    """
+    triangles = read.triangles
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     try:
         parts = part_points(data, suffix)

@@ -44,6 +44,8 @@ URDF_CODE = (
     "pipeline/spheres/polygons.py",
     "pipeline/spheres/winding.py",
     "pipeline/spheres/extent.py",
+    # and cuts it into the parts the planner collides, none of one point
+    "pipeline/meshsplit.py",
     "pipeline/description.py",
 )
 CONFIG_CODE = (
@@ -58,7 +60,6 @@ SRDF_CODE = (
     *URDF_CODE,
     # group states collided (srdf/contact_check.py)
     "pipeline/contacts.py",
-    "pipeline/meshsplit.py",
     "pipeline/homepose.py",
     "pipeline/kinematics.py",
     *(

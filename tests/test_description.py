@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.cli import main
 from pipeline.description import (
     INDEX_PATH,
     build_dir,
@@ -19,8 +20,9 @@ from pipeline.description import (
     read_urdf_sources,
     source_dir,
 )
-from pipeline.findings import ContractError, Severity
+from pipeline.findings import ContractError, Severity, render
 from tests.conftest import REPO, ROBOTS, run_doit, tree_bytes
+from tests.meshfiles import LONE_POINT
 
 FLAT_STL = b"""solid flat
 facet normal 0 0 0
@@ -303,6 +305,29 @@ def test_a_bad_collision_mesh_is_refused_before_anything_is_copied(
     with pytest.raises(ContractError) as exc:
         make_urdf_copies(repo, "abb_irb2400")
     assert [(f.code, f.file) for f in exc.value.findings] == [found]
+
+
+@pytest.mark.parametrize("name", sorted(LONE_POINT))
+def test_validate_refuses_a_collision_part_of_one_point_with_the_builds_line(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A collision mesh part of one point (a lone `p`, a tetrahedron 1 nm across as an object
+    of its own) crashes Tesseract's contact manager. Only the srdf step's contact check refused
+    it: `pipeline validate` said ok and `doit` stopped. The urdf step refuses it, for both."""
+    text, where = LONE_POINT[name]
+    _break(repo, "meshes/link_3.stl", f"meshes/{name}", f"meshes/{name}", text.encode())
+    monkeypatch.chdir(repo)
+    assert main(["validate", ABB]) == 2
+    out, err = capsys.readouterr()
+    with pytest.raises(ContractError) as exc:
+        make_urdf_copies(repo, ABB)  # the build's urdf step
+    assert (out, err) == ("", render(exc.value.findings) + "\n")
+    [finding] = exc.value.findings
+    assert (finding.code, finding.file) == ("mesh_not_a_mesh", f"robots/{ABB}/meshes/{name}")
+    if finding.place:  # an OBJ's line
+        assert text.splitlines()[int(finding.place) - 1] == where
+    else:  # the point, or the PLY's face
+        assert where in finding.message
 
 
 def test_a_bad_collision_mesh_two_links_name_is_one_finding_mesh_empty(repo: Path) -> None:
