@@ -133,9 +133,23 @@ def read_urdf_sources(root: Path, model_id: str) -> UrdfSources:
 
 def check_robot_sources(root: Path, model_id: str) -> UrdfSources:
     """Every source of the robot `pipeline validate` checks (the URDF, its meshes, the JSON
-    sources), all in one run; raise ContractError with every error, return the URDF's sources."""
-    sources = read_urdf_sources(root, model_id)  # raises the JSON sources' findings with its own
-    raise_if_errors([*sources.warnings, *json_source_findings(root, model_id, sources.robot)])
+    sources), all in one run; raise ContractError with every error, return the URDF's sources.
+
+    With them, what the build refuses in the robot's folder before a step reads a file (a name
+    no stamp records, a linked folder beside srdf.py: plan.robot_folder_findings), though
+    `validate` reads no srdf.py.
+    """
+    from pipeline.plan import robot_folder_findings
+
+    # alone, as read_urdf_sources raises it: each path below would name the folder again
+    raise_if_errors(model_id_findings(root / source_dir(model_id), root))
+    folder = robot_folder_findings(root, model_id)
+    try:
+        sources = read_urdf_sources(root, model_id)  # raises the JSON sources' findings too
+    except ContractError as exc:
+        raise ContractError([*folder, *exc.findings]) from None
+    json_sources = json_source_findings(root, model_id, sources.robot)
+    raise_if_errors([*folder, *sources.warnings, *json_sources])
     return sources
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.findings import Finding
 from pipeline.sourcenames import ignored
 from pipeline.stagecode import CODE, code
-from pipeline.stamps import Step
+from pipeline.stamps import Step, unrecordable_names
 from pipeline.strict_io import (
     JSON_LIMIT,
     folder_refused,
@@ -395,3 +395,13 @@ def linked_folders(root: Path, steps: list[Step]) -> list[Finding]:
             helpers = [i for i in step.inputs if i.startswith(f"{src}/") and i not in own]
             out += linked_helper_folders(base, helpers)
     return out
+
+
+def robot_folder_findings(root: Path, model_id: str) -> list[Finding]:
+    """What the build refuses in a robot's folder before any of its steps reads a file, which
+    `pipeline validate` asks too: an input whose name no stamp can record (stamps.run_step), and
+    a folder beside srdf.py that is a symbolic link (the srdf step's, whatever srdf.py holds).
+    (Its robot folder and meshes/ linked: the URDF's rules say so, urdf/rules.py.)"""
+    steps = robot_steps(root, model_id)
+    inputs = dict.fromkeys(path for step in steps.values() for path in step.inputs)
+    return unrecordable_names(inputs) + linked_folders(root, [steps["srdf"]])

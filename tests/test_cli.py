@@ -469,11 +469,18 @@ LINKED_FOLDERS = {
         MESHES_LINKED,
         (("doit",), ("validate", "abb_irb2400"), ("check",)),
     ),
-    # the srdf step refuses it (validate does not read srdf.py); so does a cell compiled with it
+    # the srdf step refuses it, whatever srdf.py holds: so does validate (which reads no
+    # srdf.py), and a cell compiled with it
     "helper-outside": (
         _helper_outside,
         HELPER_LINKED,
-        (("doit",), ("cell", "cells/weld_cell_a"), ("check",)),
+        (
+            ("doit",),
+            ("validate",),
+            ("validate", "abb_irb2400"),
+            ("cell", "cells/weld_cell_a"),
+            ("check",),
+        ),
     ),
 }
 FINDING_LINE = re.compile(r"^\S+?(:\S+)?: [a-z][a-z0-9_]*: ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -328,6 +329,68 @@ def test_validate_refuses_a_collision_part_of_one_point_with_the_builds_line(
         assert text.splitlines()[int(finding.place) - 1] == where
     else:  # the point, or the PLY's face
         assert where in finding.message
+
+
+def _name_not_utf8(folder: Path, name: bytes) -> None:
+    with open(bytes(folder) + b"/" + name, "wb") as file:
+        file.write(b"")
+
+
+def _helper_linked(folder: Path) -> None:
+    (folder.parent.parent / "elsewhere").mkdir()
+    (folder / "abbdata").symlink_to(folder.parent.parent / "elsewhere")
+
+
+_UTF8_HINT = "rename the file to a UTF-8 name, or move it out of the sources"
+# (case, what is done to robots/abb_irb2400, the lines `pipeline validate` prints, as `doit`'s):
+# what the build refuses in the robot's folder before any step reads a file
+FOLDER_REFUSALS = [
+    (
+        "mesh_name_not_utf8",  # a spare file in meshes/: an input of the urdf step
+        lambda folder: _name_not_utf8(folder / "meshes", b"spare\xff.stl"),
+        [
+            f"robots/{ABB}/meshes/spare\\udcff.stl: invalid_path_character: the file name is not "
+            f"UTF-8 text, so no stamp can record it; {_UTF8_HINT}"
+        ],
+    ),
+    (
+        "module_name_not_utf8",  # a module beside srdf.py: an input of the srdf step
+        lambda folder: _name_not_utf8(folder, b"help\xff.py"),
+        [
+            f"robots/{ABB}/help\\udcff.py: invalid_path_character: the file name is not UTF-8 "
+            f"text, so no stamp can record it; {_UTF8_HINT}"
+        ],
+    ),
+    (
+        "helper_folder_linked",
+        _helper_linked,
+        [
+            f"robots/{ABB}/abbdata: symlink_refused: the helper folder is a symbolic link; "
+            "replace the link with a real folder holding the modules it points to (copy them "
+            f"into robots/{ABB}/abbdata/): the build reads nothing through a linked folder, so "
+            "a change behind it would leave robot.srdf as it was"
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "lines"), [c[1:] for c in FOLDER_REFUSALS], ids=[c[0] for c in FOLDER_REFUSALS]
+)
+def test_validate_refuses_what_the_build_refuses_in_the_robots_folder(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], None],
+    lines: list[str],
+) -> None:
+    """`pipeline validate` said ok and `doit` stopped: a stamp cannot record a file name that
+    is not UTF-8 (stamps.unrecordable_names), and the srdf step refuses a linked folder beside
+    srdf.py, whatever srdf.py holds (strict_io.linked_helper_folders)."""
+    make(repo / source_dir(ABB))
+    monkeypatch.chdir(repo)
+    assert main(["validate", ABB]) == 2
+    assert capsys.readouterr() == ("", "\n".join(lines) + "\n")
 
 
 def test_a_bad_collision_mesh_two_links_name_is_one_finding_mesh_empty(repo: Path) -> None:
