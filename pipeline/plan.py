@@ -66,7 +66,8 @@ def lazy(module: str, function: str, *args: Any) -> Any:
 def _files_under(root: Path, folder: str) -> list[str]:
     """Every source file below `folder`, repo-relative, sorted (a linked folder is not entered,
     `folder` itself neither: its step refuses it; names sourcenames.ignored gives, such as
-    `.DS_Store`, are left out).
+    `.DS_Store`, are left out, and so are links to nothing: doit ends the whole run on a step's
+    input that does not exist, "Dependent file ... does not exist", after the step succeeded).
 
     As os.walk lists them, without its per-folder lstat: scandir's entry types say it.
     """
@@ -85,7 +86,9 @@ def _files_under(root: Path, folder: str) -> list[str]:
                     except OSError:
                         is_dir = False
                     if not is_dir:
-                        out.append(f"{rel}/{entry.name}")
+                        # a link's target stat'ed alone: the entry's type says it is one
+                        if not entry.is_symlink() or os.path.exists(entry.path):
+                            out.append(f"{rel}/{entry.name}")
                     elif not entry.is_symlink():
                         pending.append(f"{rel}/{entry.name}")
         except OSError:
