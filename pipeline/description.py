@@ -20,7 +20,7 @@ from pipeline.manifest import (
 from pipeline.robotinputs import json_source_findings
 from pipeline.rtcore import DEFINITION_FILE, definition_from_bytes
 from pipeline.stamps import read_stamp
-from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, XML_LIMIT, read_bytes
+from pipeline.strict_io import JSON_LIMIT, MESH_LIMIT, SOURCE_LIMIT, XML_LIMIT, read_bytes
 from pipeline.strict_json import dump_json
 from pipeline.urdf import Collision, Mesh, Robot, Visual, load_robot
 from pipeline.urdf.companions import companion_files, urdf_texture_files
@@ -135,15 +135,15 @@ def check_robot_sources(root: Path, model_id: str) -> UrdfSources:
     """Every source of the robot `pipeline validate` checks (the URDF, its meshes, the JSON
     sources), all in one run; raise ContractError with every error, return the URDF's sources.
 
-    With them, what the build refuses in the robot's folder before a step reads a file (a name
-    no stamp records, a linked folder beside srdf.py: plan.robot_folder_findings), though
-    `validate` reads no srdf.py.
+    With them, what the build refuses in the robot's folder whatever gen_srdf() returns (a
+    name no stamp records, a linked folder beside srdf.py: plan.robot_folder_findings; srdf.py
+    itself, read as the srdf step reads it), though `validate` runs no srdf.py.
     """
     from pipeline.plan import robot_folder_findings
 
     # alone, as read_urdf_sources raises it: each path below would name the folder again
     raise_if_errors(model_id_findings(root / source_dir(model_id), root))
-    folder = robot_folder_findings(root, model_id)
+    folder = robot_folder_findings(root, model_id) + srdf_source_findings(root, model_id)
     try:
         sources = read_urdf_sources(root, model_id)  # raises the JSON sources' findings too
     except ContractError as exc:
@@ -151,6 +151,20 @@ def check_robot_sources(root: Path, model_id: str) -> UrdfSources:
     json_sources = json_source_findings(root, model_id, sources.robot)
     raise_if_errors([*folder, *sources.warnings, *json_sources])
     return sources
+
+
+def srdf_source_findings(root: Path, model_id: str) -> list[Finding]:
+    """srdf.py read as the srdf step reads it before running it (srdf/compile.checked_srdf): a
+    regular file, not a link, of at most SOURCE_LIMIT; nothing when there is none yet (the
+    build's file_missing, which `validate` does not ask: it comes before srdf.py is written)."""
+    path = root / source_dir(model_id) / "srdf.py"
+    if not os.path.lexists(path):
+        return []
+    try:
+        read_bytes(path, f"{source_dir(model_id)}/srdf.py", SOURCE_LIMIT)
+    except ContractError as exc:
+        return list(exc.findings)
+    return []
 
 
 def _copy_order(robot: Robot, copies: Iterable[str]) -> tuple[list[str], dict[str, int]]:

@@ -22,6 +22,7 @@ from pipeline.description import (
     source_dir,
 )
 from pipeline.findings import ContractError, Severity, render
+from pipeline.strict_io import SOURCE_LIMIT
 from tests.conftest import REPO, ROBOTS, run_doit, tree_bytes
 from tests.meshfiles import LONE_POINT
 
@@ -341,9 +342,26 @@ def _helper_linked(folder: Path) -> None:
     (folder / "abbdata").symlink_to(folder.parent.parent / "elsewhere")
 
 
+def _srdf_linked(folder: Path) -> None:
+    shared = folder.parent.parent / "shared"
+    shared.mkdir()
+    (folder / "srdf.py").rename(shared / "srdf.py")
+    (folder / "srdf.py").symlink_to(shared / "srdf.py")
+
+
+def _srdf_too_large(folder: Path) -> None:
+    with (folder / "srdf.py").open("r+b") as file:
+        file.truncate(SOURCE_LIMIT + 1)
+
+
+def _srdf_folder(folder: Path) -> None:
+    (folder / "srdf.py").unlink()
+    (folder / "srdf.py").mkdir()
+
+
 _UTF8_HINT = "rename the file to a UTF-8 name, or move it out of the sources"
 # (case, what is done to robots/abb_irb2400, the lines `pipeline validate` prints, as `doit`'s):
-# what the build refuses in the robot's folder before any step reads a file
+# what the build refuses in the robot's folder whatever srdf.py's gen_srdf() returns
 FOLDER_REFUSALS = [
     (
         "mesh_name_not_utf8",  # a spare file in meshes/: an input of the urdf step
@@ -371,6 +389,32 @@ FOLDER_REFUSALS = [
             "a change behind it would leave robot.srdf as it was"
         ],
     ),
+    # srdf.py as the srdf step reads it before running it (validate runs none)
+    (
+        "srdf_linked",  # one generator shared by robots
+        _srdf_linked,
+        [
+            f"robots/{ABB}/srdf.py: symlink_refused: is a symbolic link; replace the link with "
+            "the regular file it points to"
+        ],
+    ),
+    (
+        "srdf_too_large",
+        _srdf_too_large,
+        [
+            f"robots/{ABB}/srdf.py: file_too_large: is {SOURCE_LIMIT + 1} bytes, over the limit "
+            f"of {SOURCE_LIMIT} bytes; keep data out of the generator source: compute it, or "
+            "read it from robot.urdf"
+        ],
+    ),
+    (
+        "srdf_a_folder",
+        _srdf_folder,
+        [
+            f"robots/{ABB}/srdf.py: not_a_regular_file: is not a regular file; replace it with "
+            "a regular file"
+        ],
+    ),
 ]
 
 
@@ -385,8 +429,10 @@ def test_validate_refuses_what_the_build_refuses_in_the_robots_folder(
     lines: list[str],
 ) -> None:
     """`pipeline validate` said ok and `doit` stopped: a stamp cannot record a file name that
-    is not UTF-8 (stamps.unrecordable_names), and the srdf step refuses a linked folder beside
-    srdf.py, whatever srdf.py holds (strict_io.linked_helper_folders)."""
+    is not UTF-8 (stamps.unrecordable_names), the srdf step refuses a linked folder beside
+    srdf.py, whatever srdf.py holds (strict_io.linked_helper_folders), and srdf.py itself when
+    it is no regular file within SOURCE_LIMIT (validate runs no generator; without srdf.py,
+    not written yet, it says ok)."""
     make(repo / source_dir(ABB))
     monkeypatch.chdir(repo)
     assert main(["validate", ABB]) == 2

@@ -75,7 +75,7 @@ def checked_srdf(
     linked URDF itself. `own_urdf`, when given, is the only URDF the generator may link.
     """
     display = display_path(source, repo_root)
-    read_bytes(source, display, SOURCE_LIMIT)
+    read_bytes(source, display, SOURCE_LIMIT)  # as `pipeline validate` reads a robot's srdf.py
     envelope, findings = run_generator(source, display, repo_root, timeout)
     if envelope is None:
         raise ContractError(findings)
