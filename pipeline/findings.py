@@ -76,6 +76,13 @@ class ContractError(Exception):
         super().__init__("\n".join(f.line() for f in self.findings))
 
 
+def unshowable(text: str) -> str | None:
+    """The first character of `text` a finding's line escapes (a line break, a control, a
+    bidirectional control), or None."""
+    found = _UNPRINTABLE.search(text)
+    return found.group() if found else None
+
+
 def escaped(name: str) -> str:
     """A name as a finding shows one refused for its characters (a folder that is no model or
     cell id): every non-ASCII or unprintable character escaped, `r2d2\\xe9`, so a look-alike,

@@ -274,6 +274,13 @@ CASES = [
         "origin_out_of_range",
         [(L1_COLLISION_ORIGIN, L1_COLLISION_ORIGIN.replace("0 0 0", "0 -2e3 0", 1))],
     ),
+    # a name is printed on a line of its own (progress, `spheres status`, findings) and keys
+    # spheres.json: a line break split `spheres status`'s line in two, U+202E showed it reversed
+    *(
+        ("invalid_text_character", [('"tool0"', f'"tool{char}0"'), ('"tool0"', f'"tool{char}0"')])
+        for char in ("&#10;", "&#9;", "&#133;", "&#8232;", "&#x202E;", "&#x2066;", "&#127;")
+    ),
+    ("invalid_text_character", [('<joint name="joint_2" ', '<joint name="joint&#x85;2" ')]),
 ]
 
 

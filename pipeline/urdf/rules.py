@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import Closest, Finding, escaped, raise_if_errors
+from pipeline.findings import Closest, Finding, escaped, raise_if_errors, unshowable
 from pipeline.strict_io import (
     XML_LIMIT,
     case_collisions,
@@ -90,7 +90,29 @@ def check_rules(robot: Robot) -> list[Finding]:
         )
     _cycle_rules(parents, add)
     mimic_findings(robot, add)
+    for kind, named in (("link", robot.links), ("joint", robot.joints)):
+        for element in named:
+            _name_characters(kind, element.name, element.line, add)
     return out
+
+
+def _name_characters(kind: str, name: str, line: int, add: Add) -> None:
+    """invalid_text_character for a name holding a line break, control or bidirectional
+    control (`&#10;`, `&#x202E;`): lines that print it (progress, `spheres status`) split or
+    show it reordered."""
+    char = unshowable(name)
+    if char is None:
+        return
+    plain = "".join(c for c in name if unshowable(c) is None)
+    add(
+        "invalid_text_character",
+        line,
+        f"{kind} '{escaped(name)}' holds {ascii(char)[1:-1]} (U+{ord(char):04X}), a line "
+        "break, control or bidirectional control character, which splits or reorders a line "
+        "that prints the name",
+        f"name it in printable characters (as '{escaped(plain)}'), and every element that "
+        f"names the {kind} too",
+    )
 
 
 def _cycle_rules(parents: dict[str, Joint], add: Add) -> None:
