@@ -138,13 +138,30 @@ def minimal_source(repo: Path, lines: str) -> Path:
             "in ALLOWED_COLLISIONS:",
             "in __import__('random').sample(ALLOWED_COLLISIONS, len(ALLOWED_COLLISIONS)):",
         ),
+        # a folder lists its files in the file system's order, another on another clone
+        *(
+            (
+                case,
+                "in ALLOWED_COLLISIONS:",
+                f"in [c for f in {files} for c in "
+                "ALLOWED_COLLISIONS if f.endswith(c[0] + '.dae')]:",
+            )
+            for case, files in [
+                ("listdir", "__import__('os').listdir(MESHES)"),
+                ("scandir", "[e.name for e in __import__('os').scandir(MESHES)]"),
+                ("walk", "next(__import__('os').walk(MESHES))[2]"),
+                ("glob", "__import__('glob').glob(MESHES + '/*')"),
+                ("iterdir", "map(str, __import__('pathlib').Path(MESHES).iterdir())"),
+                ("path_glob", "map(str, __import__('pathlib').Path(MESHES).glob('*'))"),
+            ]
+        ),
     ],
 )
 def test_generator_not_deterministic_runs_that_differ_are_refused(
     repo: Path, case: str, old: str, new: str
 ) -> None:
     real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
-    text = real.replace(old, new)
+    text = real.replace(old, new) + "MESHES = __import__('os').path.dirname(__file__) + '/meshes'\n"
     assert text != real
     source = write_source(repo, text, f"{case}_order.py")
     with pytest.raises(ContractError) as raised:
@@ -155,9 +172,20 @@ def test_generator_not_deterministic_runs_that_differ_are_refused(
     assert not (repo / "o.srdf").exists()
 
 
-def test_a_sorted_set_is_deterministic(repo: Path) -> None:
+@pytest.mark.parametrize(
+    "new",
+    [
+        "in sorted(set(ALLOWED_COLLISIONS)):",
+        "in [c for f in sorted(__import__('os').listdir(MESHES)) for c in ALLOWED_COLLISIONS "
+        "if f.endswith(c[0] + '.dae')]:",
+    ],
+)
+def test_a_sorted_set_is_deterministic(repo: Path, new: str) -> None:
     real = (REPO / "robots/abb_irb2400/srdf.py").read_text()
-    text = real.replace("in ALLOWED_COLLISIONS:", "in sorted(set(ALLOWED_COLLISIONS)):")
+    text = (
+        real.replace("in ALLOWED_COLLISIONS:", new)
+        + "MESHES = __import__('os').path.dirname(__file__) + '/meshes'\n"
+    )
     source = write_source(repo, text, "sorted_set.py")
     runs = {compile_srdf(source, repo / "o.srdf", repo) for _ in range(2)}
     assert len(runs) == 1

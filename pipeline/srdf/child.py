@@ -10,6 +10,8 @@ An audit hook refuses file writes and process spawns while the source runs, and 
 that are no input of the srdf step: in the robot's folder anything but its modules and
 robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
 folders and the ALLOWED_FOLDERs. A generator computes XML and returns it; the CLI writes the file.
+A folder's listing (os.listdir, os.scandir) comes sorted by name, in reverse under a hash seed
+other than 0: generate.py compares the two runs.
 """
 
 from __future__ import annotations
@@ -118,6 +120,46 @@ def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], sco
             raise _Refused(f"gen_srdf() may not start processes ({event})")
 
     sys.addaudithook(hook)
+
+
+class _Listing:
+    """What os.scandir gave, in the order given: an iterator and a context manager, as
+    os.scandir's own is (glob, pathlib and os.walk use it both ways)."""
+
+    def __init__(self, entries: list[Any]) -> None:
+        self._entries = iter(entries)
+
+    def __iter__(self) -> _Listing:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._entries)
+
+    def __enter__(self) -> _Listing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._entries = iter(())
+
+
+def _order_listings(descending: bool) -> None:
+    """Make os.listdir and os.scandir (so glob, pathlib, os.walk) list a folder sorted by name,
+    the second run in reverse: in the file system's order, a generator iterating a listing made
+    the same bytes twice here and other bytes on another clone (ext4 orders names by a hash
+    seeded per file system), which the two runs could not tell."""
+    listdir, scandir = os.listdir, os.scandir
+
+    def ordered_listdir(*args: Any, **kwargs: Any) -> list[Any]:
+        return sorted(listdir(*args, **kwargs), reverse=descending)
+
+    def ordered_scandir(*args: Any, **kwargs: Any) -> _Listing:
+        with scandir(*args, **kwargs) as entries:
+            return _Listing(sorted(entries, key=lambda e: e.name, reverse=descending))
+
+    os.listdir, os.scandir = ordered_listdir, ordered_scandir  # type: ignore[assignment]
 
 
 def _serialise(xml: Any) -> tuple[str, str]:
@@ -287,6 +329,8 @@ def main() -> None:
         open(f"{result_path}.returned", "wb", buffering=0) as returned,
     ):
         _install_guard(attempts, spawns, reads, scope)
+        # the second run (generate.py gives it hash seed 1) lists folders in reverse order
+        _order_listings(descending=os.environ.get("PYTHONHASHSEED", "0") != "0")
         result = _run(source, returned)
         result["write_attempts"] = attempts
         result["spawn_attempts"] = spawns

@@ -320,10 +320,12 @@ def _determinism_findings(
             "generator_not_deterministic",
             display,
             "gen_srdf()",
-            f"returned another {differs[0]!r} when run again under another hash seed "
-            f"(first difference at character {at}: {first[at : at + 40]!r})",
-            "build the XML from lists, or sorted() sets, and read no clock, random source or "
-            "object id: the same source must give the same SRDF on every machine",
+            f"returned another {differs[0]!r} when run again under another hash seed, "
+            f"folders listed in reverse (first difference at character {at}: "
+            f"{first[at : at + 40]!r})",
+            "build the XML from lists, or sorted() sets and folder listings, and read no clock, "
+            "random source or object id: the same source must give the same SRDF on every "
+            "machine",
         )
     ]
 
