@@ -191,19 +191,33 @@ def case_collisions(folder: Path, display: str) -> list[Finding]:
     ]
 
 
+def _key(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _seen(name: str) -> str:
+    """A name as it looks printed: without white space or invisible (format) characters."""
+    return "".join(c for c in _key(name) if not c.isspace() and unicodedata.category(c) != "Cf")
+
+
 def twin_hint(path: Path) -> str:
     """For a missing file: the name its folder holds in another case, or with its accents encoded
-    otherwise (NFC, NFD: macOS finds either; file names are bytes here); "" when none."""
-
-    def key(name: str) -> str:
-        return unicodedata.normalize("NFC", name).casefold()
-
+    otherwise (NFC, NFD: macOS finds either; file names are bytes here), or that differs only in
+    spaces or invisible characters (a pin pasted with a trailing space); "" when none."""
     try:
-        names = sorted(n for n in os.listdir(path.parent) if key(n) == key(path.name))
+        listing = os.listdir(path.parent)
     except OSError:
         return ""
+    names = sorted(n for n in listing if _key(n) == _key(path.name))
     if not names:
-        return ""
+        # printed, the two look alike: both shown escaped, so that the difference is seen
+        alike = sorted(n for n in listing if _seen(n) == _seen(path.name))
+        if not alike:
+            return ""
+        return (
+            f"the folder holds {alike[0]!a}, a name that differs from this one ({path.name!a}) "
+            "only in spaces or invisible characters: write the name as the file has it"
+        )
     if unicodedata.normalize("NFC", names[0]) != unicodedata.normalize("NFC", path.name):
         return f"the folder holds {names[0]!r}: write the name as it is cased"
     # the two look alike when printed: shown escaped, so that the difference is seen

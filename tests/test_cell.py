@@ -782,8 +782,15 @@ def test_own_findings_are_the_cells_and_leave_its_robots_out(repo: Path) -> None
 
 @pytest.mark.parametrize(
     ("pinned", "held"),
-    [(CAL.upper(), repr(CAL)), ("cal_e\u0301.json", "'cal_\\xe9.json'")],
-    ids=["case", "accent"],
+    [
+        (CAL.upper(), repr(CAL)),
+        ("cal_e\u0301.json", "'cal_\\xe9.json'"),
+        # a space or an invisible character pasted into the pin: the line showed nothing amiss
+        (f"{CAL} ", f"{CAL!r}, a name that differs from this one ({CAL + ' '!r}) only in "),
+        (f"\u00a0{CAL}", f"{CAL!r}, a name that differs from this one ('\\xa0{CAL}') only in "),
+        (CAL.replace(".", "\u200b."), f"{CAL!r}, a name that differs from this one ("),
+    ],
+    ids=["case", "accent", "trailing-space", "no-break-space", "zero-width-space"],
 )
 def test_file_missing_a_pin_in_another_case_names_the_file_the_cell_holds(
     tmp_path: Path,
