@@ -9,7 +9,9 @@ method of what it returned) is not its not returning.
 An audit hook refuses file writes and process spawns while the source runs, and reads of files
 that are no input of the srdf step: in the robot's folder anything but its modules and
 robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
-folders and the ALLOWED_FOLDERs. A generator computes XML and returns it; the CLI writes the file.
+folders and the ALLOWED_FOLDERs (and lxml's parsers, which read files unseen by the hook, check
+each file they load by the same rule). A generator computes XML and returns it; the CLI writes the
+file.
 A folder's listing (os.listdir, os.scandir) comes sorted by name, in reverse under a hash seed
 other than 0: generate.py compares the two runs.
 """
@@ -26,12 +28,15 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
 
 import contextlib  # noqa: E402
+import importlib.abc  # noqa: E402
+import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import runpy  # noqa: E402
 import signal  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 # the standard streams as they were before the generator ran, which may replace sys.stdout
@@ -96,7 +101,75 @@ class _Scope:
         return os.path.relpath(full, self.folder if self.repo is None else self.repo)
 
 
+def _file_of_url(url: str) -> str:
+    """The local path a URL lxml loads names (a path, or a file: URL)."""
+    if url.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        return unquote(urlsplit(url).path)
+    return url
+
+
+class _OnImport(importlib.abc.MetaPathFinder):
+    """Runs `patch` on module `name` once it is imported, however it is (an import statement,
+    importlib.import_module), and not before: a generator that does not use it pays nothing."""
+
+    def __init__(self, name: str, patch: Callable[[Any], None]) -> None:
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            loader: Any = spec.loader
+            exec_module, patch = loader.exec_module, self.patch
+
+            def exec_and_patch(module: Any) -> None:
+                exec_module(module)
+                patch(module)
+
+            loader.exec_module = exec_and_patch
+        return spec
+
+
+def _guard_lxml(etree: Any, check: Callable[[str], None]) -> None:
+    """lxml reads a file named by path (etree.parse(path), XMLSchema(file=...), an XInclude) in
+    libxml2, where the audit hook does not see it: every parser (the default one, and each made
+    later) gets a resolver, which libxml2 asks for every file it loads, that checks it."""
+
+    class Guard(etree.Resolver):  # type: ignore[misc]
+        def resolve(self, url: str | None, pubid: str | None, context: Any) -> None:
+            if url:
+                check(_file_of_url(url))
+
+    guard = Guard()
+
+    def guarded(cls: Any) -> Any:
+        class Guarded(cls):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.resolvers.add(guard)
+
+        Guarded.__name__ = Guarded.__qualname__ = cls.__name__
+        return Guarded
+
+    for name in ("XMLParser", "ETCompatXMLParser", "HTMLParser", "XMLPullParser", "HTMLPullParser"):
+        if hasattr(etree, name):
+            setattr(etree, name, guarded(getattr(etree, name)))
+    etree.set_default_parser(etree.XMLParser())
+
+
 def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], scope: _Scope) -> None:
+    def check_read(path: str) -> None:
+        untracked = scope.untracked(path)
+        if untracked is not None:
+            reads.append(untracked)
+            raise _Refused(f"gen_srdf() may not read {untracked}")
+
+    sys.meta_path.insert(0, _OnImport("lxml.etree", lambda etree: _guard_lxml(etree, check_read)))
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
             path, mode, flags = args[0], args[1], args[2]
@@ -106,12 +179,8 @@ def _install_guard(attempts: list[str], spawns: list[str], reads: list[str], sco
             if writes and isinstance(path, (str, bytes, os.PathLike)):
                 attempts.append(os.fsdecode(path))
                 raise _Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
-            untracked = None
             if isinstance(path, (str, bytes, os.PathLike)):
-                untracked = scope.untracked(os.fsdecode(path))
-            if untracked is not None:
-                reads.append(untracked)
-                raise _Refused(f"gen_srdf() may not read {untracked}")
+                check_read(os.fsdecode(path))
         elif event in _MUTATING:
             attempts.append(f"{event} {args[0] if args else ''}")
             raise _Refused(f"gen_srdf() may not change files ({event})")
