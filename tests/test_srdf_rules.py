@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import py_compile
 import re
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -1022,6 +1024,40 @@ def test_a_read_outside_the_robots_folder_names_the_repository_file(
     [finding] = findings
     assert (status, finding["code"]) == (2, "generator_read_untracked_file")
     assert finding["message"].startswith(f"read data/tcps.json, outside {ABB}/, which is no input")
+
+
+@pytest.mark.parametrize(
+    ("source", "compiled", "code"),
+    [
+        # a module only compiled, beside srdf.py: no input of the step (inputs are .py files),
+        # so a change to it left the SRDF stale and `pipeline check` saying current
+        (None, "tcpname.pyc", "generator_read_untracked_file"),
+        # the cache of a module beside srdf.py, which Python reads only while it matches its .py
+        ("tcpname.py", f"__pycache__/tcpname.{sys.implementation.cache_tag}.pyc", None),
+    ],
+    ids=["sourceless", "cache"],
+)
+def test_a_compiled_module_is_read_only_as_its_sources_cache(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    source: str | None,
+    compiled: str,
+    code: str | None,
+) -> None:
+    module = repo / "tcpname.py"
+    module.write_text("NAME = 'laser'\n")
+    py_compile.compile(str(module), cfile=str(repo / ABB / compiled), doraise=True)
+    if source is not None:
+        shutil.copy2(module, repo / ABB / source)
+    install_generator(repo, REAL + "from tcpname import NAME\n")
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    if code is None:
+        assert (status, findings) == (0, [])
+        return
+    [finding] = findings
+    assert (status, finding["code"]) == (2, code)
+    assert finding["message"].startswith(f"read {ABB}/{compiled}, which is no input")
 
 
 @pytest.mark.parametrize(

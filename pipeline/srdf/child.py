@@ -69,9 +69,11 @@ class _Refused(PermissionError):
 
 
 # What a generator may read in its robot's folder: the srdf step's inputs (its modules and
-# robot.urdf). Any other file there (a tcps.json) is no input: a change to it would leave the
-# built SRDF stale and `pipeline check` saying current.
-_READABLE = (".py", ".pyc")
+# robot.urdf), and the cache of a module, which Python reads only while it matches its .py. Any
+# other file there (a tcps.json, a module only compiled, tcps.pyc) is no input: a change to it
+# would leave the built SRDF stale and `pipeline check` saying current.
+_READABLE = ".py"
+_CACHE = f"{os.sep}__pycache__{os.sep}"
 
 
 class _Scope:
@@ -93,6 +95,8 @@ class _Scope:
             full = os.path.realpath(path)
         if full.startswith(self.folder + os.sep):
             if full.endswith(_READABLE) or full == os.path.join(self.folder, "robot.urdf"):
+                return None
+            if full.endswith(".pyc") and _CACHE in full[len(self.folder) :]:
                 return None
         elif self.repo is None or not full.startswith(self.repo + os.sep):
             return None  # outside the repository: installed libraries, the system's files
