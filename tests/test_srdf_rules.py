@@ -539,6 +539,8 @@ TARGET_CASES = [
     ("output_not_srdf", [f"{SOURCE}=out/robot.xml"]),
     ("duplicate_output", [f"{SOURCE}=out/a.srdf", "robots/lbr_iiwa_14_r820/srdf.py=out/a.srdf"]),
     ("source_not_python", ["robots/abb_irb2400/robot.urdf=out/a.srdf"]),
+    ("output_not_srdf", [f"{SOURCE}=out/robot.py"]),
+    ("file_missing", ["robots/abb_irb2400/x=y.py"]),
     # a source with no file name (the current folder, the root, an empty word) had no
     # SOURCE.srdf to write: a ValueError traceback (hostile-input trial)
     ("source_not_python", ["."]),
@@ -565,6 +567,32 @@ def test_srdf_target_rule(
     assert status == 2
     assert [f["code"] for f in findings] == [code]
     assert not (repo / "out").exists()
+
+
+# a path may hold '=' itself (a variant's folder robots/x/arm=left/): SOURCE.py alone, with -o,
+# and SOURCE.py=OUT.srdf each named the source before its first '=', source_not_python ('the
+# source is not a .py file'), or output_with_many_targets for one source (hostile-input trial)
+EQUALS = "robots/abb_irb2400/x=y.py"
+EQUALS_CASES = [
+    ([EQUALS], "robots/abb_irb2400/x=y.srdf"),
+    ([EQUALS, "-o", "out/a.srdf"], "out/a.srdf"),
+    ([f"{EQUALS}=out/a.srdf"], "out/a.srdf"),
+    ([f"{SOURCE}=out/b=c.srdf"], "out/b=c.srdf"),
+]
+
+
+@pytest.mark.parametrize(("argv", "written"), EQUALS_CASES, ids=[w for _, w in EQUALS_CASES])
+def test_srdf_target_path_holding_an_equals_sign(
+    argv: list[str],
+    written: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shutil.copy(repo / SOURCE, repo / EQUALS)
+    status, findings = run_srdf(repo, monkeypatch, capsys, *argv)
+    assert (status, findings) == (0, [])
+    assert (repo / written).read_bytes().startswith(b"<?xml")
 
 
 def test_srdf_output_unwritable(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,11 +18,31 @@ def _bad(code: str, target: str, message: str, hint: str) -> Finding:
     return Finding(code, target, "", message, hint)
 
 
+def _split(target: str) -> tuple[str, str | None]:
+    """(source, output) of `SOURCE.py` (output None) or `SOURCE.py=OUT.srdf`.
+
+    A path may hold '=' itself (x=y.py): the target is cut at an '=' after a .py, or not at
+    all when it ends in .py, the reading whose source exists first, else the last cut (a typo
+    `srdf.py=out/a.py` is told its output is no .srdf), else the first '='.
+    """
+    if "=" not in target:
+        return target, None
+    cuts = [i for i, c in enumerate(target) if c == "=" and target[:i].endswith(".py")]
+    readings = [(target[:i], target[i + 1 :]) for i in reversed(cuts)]
+    whole: list[tuple[str, str | None]] = [(target, None)] if target.endswith(".py") else []
+    found = next((r for r in [*whole, *readings] if os.path.lexists(r[0])), None)
+    if found is not None:
+        return found
+    if readings:
+        return readings[0]
+    return whole[0] if whole else (target[: target.index("=")], target[target.index("=") + 1 :])
+
+
 def parse_targets(targets: Sequence[str], output: str | None) -> list[Target]:
     """`SOURCE.py`, `SOURCE.py -o OUT.srdf` or `A.py=OUT/A.srdf ...` as (source, output) pairs."""
     findings: list[Finding] = []
     pairs: list[Target] = []
-    if output is not None and (len(targets) != 1 or "=" in targets[0]):
+    if output is not None and (len(targets) != 1 or _split(targets[0])[1] is not None):
         raise ContractError(
             [
                 _bad(
@@ -33,8 +54,9 @@ def parse_targets(targets: Sequence[str], output: str | None) -> list[Target]:
             ]
         )
     for target in targets:
-        source_text, _, out_text = target.partition("=")
-        if "=" not in target:  # SOURCE.srdf beside it; none for `.` or `/` (no .py either)
+        source_text, paired = _split(target)
+        out_text = paired or ""
+        if paired is None:  # SOURCE.srdf beside it; none for `.` or `/` (no .py either)
             source = Path(source_text)
             default = str(source.with_suffix(".srdf")) if source.name else ".srdf"
             out_text = default if output is None else output  # an empty -o is no .srdf
