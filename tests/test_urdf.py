@@ -710,6 +710,24 @@ def test_mesh_findings_name_the_line_of_the_mesh_element(repo: Path, code: str, 
     assert path.read_text().splitlines()[int(finding.place) - 1].lstrip().startswith("<mesh ")
 
 
+@pytest.mark.parametrize(
+    "after", [" ", "\u00a0", "\u2003 "], ids=["space", "no-break-space", "em-space"]
+)
+def test_mesh_format_unsupported_a_collision_mesh_ending_in_white_space_says_so(
+    repo: Path, after: str
+) -> None:
+    """A filename pasted with a space after .stl was told 'is a .stl  file; a collision mesh is
+    STL, OBJ, COLLADA (.dae) or PLY; export the collision mesh as binary STL'."""
+    break_urdf(repo, [(L1_MESH, L1_MESH.replace(".stl", ".stl" + after))])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "mesh_format_unsupported"]
+    assert finding.message.endswith(
+        f"ends in white space after its .stl extension ({'.stl' + after!a}), so it is no .stl file"
+    )
+    assert finding.hint == "write the file name without it: 'link_1.stl'"
+
+
 def test_mesh_missing_in_another_case_names_the_file_that_is_there(repo: Path) -> None:
     """A URDF from a case-insensitive file system names link_1.STL; meshes/ holds link_1.stl."""
     break_urdf(repo, [(L1_MESH, L1_MESH.replace(".stl", ".STL"))])

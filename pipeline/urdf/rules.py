@@ -167,16 +167,24 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
                 continue
             suffix = PurePosixPath(geometry.path).suffix.lower()
             if isinstance(element, Collision) and suffix not in COLLISION_MESH_SUFFIXES:
-                kind = f"a {suffix} file" if suffix else "a file with no extension"
+                kind = f"is a {suffix} file" if suffix else "is a file with no extension"
+                message = f"{kind}; a collision mesh is STL, OBJ, COLLADA (.dae) or PLY"
+                hint = "export the collision mesh as binary STL (a visual may be any format)"
+                if suffix.rstrip() in COLLISION_MESH_SUFFIXES:  # pasted with a space after it
+                    message = (
+                        f"ends in white space after its {suffix.rstrip()} extension "
+                        f"({suffix!a}), so it is no {suffix.rstrip()} file"
+                    )
+                    name = PurePosixPath(geometry.path).name.rstrip()
+                    hint = f"write the file name without it: {name!r}"
                 refused.add(geometry.path)
                 out.append(
                     Finding(
                         "mesh_format_unsupported",
                         robot.file,
                         str(geometry.line),
-                        f"collision mesh {geometry.path!r} is {kind}; a collision mesh is STL, "
-                        "OBJ, COLLADA (.dae) or PLY",
-                        "export the collision mesh as binary STL (a visual may be any format)",
+                        f"collision mesh {geometry.path!r} {message}",
+                        hint,
                     )
                 )
                 continue
