@@ -155,6 +155,18 @@ def minimal_source(repo: Path, lines: str) -> Path:
                 ("path_glob", "map(str, __import__('pathlib').Path(MESHES).glob('*'))"),
             ]
         ),
+        # the day, the hour or the user name, the same in two runs at once on one machine, but
+        # another on the next build: the runs' clocks are in time zones 26 hours apart and
+        # their users are named apart
+        *(
+            (case, '"reason": reason}', f'"reason": reason + {stamp}}}')
+            for case, stamp in [
+                ("local_date", "str(__import__('datetime').date.today())"),
+                ("local_hour", "__import__('time').strftime('%H')"),
+                ("time_zone", "__import__('time').strftime('%Z')"),
+                ("user", "__import__('getpass').getuser()"),
+            ]
+        ),
     ],
 )
 def test_generator_not_deterministic_runs_that_differ_are_refused(

@@ -89,6 +89,16 @@ def _sandbox_files(sandbox: Path) -> list[str]:
     return sorted(p.relative_to(sandbox).as_posix() for p in sandbox.rglob("*"))
 
 
+# What the two runs of a generator see of the machine apart from the hash seed: clocks 26 hours
+# apart (POSIX zones, which need no time zone files: UTC-12 and UTC+14), so that no local date or
+# hour is the same in both, and other user names (getpass reads these first). Run at once on one
+# machine, both runs would otherwise agree on what the next build or another user changes.
+_MACHINE = (
+    {"TZ": "AAA+12", "USER": "gen_srdf_a", "LOGNAME": "gen_srdf_a"},
+    {"TZ": "BBB-14", "USER": "gen_srdf_b", "LOGNAME": "gen_srdf_b"},
+)
+
+
 def run_child(
     source: Path, display: str, timeout: float, repo_root: Path | None = None, seed: int = 0
 ) -> tuple[dict[str, Any], list[Finding]]:
@@ -107,7 +117,12 @@ def run_child(
         if in_repo and repo_root is not None:
             # the compiler's own package may be imported, wherever the checkout keeps it
             command += [str(repo_root.resolve()), str(Path(__file__).resolve().parents[1])]
-        env = {"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": str(seed)}
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "LC_ALL": "C.UTF-8",
+            "PYTHONHASHSEED": str(seed),
+            **_MACHINE[seed % len(_MACHINE)],
+        }
         process = subprocess.Popen(
             command,
             cwd=sandbox,
@@ -320,12 +335,12 @@ def _determinism_findings(
             "generator_not_deterministic",
             display,
             "gen_srdf()",
-            f"returned another {differs[0]!r} when run again under another hash seed, "
-            f"folders listed in reverse (first difference at character {at}: "
-            f"{first[at : at + 40]!r})",
+            f"returned another {differs[0]!r} when run again under another hash seed, time "
+            f"zone and user name, folders listed in reverse (first difference at character "
+            f"{at}: {first[at : at + 40]!r})",
             "build the XML from lists, or sorted() sets and folder listings, and read no clock, "
-            "random source or object id: the same source must give the same SRDF on every "
-            "machine",
+            "random source, user name or object id: the same source must give the same SRDF on "
+            "every machine",
         )
     ]
 
@@ -361,8 +376,9 @@ def run_generator(
     The envelope comes back whenever its xml and urdf are usable, so that the caller can
     report the SRDF's own findings together with these.
     """
-    # Run twice at once, the second under another hash seed: a generator iterating a set, or
-    # reading the clock or a random source, writes other bytes on another machine or Python.
+    # Run twice at once, the second under another hash seed, time zone and user (_MACHINE): a
+    # generator iterating a set, or reading the clock, the user or a random source, writes other
+    # bytes on another machine or Python.
     with ThreadPoolExecutor(2) as pool:
         second = pool.submit(run_child, source, display, timeout, repo_root, 1)
         result, findings = run_child(source, display, timeout, repo_root)
