@@ -308,9 +308,6 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
 @pytest.mark.parametrize(
     ("kind", "fix"),
     [
-        ("continuous", "model it as revolute with <limit lower upper>"),
-        # the wheels of hello-robot-stretch-urdf's Stretch, dexmate-urdf's Vega: no range
-        ("continuous", "a wheel, which turns without end, takes every pose within "),
         ("planar", "prismatic x, prismatic y and revolute about z"),
         ("floating", "three prismatic, three revolute"),
     ],
@@ -318,6 +315,31 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
 def test_unbounded_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) -> None:
     """A planar joint (three coordinates) was told to become one revolute or prismatic joint."""
     break_urdf(repo, [(J1, f'<joint name="joint_1" type="{kind}">')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "unbounded_joint_type"]
+    assert fix in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("limit", "fix"),
+    [
+        # pybullet_data's racecar: right_steering_hinge_joint is continuous with a <limit> of
+        # lower="-1.0" upper="1.0", and was told to give it the <limit lower upper> it had
+        (J1_LIMIT, 'already gives lower="-3.1416" upper="3.1416": make it type="revolute"'),
+        # armar's ARMAR-6 arm joints: a <limit> of effort and velocity alone
+        ('<limit effort="0" velocity="2.618"/>', "model it as revolute with <limit lower upper>"),
+        # the wheels of hello-robot-stretch-urdf's Stretch, dexmate-urdf's Vega: no range
+        ("", "a wheel, which turns without end, takes every pose within "),
+        # pybullet's way of writing no limits: no bounds to keep
+        (J1_LIMIT.replace('lower="-3.1416"', 'lower="4"'), "model it as revolute with <limit"),
+    ],
+)
+def test_unbounded_joint_type_fix_of_a_continuous_joint_keeps_its_limit(
+    repo: Path, limit: str, fix: str
+) -> None:
+    """A continuous joint whose <limit> bounds it needs its type changed, nothing more."""
+    break_urdf(repo, [(J1, '<joint name="joint_1" type="continuous">'), (J1_LIMIT, limit)])
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     [finding] = [f for f in exc.value.findings if f.code == "unbounded_joint_type"]

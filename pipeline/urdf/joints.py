@@ -52,6 +52,24 @@ _UNBOUNDED_FIXES = {
 }
 
 
+def _unbounded_fix(joint: Joint) -> str:
+    """The fix of a joint of an unbounded type: a continuous joint whose <limit> already
+    bounds it (pybullet_data's racecar's steering hinge) needs only its type changed."""
+    limit = joint.limit
+    if (
+        joint.type == "continuous"
+        and limit is not None
+        and limit.lower is not None
+        and limit.upper is not None
+        and -ANGLE_LIMIT <= limit.lower < limit.upper <= ANGLE_LIMIT
+    ):
+        return (
+            f'its <limit> already gives lower="{limit.lower!r}" upper="{limit.upper!r}": make it '
+            'type="revolute" (the type, not the <limit>, says whether a joint turns without end)'
+        )
+    return _UNBOUNDED_FIXES[joint.type]
+
+
 def joint_findings(joint: Joint, links: set[str], add: Add, near: Closest | None = None) -> None:
     """The rules of one joint: its links (an unknown one told the link `near` finds it most
     likely meant), type, axis, origin and limits."""
@@ -69,7 +87,7 @@ def joint_findings(joint: Joint, links: set[str], add: Add, near: Closest | None
             "unbounded_joint_type",
             joint.line,
             f"joint {joint.name!r} is {joint.type}, which cannot be bounded",
-            _UNBOUNDED_FIXES[joint.type],
+            _unbounded_fix(joint),
         )
     elif joint.type not in JOINT_TYPES:
         add(
