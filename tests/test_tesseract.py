@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("tesseract_robotics")
 
 from tesseract_robotics.tesseract_common import GeneralResourceLocator
+from tesseract_robotics.tesseract_geometry import GeometryType_MESH
 from tesseract_robotics.tesseract_srdf import SRDFModel
 
 from pipeline.description import read_urdf_sources
@@ -186,6 +187,8 @@ URDF_DISAGREEMENTS = [
     ("invalid_number", '<axis xyz="0 0 1"/>', '<axis xyz="0 0&#10;1"/>'),
     ("invalid_number", ORANGE, '<color rgba="1\r1 1 1"/>'),
     ("invalid_material", ORANGE, '<color rgba="1&#9;1 1 1"/>'),
+    # a <geometry>'s first element is its shape: a <material> before it is no shape to Tesseract
+    ("invalid_geometry", VISUAL_DAE, '<material name="x"/>' + VISUAL_DAE),
     ("invalid_number", VISUAL_DAE, VISUAL_DAE.replace("/>", ' scale="1&#x9;1 1"/>')),
     # tinyxml2 takes every <?...?> for a declaration, allowed only at the top, before anything
     ("misplaced_processing_instruction", "<!-- link list -->", "<?editor fold?>"),
@@ -234,6 +237,16 @@ def test_invalid_number_separators_only_where_tesseract_reads_them(
     folder, text = _crafted(tmp_path, old, new)
     load_robot(folder, tmp_path)
     tesseract_urdf(folder, text, "abb_irb2400")
+
+
+def test_a_material_after_the_shape_is_read_past_by_both(tmp_path: Path) -> None:
+    """pybullet_data's racecar: a <material> after a visual's <mesh>, in its <geometry>; both
+    read the mesh, the first element, and ignore the rest (unknown_element, a warning)."""
+    folder, text = _crafted(tmp_path, VISUAL_DAE, VISUAL_DAE + '<material name="x"/>')
+    load_robot(folder, tmp_path)
+    graph = tesseract_urdf(folder, text, "abb_irb2400")
+    [visual] = graph.getLink("base_link").visual
+    assert visual.geometry.getType() == GeometryType_MESH
 
 
 def test_processing_instruction_at_the_top_is_read_by_both(tmp_path: Path) -> None:

@@ -182,10 +182,16 @@ CASES = [
         "invalid_geometry",
         [(f'<mesh filename="{L1_MESH}"/>', '<sphere radius="0"/>')],
     ),
-    # A stray <material> inside <geometry> (pybullet's racecar.urdf): one shape and a material.
+    # A <material> before the shape: Tesseract reads the first element alone and refuses the
+    # URDF (measured); after it (pybullet's racecar.urdf), it does nothing: unknown_element
     (
         "invalid_geometry",
-        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}"/><material name="x"/>')],
+        [(f'<mesh filename="{L1_MESH}"/>', f'<material name="x"/><mesh filename="{L1_MESH}"/>')],
+    ),
+    # ... a second shape: every URDF reader reads the first, and the box would be no collision
+    (
+        "invalid_geometry",
+        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}"/><box size="1 1 1"/>')],
     ),
     ("not_a_urdf", [("<robot xmlns:xacro", "<sdf xmlns:xacro"), ("</robot>", "</sdf>")]),
     # Numbers as C++ URDF readers parse them: Python's float() also took these.
@@ -1116,17 +1122,17 @@ def test_unknown_model_a_model_id_that_is_a_path_is_refused(
 
 
 def test_invalid_geometry_names_what_the_geometry_holds(repo: Path) -> None:
-    """pybullet's racecar.urdf puts a <material> beside its <mesh>: say so, not 'one shape'."""
+    """A <material> before the <mesh> (which Tesseract refuses): say so, not 'one shape'."""
     path = break_urdf(
         repo,
-        [(f'<mesh filename="{L1_MESH}"/>', f'<mesh filename="{L1_MESH}"/><material name="x"/>')],
+        [(f'<mesh filename="{L1_MESH}"/>', f'<material name="x"/><mesh filename="{L1_MESH}"/>')],
     )
     lines = path.read_text().splitlines()
     with pytest.raises(ContractError) as exc:
         load_robot(repo / ABB, repo)
     [finding] = exc.value.findings
     assert finding.code == "invalid_geometry"
-    assert "holds <mesh>, <material>" in finding.message
+    assert "holds <material>, <mesh>" in finding.message
     assert "a <material> belongs in the <collision>" in finding.hint
     assert lines[int(finding.place) - 1].strip() == "<geometry>"
 

@@ -96,6 +96,37 @@ CASES = [
         ["<collision>"],
         ["move it into a <link>"],
     ),
+    # pybullet_data's racecar.urdf: a <material> after the <mesh> of a visual's <geometry>,
+    # which every URDF reader (Tesseract, urdfdom: the first element alone) reads past; the
+    # material named is none of the robot's, and nothing reads it to say so
+    (
+        "unknown_element-material-after-visual-mesh",
+        [
+            (
+                '<link name="link_1">',
+                '<link name="link_1">\n    <visual><geometry>'
+                + L1_MESH
+                + '\n      <material name="grey"/></geometry></visual>',
+            )
+        ],
+        ["unknown_element"],
+        ['<material name="grey"/>'],
+        ["move it into the <visual>"],
+    ),
+    (
+        "unknown_element-material-after-collision-mesh",
+        [(L1_MESH, L1_MESH + '\n        <material name="grey"/>')],
+        ["unknown_element"],
+        ['<material name="grey"/>'],
+        ["remove it"],
+    ),
+    (
+        "unknown_element-other-after-box",
+        [(L1_MESH, '<box size="0.1 0.1 0.1"/><colour/>')],
+        ["unknown_element"],
+        ["<colour/>"],
+        ["a <geometry>'s first element alone"],
+    ),
     # simulator extensions, as pybullet_data and gym-ignition's URDFs hold them: no slip of a
     # URDF name and no URDF tag out of place (the shipped base_link already holds a <material>
     # in its <collision>)

@@ -29,7 +29,7 @@ from pipeline.urdf.model import (
     Visual,
 )
 from pipeline.urdf.scales import unscalable
-from pipeline.urdf.unknown import URDF_CHILDREN, unknown_findings
+from pipeline.urdf.unknown import URDF_CHILDREN, lone_shape_first, unknown_findings
 from pipeline.urdf.xacro import undeclared_xacro, xacro_findings
 
 _INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
@@ -145,7 +145,8 @@ class _Reader:
 
     def geometry(self, parent: etree._Element) -> Geometry | None:
         holder = parent.find("geometry")
-        shapes = [] if holder is None else [n for n in holder if isinstance(n.tag, str)]
+        children = [] if holder is None else [n for n in holder if isinstance(n.tag, str)]
+        shapes = children[:1] if lone_shape_first(children) else children
         if len(shapes) != 1:
             held = ", ".join(f"<{n.tag}>" for n in shapes) or "nothing"
             stray = f" (a <material> belongs in the <{parent.tag}>)" if "<material>" in held else ""

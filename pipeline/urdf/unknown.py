@@ -78,9 +78,18 @@ _HOME = {
     **{tag: "a <joint>" for tag in URDF_CHILDREN["joint"][1:]},
     **{shape: "the <geometry> of a <visual> or <collision>" for shape in _PLACING - {"origin"}},
 }
+SHAPES = ("mesh", "box", "cylinder", "sphere")
 # What the walk descends into: the schema's elements and the shape a <geometry> holds (what
-# else a <geometry> holds is invalid_geometry, an error of its own).
-_HELD = {**URDF_CHILDREN, "geometry": ("mesh", "box", "cylinder", "sphere")}
+# else a <geometry> holds is invalid_geometry, an error of its own, or _geometry_findings').
+_HELD = {**URDF_CHILDREN, "geometry": SHAPES}
+
+
+def lone_shape_first(held: list[etree._Element]) -> bool:
+    """Whether a <geometry>'s elements are one shape and after it none: every URDF reader
+    (Tesseract, urdfdom) reads the first element alone, so what follows does nothing, as the
+    <material> in a visual's <geometry> of pybullet_data's racecar. A shape not first, or a
+    second shape, is invalid_geometry: Tesseract refuses the one, ignores the other."""
+    return bool(held) and held[0].tag in SHAPES and all(n.tag not in SHAPES for n in held[1:])
 
 
 def unknown_findings(root: etree._Element, display: str) -> list[Finding]:
@@ -88,6 +97,29 @@ def unknown_findings(root: etree._Element, display: str) -> list[Finding]:
     out = _child_findings(root, display)
     for node in _urdf_elements(root):
         out += _child_findings(node, display) + _attribute_findings(node, display)
+        out += _geometry_findings(node, display) if node.tag == "geometry" else []
+    return out
+
+
+def _geometry_findings(node: etree._Element, display: str) -> list[Finding]:
+    """What follows the one shape of a <geometry> (a namespaced extension aside)."""
+    held = [n for n in node if isinstance(n.tag, str)]
+    if not lone_shape_first(held):
+        return []
+    parent, shape = node.getparent(), held[0].tag
+    holder = "" if parent is None else str(parent.tag)
+    out = []
+    for child in held[1:]:
+        tag = str(child.tag)
+        if tag.startswith("{"):
+            continue
+        if tag == "material":
+            hint = "move it into the <visual>" if holder == "visual" else "remove it"
+            hint += "" if holder == "visual" else f" (a <{holder}> is not drawn)"
+        else:
+            hint = "remove it: URDF readers read a <geometry>'s first element alone"
+        message = f"<geometry> holds <{_shown(tag)}> after its <{shape}>, which URDF readers ignore"
+        out.append(_warning("unknown_element", display, child, message, hint))
     return out
 
 
