@@ -215,6 +215,33 @@ COMPANION_CASES = [
         ),
         id="texture-absolute",
     ),
+    # pybullet_data's Panda: its collision link6.mtl names D:\\dev\\pybullet_robots\\...\\
+    # visual\\colors.png, the file copied in as meshes/visual/colors.png: the fix names it so
+    pytest.param(
+        OBJ,
+        MTL_IN + b"map_Ks D:\\dev\\robot\\meshes\\unnamed.png\n",
+        "",
+        (
+            "link_1.mtl",
+            "4",
+            "map_Ks names 'D:\\\\dev\\\\robot\\\\meshes\\\\unnamed.png', which is an absolute path",
+            "name it '../unnamed.png', the one file of that name in meshes/ (meshes/unnamed.png), "
+            "or remove the reference",
+        ),
+        id="texture-absolute-of-a-file-in-meshes",
+    ),
+    pytest.param(
+        OBJ,
+        MTL_IN + b"bump ../../../unnamed.png\n",
+        "",
+        (
+            "link_1.mtl",
+            "4",
+            "bump names '../../../unnamed.png', which is outside meshes/",
+            "name it '../unnamed.png', the one file of that name in meshes/",
+        ),
+        id="texture-outside-of-a-file-in-meshes",
+    ),
     pytest.param(
         OBJ,
         MTL_IN + b"map_Ks .s.png\n",

@@ -19,7 +19,7 @@ import os
 import posixpath
 import stat
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import unquote
 
 from lxml import etree
@@ -226,6 +226,7 @@ def companion_files(
     and a warning per reference that is not followed (a missing .mtl, a texture out of meshes/)."""
     found: dict[str, bytes] = {}
     unserved: dict[str, list[Finding]] = {}  # by the file meant: one warning per file
+    listing = MeshesFolder(folder / "meshes")  # walked once, when a name leads out of meshes/
     todo = list(meshes.items())
     while todo:
         referrer, data = todo.pop()
@@ -238,6 +239,8 @@ def companion_files(
                 where = (display_folder, referrer, line)
                 meant = posixpath.normpath(posixpath.join(posixpath.dirname(referrer), name))
                 finding = _not_followed(where, statement, name, path, problem)
+                if problem in (_NOT_RELATIVE, _OUTSIDE):
+                    finding = _named_in_meshes(finding, listing, referrer, name)
                 unserved.setdefault(meant, []).append(finding)
             if path is None or problem is not None or path in meshes or path in found:
                 continue
@@ -245,6 +248,20 @@ def companion_files(
             todo.append((path, found[path]))
     warnings = sorted((_first(named) for named in unserved.values()), key=_place)
     return dict(sorted(found.items())), warnings
+
+
+def _named_in_meshes(finding: Finding, listing: MeshesFolder, referrer: str, name: str) -> Finding:
+    """A reference out of meshes/ (an absolute path, Windows's too, or a ../ too many) whose
+    file name is that of one file in meshes/, as the file copied in: the fix names its path
+    from the referring file's folder (pybullet_data's Panda's D:\\dev\\...\\colors.png)."""
+    only = listing.only(PureWindowsPath(name).name)
+    if only is None:
+        return finding
+    relative = posixpath.relpath(only[0], posixpath.dirname(referrer))
+    return finding._replace(
+        hint=f"name it {relative!r}, the one file of that name in meshes/ ({only[0]}), or "
+        "remove the reference"
+    )
 
 
 def _place(finding: Finding) -> tuple[str, int]:
