@@ -37,6 +37,33 @@ def test_invalid_number_says_how_many_numbers_were_written(
     assert finding.hint.startswith("write 3 finite decimal number(s)")
 
 
+# (the joint_2 <origin> written, the message's end, the hint's end expected)
+COMMAS = [
+    # armar's ARMAR-6 (arm_t34_joint_r0 and _r1), which Tesseract refuses for the comma alone
+    (
+        '<origin rpy="1.5707963, 1.3089969 1.5707963" xyz="0.1 0 0.615"/>',
+        "separates its numbers with a comma",
+        'separated by spaces: rpy="1.5707963 1.3089969 1.5707963"',
+    ),
+    ('<origin rpy="0,0,0" xyz="0.1 0 0.615"/>', "with a comma", ': rpy="0 0 0"'),
+    # commas and too few numbers all the same: the count is said, the fix cannot be written
+    ('<origin rpy="0, 0" xyz="0.1 0 0.615"/>', "is not 3 finite number(s)", "by spaces"),
+]
+
+
+@pytest.mark.parametrize(("origin", "end", "fix"), COMMAS, ids=[c[2] for c in COMMAS])
+def test_invalid_number_of_commas_gives_the_numbers_spaced(
+    repo: Path, origin: str, end: str, fix: str
+) -> None:
+    break_urdf(repo, [(J2_ORIGIN, origin)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    (finding,) = exc.value.findings
+    assert finding.code == "invalid_number"
+    assert finding.message.endswith(end), finding.message
+    assert finding.hint.endswith(fix), finding.hint
+
+
 # (the link_1 collision <mesh> scale written, the message's end, the hint's start expected)
 SCALES = [
     # orca-arm's orcabot (OpenArm's left arm), talos, centauro: a mirrored copy of a mesh

@@ -110,6 +110,15 @@ _TOKENS = re.compile(
 _ATTRIBUTE = re.compile(r"([^\s=/>]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
 
 
+def comma_spaced(text: str, count: int) -> str | None:
+    """`text` with its commas made spaces when that is `count` finite numbers, as a URDF
+    exported with Python's or a spreadsheet's lists writes them (armar's ARMAR-6: rpy="1.5707963,
+    1.3089969 1.5707963"), which Tesseract refuses; else None."""
+    parts = text.replace(",", " ").split()
+    good = "," in text and len(parts) == count and all(NUMBER.fullmatch(p) for p in parts)
+    return " ".join(parts) if good and all(math.isfinite(float(p)) for p in parts) else None
+
+
 def _separators(root: etree._Element, data: bytes, add: _Add) -> None:
     text = data.decode("utf-8", "replace")
     starts = [m.group(2) for m in _TOKENS.finditer(text) if m.group(1)]

@@ -9,7 +9,7 @@ from lxml import etree
 from pipeline.findings import ContractError, Finding, Severity
 from pipeline.strict_xml import NUMBER, parse_xml, source_line
 from pipeline.urdf.angles import rpy_finding
-from pipeline.urdf.extras import extra_findings
+from pipeline.urdf.extras import comma_spaced, extra_findings
 from pipeline.urdf.meshuri import MeshesFolder, mesh_uri_path
 from pipeline.urdf.model import (
     Box,
@@ -78,12 +78,15 @@ class _Reader:
             # finite numbers, too many or too few (pybullet's microtaur: rpy="0 1.57079 0 0"):
             # say how many, which a long attribute does not show at a glance
             held = {0: "no number", 1: "1 number"}.get(len(values), f"{len(values)} numbers")
+            spaced, comma = comma_spaced(text, count), "separates its numbers with a comma"
             self.add(
                 "invalid_number",
                 source_line(node),
                 f'<{node.tag} {attr}="{text}"> '
-                + (f"holds {held}, not {count}" if numbers else f"is not {count} finite number(s)"),
-                f"write {count} finite decimal number(s) (ASCII digits) separated by spaces",
+                + (f"holds {held}, not {count}" if numbers else f"is not {count} finite number(s)")
+                + (f": it {comma}" if spaced else ""),
+                f"write {count} finite decimal number(s) (ASCII digits) separated by spaces"
+                + (f': {attr}="{spaced}"' if spaced else ""),
             )
             return default
         return values
