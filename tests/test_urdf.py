@@ -1187,6 +1187,29 @@ def test_visual_sized_zero_fix_says_to_remove_the_visual(repo: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("shape", "fix"),
+    [
+        # armar's ARMAR-4: <sphere radius="0.00"/> as the collision of its ankle and eye links
+        ('<sphere radius="0.00"/>', "remove the <collision> (a link without one is never "),
+        ('<box size="0 0 0"/>', "remove the <collision>"),
+        # a size 0 on one axis alone is a slip in a size, not a placeholder
+        ('<box size="0.1 0 0.1"/>', "give every dimension a positive size in metres"),
+    ],
+    ids=["sphere-0", "box-0", "box-one-axis-0"],
+)
+def test_collision_sized_zero_fix_says_to_remove_the_collision(
+    repo: Path, shape: str, fix: str
+) -> None:
+    """A collision sized 0 all round collides with nothing: a placeholder, as a visual's."""
+    break_urdf(repo, [(f'<mesh filename="{L1_COLLISION}"/>', shape)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "invalid_geometry"
+    assert finding.hint.startswith(fix), finding.hint
+
+
 def test_visual_sized_negative_is_invalid_geometry(repo: Path) -> None:
     break_urdf(repo, [(f'<mesh filename="{L1_VISUAL}"/>', '<sphere radius="-0.1"/>')])
     with pytest.raises(ContractError) as exc:

@@ -230,14 +230,19 @@ class _Reader:
             return shape
         geometry = node.getparent()
         element = geometry.getparent() if geometry is not None else None
-        # a visual sized 0 all round draws nothing: a frame's placeholder (Upkie's virtual links)
-        frame = element is not None and element.tag == "visual" and not any(sizes)
-        remove = "remove the <visual> (a link without geometry is a frame, as tool0), or "
+        # sized 0 all round, a placeholder: a visual draws nothing (Upkie's virtual links), a
+        # collision collides with nothing (armar's ARMAR-4 ankles and eyes)
+        held = "" if element is None or any(sizes) else str(element.tag)
+        remove = {
+            "visual": "remove the <visual> (a link without geometry is a frame, as tool0), or ",
+            "collision": "remove the <collision> (a link without one is never collided with, as "
+            "tool0), or ",
+        }
         self.add(
             "invalid_geometry",
             source_line(node),
             f"<{node.tag}> has a size that is not > 0",
-            (remove if frame else "")
+            remove.get(held, "")
             + "give every dimension a positive size in metres (Tesseract refuses a size of 0, "
             "on a visual too)",
         )
