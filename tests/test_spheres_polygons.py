@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,9 @@ def test_polygon_not_planar_refused(name: str, data: bytes, place: str) -> None:
     [finding] = caught.value.findings
     assert (finding.code, finding.place) == ("polygon_not_planar", place)
     assert "not in one plane" in finding.message and "triangulate" in finding.hint
+    # the distance with its unit: icub-models' iCubNancy01 collision quads were told "(one
+    # 1.06e-08 off it)", a figure a reader could take for millimetres
+    assert re.search(r"\(one [0-9.e+-]+ m off it\)", finding.message), finding.message
 
 
 def test_polygon_not_planar_over_the_cap_is_read_when_planar() -> None:

@@ -86,7 +86,7 @@ def polygon_triangles(polygons: list[Polygon], factor: Array, display: str) -> A
                         "polygon_not_planar",
                         display,
                         polygon.place,
-                        f"{polygon.name} has {n} corners not in one plane (one {off:.3g} off "
+                        f"{polygon.name} has {n} corners not in one plane (one {off:.3g} m off "
                         f"it), which a consumer may triangulate otherwise than this reader; {why}",
                         _FIX,
                     )
