@@ -362,6 +362,40 @@ def test_srdf_rule(
     assert_refused(status, findings, code, SOURCE, repo / "out/robot.srdf")
 
 
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        # a new-user trial: r2d2's starter with its tip misspelt, 'left_tipp', was told that too
+        # and that each joint of its home state is not in the group, which holds none
+        ("_find('chain').set('tip_link', 'tool9')", "unknown_link"),
+        ("_find('chain').set('base_link', 'base_lnk')", "unknown_link"),
+        ("c = _find('chain'); c.set('base_link', 'tool0'); c.set('tip_link', 'base_link')", ""),
+        (
+            "g = _add(robot, 'group', name='wrist'); _add(g, 'joint', name='joint_66')\n"
+            "state = _add(robot, 'group_state', name='s', group='wrist')\n"
+            "_add(state, 'joint', name='joint_6', value=0)",
+            "unknown_joint",
+        ),
+    ],
+    ids=["chain-tip", "chain-base", "chain-not-a-path", "joint-member"],
+)
+def test_a_group_whose_member_is_refused_is_not_also_judged_by_its_states(
+    body: str,
+    code: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its joints are not known: the member's own finding says why, and no state's joint is
+    called not in the group."""
+    source = repo / SOURCE
+    source.write_text(source.read_text() + wrap(body))
+    status, findings = run_srdf(repo, monkeypatch, capsys, f"{SOURCE}=out/robot.srdf")
+    codes = [f["code"] for f in findings]
+    assert status == 2 and (code or "chain_not_a_path") in codes
+    assert "joint_not_in_group" not in codes, findings
+
+
 def install_generator(repo: Path, text: str) -> None:
     """Make `text` the robot's srdf.py, its `{real}` naming a copy of the real source."""
     real = repo / ABB / "real_srdf.py"

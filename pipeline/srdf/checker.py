@@ -20,6 +20,9 @@ class Checker:
         # once: a group state's each joint value asks (10,000 states: a scan of every element
         # per value took minutes)
         self.passive: set[str] = srdf.passive_joints()
+        # groups a member of which names nothing of the URDF (a chain's misspelt tip): their
+        # contents are not what was meant, so no state is judged against them
+        self.unresolved: set[str] = set()
         # the URDF name an unknown one most likely meant, for the hint
         self.near_link = Closest([link.name for link in robot.links])
         self.near_joint = Closest([joint.name for joint in robot.joints])

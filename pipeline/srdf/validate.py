@@ -76,8 +76,11 @@ def _check_groups(c: Checker) -> None:
                 f"group {group.name!r} has no members",
                 "add a chain, joints or links",
             )
+        before = len(c.findings)
         for member in group.members:
             _check_member(c, group, member)
+        if len(c.findings) > before:
+            c.unresolved.add(group.name)
         _check_tesseract_kind(c, group)
     for cycle in subgroup_cycles(c.srdf):
         first = c.srdf.group(cycle[0])
@@ -164,7 +167,9 @@ def _check_states(c: Checker) -> None:
         seen: set[str] = set()
         for value in state.values:
             c.unique(seen, value.name, value.place, f"group state {state.name!r} joint")
-            _check_value(c, state, value, c.contents[state.group] if known else None)
+            # a group whose member was refused has joints no one knows: not judged by them
+            judged = known and state.group not in c.unresolved
+            _check_value(c, state, value, c.contents[state.group] if judged else None)
 
 
 def _check_value(c: Checker, state: GroupState, value: JointValue, group: Contents | None) -> None:
