@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Collection, Iterable, Sequence
 from enum import Enum
 from typing import NamedTuple
-
-# A file name or JSON key can hold a line break (also U+0085, U+2028, U+2029), another C0 or C1
-# control character, a bidirectional control that reorders what a terminal shows, or (a name
-# that is not UTF-8) a lone surrogate; a finding stays one line showing what the input holds, so
-# these are escaped.
-_UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
-)
-
 
 # A finding quotes what an input holds (a key, a name, a program's field), which may be
 # megabytes: a 10 MB joint name made a line of 20 MB. A part of a line longer than this keeps
@@ -31,6 +21,19 @@ def _cut(text: str) -> str:
         return text
     left_out = len(text) - _HEAD - _TAIL
     return f"{text[:_HEAD]} [... {left_out} characters left out ...] {text[-_TAIL:]}"
+
+
+def _printable(text: str) -> str:
+    """`text` with each character Python's repr escapes written as repr writes it.
+
+    A file name or JSON key can hold a line break (also U+0085, U+2028, U+2029), another C0 or
+    C1 control character, a bidirectional control that reorders what a terminal shows, one a
+    terminal shows as nothing or as a plain space (U+200B, U+FEFF, U+00AD, U+00A0), or (a name
+    that is not UTF-8) a lone surrogate: a finding stays one line showing what the input holds.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
 class Severity(str, Enum):
@@ -59,7 +62,7 @@ class Finding(NamedTuple):
             text += f"; {hint}"
         if self.severity is Severity.WARNING:
             text = f"{text} (warning)"
-        return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+        return _printable(text)
 
     def as_json(self) -> dict[str, str]:
         """Render as a JSON-ready mapping."""

@@ -159,3 +159,22 @@ def test_a_line_break_or_control_in_a_value_stays_one_line(char: str) -> None:
     assert line.splitlines() == [line]
     assert line.isprintable()
     assert ascii(char)[1:-1] in line
+
+
+# Characters a terminal shows as nothing or as a plain space (a zero-width space or joiner, a
+# byte order mark, a soft hyphen, a Unicode tag, a no-break or ideographic space): a mesh
+# `link_7\u200b.stl` that failed to parse was shown as `robots/.../meshes/link_7.stl`, a file
+# that is there and parses. Written as Python's repr writes them, as every other escape is.
+@pytest.mark.parametrize(
+    "char", ["\u200b", "\u200d", "\ufeff", "\xad", "\u2060", "\U000e0041", "\xa0", "\u3000"]
+)
+def test_an_invisible_character_in_a_value_is_shown_escaped(char: str) -> None:
+    found = Finding("mesh_not_a_mesh", f"robots/r/meshes/link_7{char}.stl", "", "m", "h")
+    line = found.line()
+    assert line.isprintable()
+    assert f"link_7{ascii(char)[1:-1]}.stl" in line
+
+
+def test_printable_text_in_any_script_is_left_as_it_is() -> None:
+    text = "r2d2é/ロボット/Ω ok"
+    assert Finding("c", text, "", "m", "h").line() == f"{text}: c: m; h"
