@@ -80,10 +80,8 @@ class ContractError(Exception):
 
 
 def unshowable(text: str) -> str | None:
-    """The first character of `text` a finding's line escapes (a line break, a control, a
-    bidirectional control), or None."""
-    found = _UNPRINTABLE.search(text)
-    return found.group() if found else None
+    """The first character of `text` a finding's line escapes (_printable), or None."""
+    return None if text.isprintable() else next(c for c in text if not c.isprintable())
 
 
 def escaped(name: str) -> str:

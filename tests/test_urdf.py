@@ -284,7 +284,10 @@ CASES = [
     # spheres.json: a line break split `spheres status`'s line in two, U+202E showed it reversed
     *(
         ("invalid_text_character", [('"tool0"', f'"tool{char}0"'), ('"tool0"', f'"tool{char}0"')])
-        for char in ("&#10;", "&#9;", "&#133;", "&#8232;", "&#x202E;", "&#x2066;", "&#127;")
+        for char in (
+            *("&#10;", "&#9;", "&#133;", "&#8232;", "&#x202E;", "&#x2066;", "&#127;"),
+            *("&#x200B;", "&#xA0;"),
+        )
     ),
     ("invalid_text_character", [('<joint name="joint_2" ', '<joint name="joint&#x85;2" ')]),
 ]

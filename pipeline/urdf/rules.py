@@ -97,19 +97,19 @@ def check_rules(robot: Robot) -> list[Finding]:
 
 
 def _name_characters(kind: str, name: str, line: int, add: Add) -> None:
-    """invalid_text_character for a name holding a line break, control or bidirectional
-    control (`&#10;`, `&#x202E;`): lines that print it (progress, `spheres status`) split or
-    show it reordered."""
+    """invalid_text_character for a name holding a character a line does not print as itself
+    (`&#10;`, `&#x202E;`, `&#x200B;`): lines that print it (progress, `spheres status`) split,
+    show it reordered or show another name."""
     char = unshowable(name)
     if char is None:
         return
-    plain = "".join(c for c in name if unshowable(c) is None)
+    plain = "".join(c for c in name if c.isprintable())
     add(
         "invalid_text_character",
         line,
         f"{kind} '{escaped(name)}' holds {ascii(char)[1:-1]} (U+{ord(char):04X}), a line "
-        "break, control or bidirectional control character, which splits or reorders a line "
-        "that prints the name",
+        "break, control, bidirectional control or invisible character, which splits, reorders "
+        "or hides part of a line that prints the name",
         f"name it in printable characters (as '{escaped(plain)}'), and every element that "
         f"names the {kind} too",
     )
