@@ -23,7 +23,7 @@ def _cut(text: str) -> str:
     return f"{text[:_HEAD]} [... {left_out} characters left out ...] {text[-_TAIL:]}"
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """`text` with each character Python's repr escapes written as repr writes it.
 
     A file name or JSON key can hold a line break (also U+0085, U+2028, U+2029), another C0 or
@@ -62,7 +62,7 @@ class Finding(NamedTuple):
             text += f"; {hint}"
         if self.severity is Severity.WARNING:
             text = f"{text} (warning)"
-        return _printable(text)
+        return printable(text)
 
     def as_json(self) -> dict[str, str]:
         """Render as a JSON-ready mapping."""
@@ -80,7 +80,7 @@ class ContractError(Exception):
 
 
 def unshowable(text: str) -> str | None:
-    """The first character of `text` a finding's line escapes (_printable), or None."""
+    """The first character of `text` a finding's line escapes (printable), or None."""
     return None if text.isprintable() else next(c for c in text if not c.isprintable())
 
 

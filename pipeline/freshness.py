@@ -9,6 +9,7 @@ from stat import S_ISREG
 from typing import NamedTuple
 
 from pipeline.digests import LINKED, Digests
+from pipeline.findings import printable
 from pipeline.gitindex import tracks_file_mode
 from pipeline.lock import next_run_searches_build
 from pipeline.outputs import OutputRecord
@@ -77,8 +78,8 @@ class Staleness(NamedTuple):
     reason: str
 
     def line(self) -> str:
-        """Render as `kind: path (reason)`."""
-        return f"{self.kind}: {self.path} ({self.reason})"
+        """Render as `kind: path (reason)`, one printable line (a file's name may hold a break)."""
+        return printable(f"{self.kind}: {self.path} ({self.reason})")
 
 
 def _build_files(root: Path) -> tuple[set[str], bool]:

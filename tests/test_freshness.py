@@ -161,6 +161,17 @@ def test_hand_edited_and_extra_build_files(
     ]
 
 
+@pytest.mark.parametrize("char", ["\u2028", "\x85", "\u202e", "\u200b"])
+def test_an_extra_file_named_with_a_line_break_or_invisible_character_is_one_line_escaped(
+    project: Path, capsys: pytest.CaptureFixture[str], char: str
+) -> None:
+    (project / "build" / "robots" / "abb_irb2400" / f"c{char}d").write_text("hi")
+    code, lines = check(project, capsys)
+    assert code == 1
+    shown = ascii(char)[1:-1]
+    assert lines == [f"extra: build/robots/abb_irb2400/c{shown}d (no step makes it; delete it)"]
+
+
 def test_a_new_robot_stales_the_index_by_its_own_cause(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
