@@ -82,6 +82,20 @@ COVERED = [
         _dae('<trifans count="1">{head}<p>0 1 4 2</p></trifans>'),
         0,
     ),
+    # placed from the triangles trimesh makes of them (icub-models' iCubNancy01 was refused for
+    # 26 such quads, 2.88e-09 to 3.07e-05 m out of plane)
+    ("dae-polylist-quad", "x.dae", _dae(POLYLIST % "0 1 2 3"), 4),
+    ("dae-polygons-quad", "x.dae", _dae('<polygons count="1">{head}<p>0 1 2 3</p></polygons>'), 4),
+    # Tesseract's reader reads a fan's <p> as one polygon (pycollada as its fan's triangles)
+    ("dae-trifans-quad", "x.dae", _dae('<trifans count="1">{head}<p>0 1 2 3</p></trifans>'), 4),
+    (
+        "dae-polylist-pentagon-after-a-triangle",
+        "x.dae",
+        _dae(
+            '<polylist count="2">{head}<vcount>3 5</vcount><p>0 1 2 0 1 4 2 3</p></polylist>'
+        ).replace(b"50 0 0", b"0.5 0.5 0.1"),
+        10,
+    ),
 ]
 
 
@@ -113,17 +127,24 @@ def ngon_obj(n: int, lift: float, radius: float = 1.0) -> bytes:
     return ("\n".join(lines) + "\nf " + " ".join(str(i + 1) for i in range(n)) + "\n").encode()
 
 
+def ngon_dae(n: int, lift: float) -> bytes:
+    """A COLLADA <polylist> of one face of n corners on a circle, its first corner lifted."""
+    xyz = [
+        (float(np.cos(a)), float(np.sin(a)), lift if i == 0 else 0.0)
+        for i, a in enumerate(np.arange(n) * 2 * np.pi / n)
+    ]
+    flat = " ".join(f"{v!r}" for corner in xyz for v in corner)
+    corners = " ".join(map(str, range(n)))
+    polylist = f'<polylist count="1">{{head}}<vcount>{n}</vcount><p>{corners}</p></polylist>'
+    data = _dae(polylist).replace(b"0 0 0 1 0 0 0 1 0 0 0 1 50 0 0", flat.encode())
+    return data.replace(b'count="15"', f'count="{3 * n}"'.encode()).replace(
+        b'count="5" stride', f'count="{n}" stride'.encode()
+    )
+
+
 REFUSED = [
     ("obj-face-over-the-cap", "x.obj", ngon_obj(MAX_CORNERS + 1, 0.01), str(MAX_CORNERS + 2)),
-    ("dae-polylist-quad", "x.dae", _dae(POLYLIST % "0 1 2 3"), "10"),
-    (
-        "dae-polygons-quad",
-        "x.dae",
-        _dae('<polygons count="1">{head}<p>0 1 2 3</p></polygons>'),
-        "10",
-    ),
-    # Tesseract's reader reads a fan's <p> as one polygon (pycollada as its fan's triangles)
-    ("dae-trifans-quad", "x.dae", _dae('<trifans count="1">{head}<p>0 1 2 3</p></trifans>'), "10"),
+    ("dae-face-over-the-cap", "x.dae", ngon_dae(MAX_CORNERS + 1, 0.01), "10"),
 ]
 
 
@@ -131,7 +152,7 @@ REFUSED = [
     ("name", "data", "place"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED]
 )
 def test_polygon_not_planar_refused(name: str, data: bytes, place: str) -> None:
-    """More corners than the cap, or a COLLADA polygon (placed by the reader's own transform)."""
+    """More corners than the cap."""
     with pytest.raises(ContractError) as caught:
         _parts(name, data)
     [finding] = caught.value.findings
@@ -163,15 +184,29 @@ def test_polygon_not_planar_covered_by_the_written_spheres(
     assert len(geometry.solids[0].triangles) == {"x.obj": 2, "x.ply": 3}[name]  # not the four
 
 
+# the tent as a COLLADA <polylist> quad alone: pycollada fans it at the 1-3 diagonal, as trimesh
+# splits the OBJ's
+TENT_DAE = (
+    _dae(POLYLIST % "0 1 2 3")
+    .replace(b"0 0 0 1 0 0 0 1 0 0 0 1 50 0 0", b"0 0 0 0.1 0.08 0.02 0.2 0 0 0.1 0.2 0")
+    .replace(b'count="15"', b'count="12"')
+    .replace(b'count="5" stride', b'count="4" stride')
+    .replace(b'<triangles count="4">', b'<triangles count="0">')
+    .replace(b"<p>0 1 2 0 1 3 0 2 3 1 2 3</p>", b"<p/>")
+)
+
+
+@pytest.mark.parametrize(("name", "data"), [("x.obj", TENT_OBJ), ("x.dae", TENT_DAE)])
 def test_polygon_not_planar_kept_spheres_the_proof_now_refuses_are_refitted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, data: bytes
 ) -> None:
     """Spheres fitted before the proof covered every triangulation keep their geometry digest
-    (same mesh bytes): the build refits that link rather than stopping on its own output."""
+    (same mesh bytes): `verify` refuses them, and the build refits that link rather than
+    stopping on its own output (a COLLADA quad as an OBJ's: it was refused before)."""
     folder = tmp_path / "robots" / "r"
     (folder / "meshes").mkdir(parents=True)
-    (folder / "meshes" / "x.obj").write_bytes(TENT_OBJ)
-    plain = URDF.format(name="x.obj").replace(' scale="0.01 0.01 0.01"', "")
+    (folder / "meshes" / name).write_bytes(data)
+    plain = URDF.format(name=name).replace(' scale="0.01 0.01 0.01"', "")
     (folder / "robot.urdf").write_text(plain.replace('xyz="0.1 0.2 0" rpy="0 0.3 0.5"', ""))
     (folder / "spheres.settings.json").write_text(json.dumps(FAST))
     robot = load_robot(folder, tmp_path)
@@ -188,3 +223,93 @@ def test_polygon_not_planar_kept_spheres_the_proof_now_refuses_are_refitted(
     new, report = build_spheres(robot, folder, tmp_path, old)
     assert (report.fitted, report.restamped, report.current) == (("a",), (), ())
     assert verify(robot, folder, new, samples=0).ok
+
+
+# a non-planar quad and a non-planar fan of five beside the tetrahedron's triangles, instanced
+# twice: under a node turned, scaled and moved, and under a node nested in another
+PLACED_BLOCKS = (
+    '<polylist count="2">{head}<vcount>3 4</vcount><p>0 1 3 0 1 4 2</p></polylist>'
+    '<trifans count="1">{head}<p>4 0 1 3 2</p></trifans>'
+)
+TURNED = "<translate>0.1 -0.2 0.3</translate><rotate>0.3 0.5 0.8 37</rotate><scale>1 2 3</scale>"
+
+
+def _placed_dae() -> bytes:
+    data = _dae(PLACED_BLOCKS).replace(b"50 0 0", b"0.4 0.3 0.7")
+    nodes = (
+        f'<node id="t">{TURNED}<instance_geometry url="#g"/></node>'
+        '<node id="top"><rotate>1 0 0 21</rotate><translate>0.03 0.05 -0.07</translate>'
+        f'<node id="n">{TURNED}<scale>0.5 0.25 2</scale><instance_geometry url="#g"/></node>'
+        "</node>"
+    )
+    return data.replace(b'<node id="n"><instance_geometry url="#g"/></node>', nodes.encode())
+
+
+def test_polygon_not_planar_collada_corners_are_trimesh_triangles_corners_to_the_bit() -> None:
+    """Each COLLADA polygon of each instance of its geometry is placed where trimesh places the
+    triangles it makes of it, to the bit: its corners are its fan's corners in trimesh's scene."""
+    import io
+
+    from pipeline.spheres.dae_scene import dae_scene
+    from pipeline.spheres.meshlib import trimesh
+
+    data = _placed_dae()
+    scene = trimesh.load(io.BytesIO(data), file_type="dae", process=False, force="scene")
+    fans = [  # trimesh's placed triangles of each polygon block, instance by instance
+        np.asarray(mesh.triangles)
+        for mesh in scene.dump()
+        if len(mesh.triangles) == 3  # the polylist's triangle and quad's two, the fan's three
+    ]
+    assert [len(t) for t in fans] == [3, 3, 3, 3]
+    placed = dae_scene(data).polygons
+    assert [(p.line, p.name) for p in placed] == [
+        (10, "<polylist> polygon 1"),
+        (10, "<trifans> fan 0"),
+    ] * 2
+    for polygon, triangles in zip(placed, fans, strict=True):
+        first = triangles[1:] if polygon.name.startswith("<polylist>") else triangles
+        expected = np.concatenate([first[:1, 0], first[:, 1], first[-1:, 2]])
+        assert polygon.corners.tobytes() == expected.tobytes()
+    # the two instances differ, and the quad is out of plane in each
+    assert not np.array_equal(placed[0].corners, placed[2].corners)
+    tri, extra = _parts("x.dae", data)
+    assert len(extra) == 2 * (4 + 10)
+    corners = {row.tobytes() for row in tri.reshape(-1, 3)}
+    assert {row.tobytes() for row in extra.reshape(-1, 3)} <= corners
+
+
+def test_polygon_not_planar_collada_corner_not_among_trimesh_corners_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The corners are checked against trimesh's triangles: one found nowhere there (which the
+    placement rules out) is refused, not covered where trimesh's mesh is not."""
+    import pipeline.spheres.polygons as polygons
+
+    monkeypatch.setattr(polygons, "_among", lambda points, rows: np.zeros(len(points), bool))
+    with pytest.raises(ContractError) as caught:
+        _parts("x.dae", _dae(POLYLIST % "0 1 2 3"))
+    [finding] = caught.value.findings
+    assert (finding.code, finding.place) == ("polygon_not_planar", "10")
+    assert "is not where the COLLADA reader (trimesh) put" in finding.message
+
+
+def test_polygon_not_planar_collada_file_is_read_by_pycollada_once_more_at_most(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """trimesh's read parses a COLLADA file with pycollada; its <lines> and its polygons are
+    placed from one more parse, shared, and a file of triangles alone is parsed once."""
+    import collada
+
+    parse, parsed = collada.Collada, []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        parsed.append(1)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(collada, "Collada", counted)
+    lines = '<lines count="1">{head}<p>0 4</p></lines>'
+    quad = POLYLIST % "0 1 2 3"
+    for extra, count in [("", 1), (lines, 2), (quad, 2), (lines + quad, 2)]:
+        parsed.clear()
+        _parts("x.dae", _dae(extra))
+        assert len(parsed) == count, extra

@@ -14,9 +14,9 @@ point naming no vertex.
 
 from __future__ import annotations
 
-import io
 import itertools
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +28,8 @@ from pipeline.urdf.dae_nodes import local_name
 if TYPE_CHECKING:
     from lxml import etree
 
+    from pipeline.spheres.dae_scene import DaeScene
+
 Array = np.ndarray
 NONE = np.zeros((0, 2, 3))
 # an OBJ line, point, or face of at most two corners (a comment may follow)
@@ -35,14 +37,19 @@ OBJ_LOOSE = re.compile(rb"(?m)^[ \t]*(?:[lp][ \t]|f(?:[ \t]+[^\s#]+){0,2}[ \t]*(
 
 
 def loose_segments(
-    data: bytes, suffix: str, loaded: object, display: str, root: etree._Element | None
+    data: bytes,
+    suffix: str,
+    loaded: object,
+    display: str,
+    root: etree._Element | None,
+    scene: Callable[[], DaeScene],
 ) -> list[Array]:
     """Segments (N, 2, 3) of a mesh file's lines and points, in the file's coordinates (a
     COLLADA node's transform applied, not its unit): the corners the file states, in blocks (a
     COLLADA file's each `<lines>`, the planner's part; another file's all in one), none empty
-    (`root`: a COLLADA file parsed, or None to parse it here)."""
+    (`root`: a COLLADA file parsed, or None to parse it here; `scene`: its walk, dae_scene.py)."""
     if suffix == "dae":
-        return _dae_segments(data, display, root)
+        return _dae_segments(data, display, root, scene)
     if suffix == "obj":
         found = _obj_segments(data, display)
     elif suffix == "ply":
@@ -110,7 +117,9 @@ def obj_xyz(words: list[bytes]) -> list[float]:
     return out
 
 
-def _dae_segments(data: bytes, display: str, root: etree._Element | None) -> list[Array]:
+def _dae_segments(
+    data: bytes, display: str, root: etree._Element | None, scene: Callable[[], DaeScene]
+) -> list[Array]:
     """The segments of each of a COLLADA mesh's `<lines>`, placed as trimesh places the
     triangles; a `<linestrips>`, a `<lines>` read otherwise, or a polygon of fewer than 3
     corners refused."""
@@ -125,39 +134,7 @@ def _dae_segments(data: bytes, display: str, root: etree._Element | None) -> lis
         )
     if b"lines" not in data:
         return []  # the fast path: nearly every mesh
-    return dae_line_blocks(data)
-
-
-def dae_line_blocks(data: bytes) -> list[Array]:
-    """The segments (N, 2, 3) of each `<lines>` of each geometry instance in a COLLADA file's
-    scene, in its coordinates: each a mesh of its own to Tesseract's reader, collided as its ends'
-    hull. pycollada reads the file as trimesh does (the same errors ignored), its nodes walked as
-    trimesh walks them, and each end placed by the same product of the nodes' matrices, so an end
-    a line shares with a triangle is where trimesh puts that corner, to the bit."""
-    import collada  # trimesh's COLLADA reader, which imported it already (mesh_parts)
-
-    from pipeline.spheres.meshlib import trimesh
-
-    errors = collada.common
-    ignored = [errors.DaeError, errors.DaeIncompleteError, errors.DaeMalformedError]
-    ignored += [errors.DaeBrokenRefError, errors.DaeUnsupportedError]
-    scene = collada.Collada(io.BytesIO(data), ignore=ignored).scene
-    blocks: list[Array] = []
-
-    def walk(node: Any, matrix: Array) -> None:  # trimesh.exchange.dae._parse_node's walk
-        if isinstance(node, collada.scene.GeometryNode):
-            for block in node.geometry.primitives:
-                if isinstance(block, collada.lineset.LineSet) and block.vertex is not None:
-                    ends = np.asarray(block.vertex[block.vertex_index], dtype=np.float64)
-                    placed = trimesh.transform_points(ends.reshape(-1, 3), matrix)
-                    blocks.append(placed.reshape(-1, 2, 3))
-        elif isinstance(node, collada.scene.Node):
-            for child in node.children or []:
-                walk(child, np.dot(matrix, node.matrix))
-
-    for node in [] if scene is None else scene.nodes:
-        walk(node, np.eye(4))
-    return [ends for ends in blocks if len(ends)]
+    return scene().line_blocks
 
 
 def _dae_unreadable(data: bytes, display: str, root: etree._Element | None) -> tuple[str, str]:

@@ -4,18 +4,21 @@ Such a polygon has several triangulations: trimesh fans it from its first corner
 reader (assimp) clips ears, another consumer may split it otherwise, and the surfaces differ
 (a quad 2 cm out of plane: by millimetres). Every triangulation that adds no point uses only
 triangles of three of its corners, so every such triangle (C(n, 3) of them) is surface the
-spheres cover; it is not part of the solid. A polygon of more than MAX_CORNERS corners, and a
-COLLADA polygon (trimesh places a node's triangles otherwise than a float64 product, see
-loose.py), is refused instead (`polygon_not_planar`); so is a COLLADA `<trifans>` fan of four or
-more corners not in one plane, which Tesseract's reader reads as one polygon (pycollada as its
-fan's triangles). A planar polygon needs nothing: every
-triangulation of it lies in it, and trimesh's fan covers at least it.
+spheres cover; it is not part of the solid. An OBJ's or PLY's polygon is read from the corner
+lists the file states; a COLLADA `<polylist>` or `<polygons>` polygon, and a `<trifans>` fan
+(which Tesseract's reader reads as one polygon, pycollada as its fan's triangles), from the
+triangles trimesh made of it, per instance of its geometry (dae_scene.py). A polygon of more than
+MAX_CORNERS corners, and a COLLADA one a corner of which is not among trimesh's triangles'
+corners (which dae_scene.py rules out, checked here all the same), is refused instead
+(`polygon_not_planar`). A planar polygon needs nothing: every triangulation of it lies in it, and
+trimesh's fan covers at least it.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,7 +28,7 @@ from pipeline.findings import ContractError, Finding
 from pipeline.spheres.loose import obj_index, obj_xyz, ply_face_lists
 
 if TYPE_CHECKING:
-    from lxml import etree
+    from pipeline.spheres.dae_scene import DaeScene
 
 Array = np.ndarray
 NONE = np.zeros((0, 3, 3))
@@ -47,20 +50,20 @@ class Polygon:
     place: str
     name: str
     corners: Array
-    placed: bool = True  # False: its corners are not where trimesh puts its triangles
+    placed: bool = True  # False: a corner is not one of trimesh's triangles' corners
 
 
 def mesh_polygons(
-    data: bytes, suffix: str, loaded: object, display: str, root: etree._Element | None
+    data: bytes, suffix: str, loaded: object, display: str, scene: Callable[[], DaeScene]
 ) -> list[Polygon]:
-    """The faces of more than three corners of a mesh file, in the file's coordinates (`root`:
-    a COLLADA file parsed, or None to parse it here)."""
+    """The faces of more than three corners of a mesh file, in the file's coordinates (a
+    COLLADA node's transform applied, not its unit; `scene`: the COLLADA file's walk)."""
     if suffix == "obj":
         return _obj_polygons(data, display)
     if suffix == "ply":
         return _ply_polygons(loaded, display)
     if suffix == "dae":
-        return _dae_polygons(data, display, root)
+        return _dae_polygons(data, loaded, scene)
     return []
 
 
@@ -78,7 +81,7 @@ def polygon_triangles(polygons: list[Polygon], factor: Array, display: str) -> A
             why = (
                 f"more than {MAX_CORNERS}, the most whose every triangle is covered"
                 if polygon.placed
-                else "its corners cannot be placed exactly as the COLLADA reader places triangles"
+                else "a corner is not where the COLLADA reader (trimesh) put its triangles' corners"
             )
             raise ContractError(
                 [
@@ -156,76 +159,33 @@ def _ply_polygons(loaded: object, display: str) -> list[Polygon]:
     return out
 
 
-def _dae_polygons(data: bytes, display: str, root: etree._Element | None) -> list[Polygon]:
+def _dae_polygons(data: bytes, loaded: object, scene: Callable[[], DaeScene]) -> list[Polygon]:
     """COLLADA `<polylist>` and `<polygons>` polygons of four or more corners, and `<trifans>`
-    fans of as many (Tesseract's reader reads each fan's `<p>` as one polygon), unplaced."""
-    if b"<polylist" not in data and b"<polygons" not in data and b"<trifans" not in data:
+    fans of as many (Tesseract's reader reads each fan's `<p>` as one polygon), per geometry
+    instance, placed as trimesh places its triangles (dae_scene.py); one a corner of which is not
+    among trimesh's triangles' corners is unplaced."""
+    if b"poly" not in data and b"trifans" not in data:
+        return []  # the fast path: a mesh of triangles
+    found = scene().polygons
+    if not found:
         return []
-    from pipeline.strict_xml import parse_xml, source_line
-
-    if root is None:  # not parsed (no strict XML): parsed here, for its findings
-        root = parse_xml(data, display, huge_text=True)  # as loose.py reads it
-    arrays = {
-        source.get("id", ""): array
-        for source in root.iter("{*}source")
-        for array in source
-        if _tag(array) == "float_array"
-    }
-    positions = {
-        v.get("id", ""): next(
-            (
-                i.get("source", "")
-                for i in v
-                if _tag(i) == "input" and i.get("semantic") == "POSITION"
-            ),
-            "",
-        )
-        for v in root.iter("{*}vertices")
-    }
-    out = []
-    for mesh in root.iter("{*}mesh"):
-        for element in mesh:
-            if _tag(element) not in ("polylist", "polygons", "trifans"):
-                continue
-            inputs = [c for c in element if _tag(c) == "input"]
-            stride = 1 + max((_int(c.get("offset")) for c in inputs), default=0)
-            vertex = next((c for c in inputs if c.get("semantic") == "VERTEX"), None)
-            named = "" if vertex is None else (vertex.get("source") or "").removeprefix("#")
-            source = arrays.get(positions.get(named, "").removeprefix("#"))
-            if vertex is None or source is None:
-                continue  # trimesh reads no triangles of it either
-            xyz = np.array((source.text or "").split(), dtype=np.float64)
-            xyz = xyz[: len(xyz) // 3 * 3].reshape(-1, 3)
-            offset = _int(vertex.get("offset"))
-            for number, index in enumerate(_dae_corner_lists(element, stride, offset)):
-                if len(index) > 3 and all(0 <= i < len(xyz) for i in index):
-                    kind = "fan" if _tag(element) == "trifans" else "polygon"
-                    name = f"<{_tag(element)}> {kind} {number}"
-                    out.append(Polygon(str(source_line(element)), name, xyz[index], placed=False))
-    return out
-
-
-def _dae_corner_lists(element: object, stride: int, offset: int) -> list[list[int]]:
-    """The vertex indices of each polygon of a `<polylist>`, `<polygons>` or `<trifans>`."""
-    children = list(element)  # type: ignore[call-overload]
-    p_texts = [c.text or "" for c in children if _tag(c) == "p"]
-    if _tag(element) in ("polygons", "trifans"):
-        lists = [[_int(w) for w in text.split()] for text in p_texts]
-        return [words[offset::stride] for words in lists]
-    words = [_int(w) for w in " ".join(p_texts).split()]
-    counts = [_int(w) for c in children if _tag(c) == "vcount" for w in (c.text or "").split()]
+    known = np.asarray(getattr(loaded, "triangles", NONE), dtype=np.float64).reshape(-1, 3)
+    among = _among(np.concatenate([p.corners for p in found]), known)
     out, start = [], 0
-    for count in counts:
-        out.append(words[start * stride + offset : (start + count) * stride : stride])
-        start += count
+    for polygon in found:
+        placed = bool(among[start : start + len(polygon.corners)].all())
+        start += len(polygon.corners)
+        out.append(Polygon(str(polygon.line), polygon.name, polygon.corners, placed))
     return out
 
 
-def _tag(element: object) -> str:
-    tag = getattr(element, "tag", "")
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
-def _int(word: str | None) -> int:
-    text = (word or "0").strip()
-    return int(text) if text.lstrip("+-").isdigit() else -1
+def _among(points: Array, rows: Array) -> Array:
+    """Whether each point (K, 3) is one of `rows` (M, 3), equal in every coordinate: the rows
+    whose x is some point's first, then those compared whole."""
+    near = rows[np.isin(rows[:, 0], points[:, 0])]
+    if not len(near):
+        return np.zeros(len(points), dtype=bool)
+    kind = np.dtype([("x", "f8"), ("y", "f8"), ("z", "f8")])
+    whole = np.ascontiguousarray(near, dtype=np.float64).view(kind).ravel()
+    wanted = np.ascontiguousarray(points, dtype=np.float64).view(kind).ravel()
+    return np.isin(wanted, whole)

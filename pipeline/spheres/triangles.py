@@ -3,6 +3,7 @@ the triangles of its non-planar polygons (polygons.py): URDF scale and COLLADA u
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.findings import ContractError, Finding
+from pipeline.spheres.dae_scene import dae_scene
 from pipeline.spheres.loose import loose_segments
 from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.polygons import mesh_polygons, polygon_triangles
@@ -95,14 +97,15 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     tri = tri * unit
     segments, polygons, parts_read = np.zeros((0, 2, 3)), [], True
     blocks: list[np.ndarray] = []
+    scene = functools.cache(functools.partial(dae_scene, data))  # parsed once, if at all
     with np.errstate(all="ignore"):  # read first: a <linestrips> also empties its geometry
         try:
-            blocks = loose_segments(data, suffix, loaded, display, root)
+            blocks = loose_segments(data, suffix, loaded, display, root, scene)
             segments = (np.concatenate(blocks) if blocks else segments) * unit
         except ContractError as exc:
             findings, parts_read = [*findings, *exc.findings], False
         try:
-            polygons = mesh_polygons(data, suffix, loaded, display, root)
+            polygons = mesh_polygons(data, suffix, loaded, display, scene)
         except ContractError as exc:
             findings, parts_read = [*findings, *exc.findings], False
         if suffix == "dae":  # a block Tesseract's reader reads otherwise than pycollada
@@ -164,8 +167,8 @@ def _collada_root(data: bytes) -> etree._Element | None:
 
 
 def _parsed_again(data: bytes) -> bool:
-    """Whether a check after the read parses a COLLADA file (loose.py's, polygons.py's, each
-    skipping others by their bytes, and read_otherwise's): those are handed its tree."""
+    """Whether a check after the read parses a COLLADA file (loose.py's, skipping others by
+    their bytes, and read_otherwise's): those are handed its tree."""
     return any(word in data for word in (b"lines", b"poly", b"trifans")) or suspect(data)
 
 
