@@ -14,7 +14,12 @@ import pytest
 from pipeline.findings import ContractError
 from pipeline.spheres.build import build_spheres, verify
 from pipeline.spheres.geometry import Frame, Patches, rpy_matrix
-from pipeline.spheres.polygons import MAX_CORNERS
+from pipeline.spheres.polygons import (
+    MAX_CORNERS,
+    PLANAR_ABSOLUTE,
+    PLANAR_RELATIVE,
+    PLANAR_SINGLE,
+)
 from pipeline.spheres.prove import prove_patches
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.strict_json import dump_json
@@ -115,6 +120,24 @@ def test_polygon_not_planar_every_triangle_of_its_corners_is_surface(
             assert any(sorted(t.tolist()) == sorted(trio) for t in extra)
         # every corner is one of trimesh's triangles' corners: the bounds do not grow
         assert set(map(tuple, corners.tolist())) <= set(map(tuple, tri.reshape(-1, 3).tolist()))
+
+
+def test_polygon_not_planar_collada_quad_bent_by_single_precision_alone_is_planar() -> None:
+    """The turned square written to the last digit is planar as written; read in single
+    precision its corners leave the plane by rounding alone: its fan is covered, as the OBJ's
+    is (PLANAR_SINGLE). Lifted by 1e-5 of its size, it is covered by all four triangles."""
+    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
+    turned = square @ rpy_matrix((0.3, 0.7, 1.1)).T
+    written = " ".join(f"{float(v)!r}" for v in turned.ravel()) + " 50 0 0"
+    data = _dae(POLYLIST % "0 1 2 3").replace(b"0 0 0 1 0 0 0 1 0 0 0 1 50 0 0", written.encode())
+    tri, extra = _parts("x.dae", data)
+    read = np.unique(tri.reshape(-1, 3), axis=0)
+    centred = read - read.mean(axis=0)
+    off = float(np.abs(centred @ np.linalg.svd(centred)[2][-1]).max())
+    assert off > PLANAR_ABSOLUTE + PLANAR_RELATIVE * float(np.abs(read).max())  # rounded: bent
+    assert off <= PLANAR_SINGLE * float(np.abs(read).max())
+    assert len(extra) == 0
+    assert len(_parts("x.dae", ngon_dae(4, 1e-5))[1]) == 4
 
 
 def ngon_obj(n: int, lift: float, radius: float = 1.0) -> bytes:
