@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from pipeline.findings import Finding, json_pointer, raise_if_errors
+from pipeline.findings import Finding, as_read, breaking, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema, one_per_value, template_notes
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
@@ -121,6 +122,7 @@ def check_config(
     findings = [restated_urdf(f) for f in check_schema(data, CONFIG_SCHEMA, display)]
     findings += lone_surrogates(data, display)
     findings += check_model_id(data, model_id, display)
+    findings += axis_names(data, display)
     findings += check_unique(
         data, display, "axes", "controller_axis", "duplicate_axis", "controller axis"
     )
@@ -244,24 +246,69 @@ def check_unique(
 ) -> list[Finding]:
     """No two entries of `data[section]` share the same `field` value (text or integer)."""
     out = []
-    seen: dict[tuple[type, object], str] = {}
+    seen: dict[tuple[type, object], tuple[str, object]] = {}
     for name, entry in _entries(data, section).items():
         value = entry.get(field) if isinstance(entry, dict) else None
         if not isinstance(value, str | int) or isinstance(value, bool):
             continue
-        key = (type(value), value)
+        # a text as a person reads it: "A1", "a1", "A1 " and "A\u200b1" name one axis
+        key = (type(value), as_read(value) if isinstance(value, str) else value)
         if key in seen:
+            first, written = seen[key]
+            alike = "" if written == value else f" (as {first!r} writes it: {written!a})"
             out.append(
                 Finding(
                     code,
                     display,
                     json_pointer([section, name, field]),
-                    f"{what} {value!r} is used by both {seen[key]!r} and {name!r}",
-                    f"give every joint its own {what}",
+                    f"{what} {value!a} is used by both {first!r}{alike} and {name!r}",
+                    f"give every joint its own {what}"
+                    + (", names told apart by more than case, spaces or invisible characters"),
                 )
             )
-        seen.setdefault(key, name)
+        seen.setdefault(key, (name, value))
     return out
+
+
+def axis_names(data: Mapping[str, Any], display: str) -> list[Finding]:
+    """invalid_text_character for a controller axis name a person cannot read as a program
+    matches it: white space at its ends, a space other than U+0020 (a no-break space), an
+    invisible (format) character (U+200B, U+00AD, U+FEFF), an accent not composed (NFC). A
+    line break, control or bidirectional control is the schema's (`TEXT`)."""
+    out = []
+    for name, entry in _entries(data, "axes").items():
+        value = entry.get("controller_axis") if isinstance(entry, dict) else None
+        if not isinstance(value, str) or breaking(value) is not None or not value.strip():
+            continue
+        odd = [c for c in value if _invisible(c)]
+        if odd:
+            what = f"holds {ascii(odd[0])[1:-1]} (U+{ord(odd[0]):04X}), an invisible character"
+        elif value != value.strip():
+            what = "has white space at its " + ("start" if value[0].isspace() else "end")
+        elif unicodedata.normalize("NFC", value) != value:
+            what = "holds an accent written as a letter and a combining mark (not NFC)"
+        else:
+            continue
+        plain = "".join(" " if c.isspace() else c for c in value if unicodedata.category(c) != "Cf")
+        plain = unicodedata.normalize("NFC", plain.strip())
+        out.append(
+            Finding(
+                "invalid_text_character",
+                display,
+                json_pointer(["axes", name, "controller_axis"]),
+                f"controller axis {value!a} {what}, which a controller matching the name "
+                "does not find",
+                f"write the controller's name of the axis as {plain!a}, as the controller "
+                "spells it",
+            )
+        )
+    return out
+
+
+def _invisible(char: str) -> bool:
+    """A format character (U+200B, U+00AD, U+FEFF) or a space other than U+0020."""
+    kind = unicodedata.category(char)
+    return kind == "Cf" or (char != " " and (kind == "Zs" or char.isspace()))
 
 
 def parse_config(data: Mapping[str, Any]) -> RobotConfig:

@@ -4,9 +4,25 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
+import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from enum import Enum
 from typing import NamedTuple
+
+# The characters that break a line or reorder what a terminal shows (C0 and C1 controls, DEL,
+# the line and paragraph separators, the bidirectional controls), as a regex class's contents:
+# the schemas' free texts refuse them (schemas.TEXT and the schema files' patterns). A finding's
+# line escapes these and every other character str.isprintable rejects (printable below).
+UNSHOWABLE = "\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069"
+_BREAKING = re.compile(f"[{UNSHOWABLE}]")
+
+
+def breaking(text: str) -> str | None:
+    """The first character of `text` of UNSHOWABLE (a free text refuses it), or None."""
+    found = _BREAKING.search(text)
+    return found.group() if found else None
+
 
 # A finding quotes what an input holds (a key, a name, a program's field), which may be
 # megabytes: a 10 MB joint name made a line of 20 MB. A part of a line longer than this keeps
@@ -82,6 +98,31 @@ class ContractError(Exception):
 def unshowable(text: str) -> str | None:
     """The first character of `text` a finding's line escapes (printable), or None."""
     return None if text.isprintable() else next(c for c in text if not c.isprintable())
+
+
+def unshowable_name(kind: str, name: str) -> tuple[str, str] | None:
+    """The message and fix of invalid_text_character for a name (a URDF link, an SRDF group)
+    holding a character a line does not print as itself (`&#10;`, `&#x202E;`, `&#x200B;`):
+    lines that print it (progress, `spheres status`) split, reorder or hide part of it; None
+    when it holds none."""
+    char = unshowable(name)
+    if char is None:
+        return None
+    plain = "".join(c for c in name if c.isprintable())
+    return (
+        f"{kind} '{escaped(name)}' holds {ascii(char)[1:-1]} (U+{ord(char):04X}), a line "
+        "break, control, bidirectional control or invisible character, which splits, reorders "
+        "or hides part of a line that prints the name",
+        f"name it in printable characters (as '{escaped(plain)}'), and every element that "
+        f"names the {kind} too",
+    )
+
+
+def as_read(name: str) -> str:
+    """A name as a person reads it printed: accents however encoded (NFC), any case, without
+    white space or invisible (format) characters; two names alike so are one to a reader."""
+    key = unicodedata.normalize("NFC", name).casefold()
+    return "".join(c for c in key if not c.isspace() and unicodedata.category(c) != "Cf")
 
 
 def escaped(name: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import best_match
 
-from pipeline.findings import Finding, json_pointer
+from pipeline.findings import UNSHOWABLE, Finding, breaking, json_pointer
 from pipeline.strict_json import dump_json
 
 SCHEMA_SUFFIX = ".schema.json"
@@ -36,12 +36,12 @@ _CODES: dict[str, tuple[str, str]] = {
     "minProperties": ("invalid_value", "give at least one entry"),
 }
 # The `pattern` of every free text (a calibration's source, a provenance note, a controller's
-# axis name): not blank, and no control character, C0 (tab and line break too), DEL or C1. The
-# JSON reader refuses them raw; escaped (`\u0000`), they passed, and a text copied into cell.json
-# or a description served a NUL to a C string reader, or a line break into a log line.
-TEXT = "^(?=.*\\S)[^\\x00-\\x1f\\x7f-\\x9f]*(?!\\n)$"
-# what TEXT refuses beyond a blank, to say which character it is
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# axis name): not blank, and none of the characters a finding's line escapes (UNSHOWABLE): a
+# control character, C0 (tab and line break too), DEL or C1, a line or paragraph separator, a
+# bidirectional control. The JSON reader refuses controls raw; escaped (`\u0000`), they passed,
+# and a text copied into cell.json or a description served a NUL to a C string reader, a line
+# break into a log line, or U+202E a text shown reversed.
+TEXT = f"^(?=.*\\S)[^{UNSHOWABLE}]*(?!\\n)$"
 # Each `pattern` of the packaged schemas in words, for the finding (a regex is no message);
 # tests/test_schemas.py checks that every pattern has one.
 NAME = "^[A-Za-z0-9][A-Za-z0-9._-]*(?!\\n)$"
@@ -232,9 +232,9 @@ def _findings(error: ValidationError, display: str) -> list[Finding]:
     if code == "out_of_range":
         hint = _range_hint(error.schema if isinstance(error.schema, dict) else {}) or hint
     if keyword == "pattern" and error.validator_value == TEXT and isinstance(instance, str):
-        control = _CONTROL.search(instance)
+        control = breaking(instance)
         if control is not None:
-            return [_control_character(instance, control.group(), display, json_pointer(path))]
+            return [_control_character(instance, control, display, json_pointer(path))]
         message = f"{_short(repr(instance), 80)} is blank: empty, or spaces only"
         hint = "write what the field says in words (remove the field if it is optional)"
         return [Finding(code, display, json_pointer(path), message, hint)]
@@ -276,11 +276,21 @@ def _control_character(text: str, character: str, display: str, place: str) -> F
         "invalid_text_character",
         display,
         place,
-        f"{_short(repr(text), 80)} holds {ascii(character)[1:-1]} (U+{ord(character):04X}), "
-        "a control character",
-        "write the text in printable characters, on one line (no tab, line break, NUL or other "
-        "control character, escaped or not)",
+        f"{_short(ascii(text), 80)} holds {ascii(character)[1:-1]} (U+{ord(character):04X}), "
+        "a line break, control or bidirectional control character",
+        "write the text in printable characters, on one line (no tab, line break, NUL, other "
+        "control character or bidirectional control, escaped or not)"
+        + (f", as {_short(ascii(plain), 80)}" if (plain := _printable(text)) else ""),
     )
+
+
+def _printable(text: str) -> str:
+    """`text` without what TEXT refuses: a run holding a line break or tab is one space."""
+    runs = re.sub(f"[{UNSHOWABLE}]+", lambda m: " " if _SPACING.search(m.group()) else "", text)
+    return runs.strip()
+
+
+_SPACING = re.compile("[\t\n\v\f\r\x1c-\x1f\x85\u2028\u2029]")
 
 
 # a range keyword -> how its bound reads in a hint

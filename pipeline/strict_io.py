@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import ContractError, Finding
+from pipeline.findings import ContractError, Finding, as_read
 
 MiB = 1024 * 1024
 JSON_LIMIT = 16 * MiB
@@ -195,11 +195,6 @@ def _key(name: str) -> str:
     return unicodedata.normalize("NFC", name).casefold()
 
 
-def _seen(name: str) -> str:
-    """A name as it looks printed: without white space or invisible (format) characters."""
-    return "".join(c for c in _key(name) if not c.isspace() and unicodedata.category(c) != "Cf")
-
-
 def twin_hint(path: Path) -> str:
     """For a missing file: the name its folder holds in another case, or with its accents encoded
     otherwise (NFC, NFD: macOS finds either; file names are bytes here), or that differs only in
@@ -211,7 +206,7 @@ def twin_hint(path: Path) -> str:
     names = sorted(n for n in listing if _key(n) == _key(path.name))
     if not names:
         # printed, the two look alike: both shown escaped, so that the difference is seen
-        alike = sorted(n for n in listing if _seen(n) == _seen(path.name))
+        alike = sorted(n for n in listing if as_read(n) == as_read(path.name))
         if not alike:
             return ""
         return (

@@ -437,3 +437,56 @@ def test_doit_copies_valid_config_byte_for_byte_and_registers_it(project: Path) 
     assert run_doit(project).returncode == 0
     assert not (build / CFG).exists()
     assert CFG not in json.loads((build / "robot_description_manifest.json").read_text())["files"]
+
+
+# joint_2's controller axis -> the findings of config.json (code, place's joint): a program
+# matches the name, so what a person cannot see in it is refused, and two names a person reads
+# alike (case, spaces, invisible characters, how an accent is encoded aside) are one axis
+AXIS_NAMES: list[tuple[str, object, list[tuple[str, str]]]] = [
+    ("plain", "A2", []),
+    ("inner-space", "Axis 2", []),
+    ("composed-accent", "ax\u00e9_2", []),
+    ("index", 1, []),
+    ("trailing-space", "rax_2 ", [("invalid_text_character", "joint_2")]),
+    ("leading-space", " rax_2", [("invalid_text_character", "joint_2")]),
+    ("no-break-space", "rax\u00a02", [("invalid_text_character", "joint_2")]),
+    ("zero-width-space", "rax_\u200b2", [("invalid_text_character", "joint_2")]),
+    ("byte-order-mark", "\ufeffrax_2", [("invalid_text_character", "joint_2")]),
+    ("soft-hyphen", "rax\u00ad_2", [("invalid_text_character", "joint_2")]),
+    ("decomposed-accent", "raxe\u0301_2", [("invalid_text_character", "joint_2")]),
+    ("right-to-left-override", "rax_\u202e2", [("invalid_text_character", "joint_2")]),
+    ("line-separator", "rax\u2028_2", [("invalid_text_character", "joint_2")]),
+    # "A1" and "A1 ": the end's white space, and the same axis as joint_1's
+    (
+        "joint_1-with-a-trailing-space",
+        "rax_1 ",
+        [("invalid_text_character", "joint_2"), ("duplicate_axis", "joint_2")],
+    ),
+    ("joint_1-in-capitals", "RAX_1", [("duplicate_axis", "joint_2")]),
+    (
+        "joint_1-with-a-zero-width-space",
+        "rax_\u200b1",
+        [("invalid_text_character", "joint_2"), ("duplicate_axis", "joint_2")],
+    ),
+    ("joint_1-as-an-index", 0, []),  # an index is no name
+]
+
+
+@pytest.mark.parametrize(
+    ("axis", "expected"), [c[1:] for c in AXIS_NAMES], ids=[c[0] for c in AXIS_NAMES]
+)
+def test_a_controller_axis_name_is_what_a_person_reads(
+    axis: object, expected: list[tuple[str, str]]
+) -> None:
+    """Names "A1" and "A1 " were two axes, and a no-break space, a zero-width space or a decomposed
+    accent passed: a controller matching the name finds no such axis (a review)."""
+    data = json.loads((REPO / "robots" / ABB / CFG).read_text())
+    data["axes"]["joint_2"]["controller_axis"] = axis
+    found = config_findings(json.dumps(data).encode(), ABB, None, "config.json")
+    assert [(f.code, f.place) for f in found] == [
+        (code, f"/axes/{joint}/controller_axis") for code, joint in expected
+    ]
+    for finding in found:  # one line, and the name escaped: the difference is seen
+        assert finding.line().isascii() and "\n" not in finding.line()
+    if expected and expected[0][0] == "invalid_text_character":  # the fix names the name
+        assert " as 'rax" in found[0].hint

@@ -173,6 +173,19 @@ XML_CASES = [
         "_find('group').set('name', 'arm'); _find('group_state').set('group', 'arm')\n"
         "_find('group_tcps').set('group', 'arm')",
     ),
+    # a name holding a line break, control or bidirectional control, as a URDF link's is
+    (
+        "invalid_text_character",
+        "g = _add(robot, 'group', name='wrist\\nx'); _add(g, 'joint', name='joint_6')",
+    ),
+    ("invalid_text_character", "_find('group_state').set('name', 'home\\u202e')"),
+    ("invalid_text_character", "_find('tcp', name='laser').set('name', 'laser\\u2028beam')"),
+    (
+        "invalid_text_character",
+        "g = _add(robot, 'group', name='wrist'); _add(g, 'joint', name='joint_6')\n"
+        "_add(robot, 'end_effector', name='torch\\tx', group='wrist', parent_link='link_5')",
+    ),
+    ("invalid_text_character", "_find('virtual_joint').set('name', 'world\\x85joint')"),
     ("robot_name_mismatch", "robot.set('name', 'irb2400')"),
     ("root_not_robot", "robot.tag = 'robot_semantics'"),
     ("invalid_version", "robot.set('version', '1.0.0-beta')"),

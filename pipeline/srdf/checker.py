@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.findings import Closest, Finding
+from pipeline.findings import Closest, Finding, unshowable_name
 from pipeline.srdf.groups import Contents, expand
 from pipeline.srdf.model import Srdf
 from pipeline.urdf import Robot
@@ -49,6 +49,14 @@ class Checker:
             return True
         self.add("unknown_group", place, f"{what} {name!r} is not a group", "name a defined group")
         return False
+
+    def shown(self, kind: str, name: str, place: str) -> None:
+        """Report `invalid_text_character` for a name holding a line break, control or
+        bidirectional control, which splits or reorders a line that prints it (as a URDF
+        link's name)."""
+        found = unshowable_name(kind, name)
+        if found is not None:
+            self.add("invalid_text_character", place, *found)
 
     def unique(self, seen: set[str], name: str, place: str, what: str) -> None:
         """Report `duplicate_name` when `name` was seen before; remember it."""

@@ -69,6 +69,7 @@ def _check_groups(c: Checker) -> None:
     names: set[str] = set()
     for group in c.srdf.groups():
         c.unique(names, group.name, group.place, "group")
+        c.shown("group", group.name, group.place)
         if not group.members:
             c.add(
                 "empty_group",
@@ -156,6 +157,7 @@ def _check_states(c: Checker) -> None:
                 "rename one",
             )
         names.add(key)
+        c.shown("group state", state.name, state.place)
         known = c.group(state.group, state.place, f"group state {state.name!r} group")
         if not state.values:
             c.add(
@@ -261,6 +263,7 @@ def _check_tcps(c: Checker) -> None:
         for tcp in block.tcps:
             where = f"tcp {tcp.name!r} of group {block.group!r}"
             c.unique(seen, tcp.name, tcp.place, f"group {block.group!r} tcp")
+            c.shown("tcp", tcp.name, tcp.place)
             if (tcp.rpy is None) == (tcp.wxyz is None):
                 c.add(
                     "tcp_needs_one_rotation",

@@ -21,6 +21,7 @@ def check_end_effectors(c: Checker, effectors: list[EndEffector]) -> None:
     for eef in effectors:
         where = f"end effector {eef.name!r}"
         c.unique(names, eef.name, eef.place, "end effector")
+        c.shown("end effector", eef.name, eef.place)
         has_group = c.group(eef.group, eef.place, f"{where} group")
         c.link(eef.parent_link, eef.place, f"{where} parent_link")
         if eef.parent_group is None:
@@ -52,6 +53,7 @@ def check_virtual(c: Checker, virtuals: list[VirtualJoint], passives: list[Passi
                 "give the virtual joint its own name",
             )
         names.add(vj.name)
+        c.shown("virtual joint", vj.name, vj.place)
         if vj.type not in VIRTUAL_JOINT_TYPES:
             c.add(
                 "invalid_virtual_joint_type",

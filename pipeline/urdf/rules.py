@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import Closest, Finding, escaped, raise_if_errors, unshowable
+from pipeline.findings import Closest, Finding, escaped, raise_if_errors, unshowable_name
 from pipeline.strict_io import (
     XML_LIMIT,
     case_collisions,
@@ -98,21 +98,10 @@ def check_rules(robot: Robot) -> list[Finding]:
 
 def _name_characters(kind: str, name: str, line: int, add: Add) -> None:
     """invalid_text_character for a name holding a character a line does not print as itself
-    (`&#10;`, `&#x202E;`, `&#x200B;`): lines that print it (progress, `spheres status`) split,
-    show it reordered or show another name."""
-    char = unshowable(name)
-    if char is None:
-        return
-    plain = "".join(c for c in name if c.isprintable())
-    add(
-        "invalid_text_character",
-        line,
-        f"{kind} '{escaped(name)}' holds {ascii(char)[1:-1]} (U+{ord(char):04X}), a line "
-        "break, control, bidirectional control or invisible character, which splits, reorders "
-        "or hides part of a line that prints the name",
-        f"name it in printable characters (as '{escaped(plain)}'), and every element that "
-        f"names the {kind} too",
-    )
+    (findings.unshowable_name)."""
+    found = unshowable_name(kind, name)
+    if found is not None:
+        add("invalid_text_character", line, *found)
 
 
 def _cycle_rules(parents: dict[str, Joint], add: Add) -> None:
