@@ -17,6 +17,7 @@ import tarfile
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline.findings import FINDINGS_SHOWN
 from pipeline.winnames import windows_problem
 
 FILE_MODE = 0o644
@@ -36,8 +37,9 @@ BUNDLE_LIMIT = 1024 * 1024 * 1024
 NAME_BYTES = 255
 PATH_BYTES = 4095
 # The problems of entries that do not unpack as themselves told one a line, at most; the rest are
-# counted (10 000 entries of 1 000 device names each, a 150 KB bundle, were 10 million lines).
-PROBLEMS_SHOWN = 100
+# counted (10 000 entries of 1 000 device names each, a 150 KB bundle, were 10 million lines):
+# with the line counting the rest, as many as the lines of findings every command prints.
+PROBLEMS_SHOWN = FINDINGS_SHOWN - 1
 # The words for what a mode other than 0644 has, or lacks, in a bad_archive line: (bits, whether
 # having them is wrong, words)
 _MODE_WORDS = (

@@ -55,6 +55,10 @@ _URDF_WORDS = frozenset(
 )
 
 
+# a key holding none of the words anywhere, in any case, names none of them
+_ANY_URDF_WORD = re.compile("|".join(sorted(_URDF_WORDS)), re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class CorrectionCap:
     """Largest accepted |correction| per axis: translation in m, rotation in rad."""
@@ -155,6 +159,8 @@ def restated_urdf(finding: Finding) -> Finding:
         return finding
     key = finding.place.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
     if key.endswith("_doc"):  # a note of `pipeline template config`, not a number: remove it
+        return finding
+    if not _ANY_URDF_WORD.search(key):  # most keys: 1.3 M unknown keys took 12 s to split
         return finding
     words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower()
     if not _URDF_WORDS.intersection(re.split(r"[^a-z0-9]+", words)):

@@ -92,7 +92,11 @@ class ContractError(Exception):
 
     def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings: tuple[Finding, ...] = tuple(findings)
-        super().__init__("\n".join(f.line() for f in self.findings))
+        super().__init__(self.findings)  # a pickled copy is made again from them
+
+    def __str__(self) -> str:
+        """The findings' lines, as `render` prints them (made when asked: most never are)."""
+        return render(self.findings)
 
 
 def unshowable(text: str) -> str | None:
@@ -210,12 +214,37 @@ def _line(place: str) -> int:
     return int(place) if place.isdigit() and place.isascii() else 0
 
 
+# Lines printed at most, every command and doit step alike: a config.json of 1.3 M unknown keys
+# printed 1.3 M lines (212 MB). After them, one line says how many more there are and how to
+# see them; `--json` prints every finding, for a program (or a person) that wants them all.
+FINDINGS_SHOWN = 100
+
+
 def render(findings: Sequence[Finding], as_json: bool = False) -> str:
-    """All findings as text lines or a JSON document, in reading order."""
+    """The findings as text lines, the first FINDINGS_SHOWN in reading order and a line
+    counting the rest, or all of them as a JSON document."""
     findings = reading_order(findings)
     if as_json:
         return json.dumps([f.as_json() for f in findings], indent=2, sort_keys=True)
-    return "\n".join(f.line() for f in findings)
+    lines = [f.line() for f in findings[:FINDINGS_SHOWN]]
+    if len(findings) > FINDINGS_SHOWN:
+        lines.append(_left_out(findings[FINDINGS_SHOWN:]))
+    return "\n".join(lines)
+
+
+def _left_out(rest: Sequence[Finding]) -> str:
+    """The line that counts the findings not shown and names the command that shows them."""
+    warned = sum(f.severity is Severity.WARNING for f in rest)
+    counts = ""
+    if warned:
+        errors = len(rest) - warned
+        counts = f" ({errors} error{'s' * (errors != 1)}, {warned} warning{'s' * (warned != 1)})"
+    return (
+        f"pipeline: {len(rest)} more finding{'s' * (len(rest) != 1)} not shown{counts}, after "
+        f"the first {FINDINGS_SHOWN}; `pipeline --json` before the command prints every one "
+        "(for a doit step's: `pipeline --json validate MODEL_ID`, `pipeline --json cell "
+        "cells/CELL_ID --check`)"
+    )
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:

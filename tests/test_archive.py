@@ -12,6 +12,7 @@ import pytest
 
 from pipeline import archive
 from pipeline.cli import main
+from pipeline.findings import FINDINGS_SHOWN
 
 FILES = {
     "cell_a/machine_planning_calibration.json": b'{"a": 1}\n',
@@ -421,7 +422,7 @@ def test_bad_archive_lines_of_entries_that_do_not_unpack_are_bounded(
     bundle.write_bytes(_bundle(entries))
     assert main(["bundle-identity", str(bundle)]) == 2
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == archive.PROBLEMS_SHOWN + 1, len(lines)
+    assert len(lines) == archive.PROBLEMS_SHOWN + 1 == FINDINGS_SHOWN, len(lines)
     assert lines[0].count("'CON' is the name") == 1 and "'CON'" not in lines[1], lines[:2]
     more = 20 * 21 - archive.PROBLEMS_SHOWN
     assert f"is not a cell bundle ({more} more problems of its entries" in lines[-1], lines[-1]

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pipeline.cli import main
-from pipeline.findings import Finding, reading_order, render
+from pipeline.findings import (
+    FINDINGS_SHOWN,
+    ContractError,
+    Finding,
+    Severity,
+    reading_order,
+    render,
+)
 
 URDF = "robots/abb_irb2400/robot.urdf"
 CONFIG = "robots/abb_irb2400/config.json"
@@ -178,3 +186,57 @@ def test_an_invisible_character_in_a_value_is_shown_escaped(char: str) -> None:
 def test_printable_text_in_any_script_is_left_as_it_is() -> None:
     text = "r2d2é/ロボット/Ω ok"
     assert Finding("c", text, "", "m", "h").line() == f"{text}: c: m; h"
+
+
+def many(errors: int, warnings: int) -> list[Finding]:
+    """`errors` errors and `warnings` warnings of one file, each on its own line."""
+    out = [Finding("unexpected_field", CONFIG, f"/k{i}", "m", "h") for i in range(errors)]
+    warned = Finding("unknown_element", URDF, "", "m", "h", Severity.WARNING)
+    return out + [warned._replace(place=str(i + 1)) for i in range(warnings)]
+
+
+# (errors, warnings, --json) -> lines printed and the last one's start ("" for a finding's)
+CAPPED: list[tuple[int, int, bool, int, str]] = [
+    (3, 0, False, 3, ""),
+    (FINDINGS_SHOWN, 0, False, FINDINGS_SHOWN, ""),
+    (FINDINGS_SHOWN + 1, 0, False, FINDINGS_SHOWN + 1, "pipeline: 1 more finding not shown"),
+    (
+        1_000,
+        50,
+        False,
+        FINDINGS_SHOWN + 1,
+        "pipeline: 950 more findings not shown (900 errors, 50 warnings)",
+    ),
+    (1_000, 50, True, 1_050, ""),  # --json: every finding, for a program or a person to read
+]
+
+
+@pytest.mark.parametrize(
+    ("errors", "warnings", "as_json", "count", "last"),
+    CAPPED,
+    ids=["few", "at-the-cap", "one-over", "errors-and-warnings", "json-whole"],
+)
+def test_lines_stop_at_the_cap_and_say_how_many_more_and_how_to_see_them(
+    errors: int, warnings: int, as_json: bool, count: int, last: str
+) -> None:
+    """A config.json of 1.3 M unknown keys printed 1.3 M lines, 212 MB (a review)."""
+    findings = many(errors, warnings)
+    text = render(findings, as_json=as_json)
+    if as_json:
+        assert len(json.loads(text)) == count
+        return
+    lines = text.splitlines()
+    assert len(lines) == count
+    shown = reading_order(findings)[:FINDINGS_SHOWN]
+    assert lines[: len(shown)] == [f.line() for f in shown]
+    if last:
+        assert lines[-1].startswith(last) and "`pipeline --json" in lines[-1]
+    else:
+        assert ": " in lines[-1] and not lines[-1].startswith("pipeline: ")
+
+
+def test_a_contract_errors_message_stops_at_the_cap() -> None:
+    """Its message joined every line: 212 MB built before a line was printed."""
+    error = ContractError(many(FINDINGS_SHOWN * 3, 0))
+    assert str(error) == render(error.findings)
+    assert len(error.findings) == FINDINGS_SHOWN * 3
