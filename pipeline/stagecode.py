@@ -69,6 +69,8 @@ SRDF_CODE = (
             "__init__",
             "checker",
             "child",
+            "child_guard",
+            "child_xml",
             "compile",
             "contact_check",
             "envelope",

@@ -212,6 +212,18 @@ def test_a_generator_cannot_import_the_compilers_modules_by_bare_name(repo: Path
     assert finding.code == "generator_raised" and "No module named 'model'" in finding.message
 
 
+def test_the_child_imports_no_compiler_module(repo: Path) -> None:
+    """child.py's guard and XML reading are modules beside it (child_guard.py, child_xml.py),
+    loaded from their files: a generator finds no module of the pipeline package loaded."""
+    source = minimal_source(
+        repo,
+        "import sys\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pipeline', 'child'))\n"
+        "assert not loaded, loaded\n",
+    )
+    assert b"<robot" in compile_srdf(source, repo / "o.srdf", repo)
+
+
 def test_value_deg_is_converted_to_radians_that_read_back_exactly(repo: Path) -> None:
     source = minimal_source(
         repo,

@@ -1039,10 +1039,11 @@ def test_what_a_generator_left_acting_after_it_returned(
 
 
 def test_returned_xml_limit_is_the_xml_files_limit() -> None:
-    """child.py imports no pipeline code: it keeps its own copy of strict_io.XML_LIMIT."""
+    """child.py imports no pipeline code: child_xml.py keeps its own copy of
+    strict_io.XML_LIMIT."""
     from pipeline.strict_io import XML_LIMIT
 
-    text = (REPO / "pipeline/srdf/child.py").read_text()
+    text = (REPO / "pipeline/srdf/child_xml.py").read_text()
     assert f"_XML_LIMIT = {XML_LIMIT // 1024 // 1024} * 1024 * 1024" in text
 
 

@@ -1,0 +1,205 @@
+"""The guard of the srdf child (child.py) while a `gen_srdf()` source runs: an audit hook that
+refuses file writes and process spawns, and reads of files that are no input of the srdf step
+(lxml's parsers, which read files unseen by the hook, check each file they load by the same
+rule); and folder listings sorted by name, in reverse on the second run.
+
+Imports no pipeline code: child.py loads it from its file (see child.py), in a process that
+must not import the compiler.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_MUTATING = {
+    "os.remove",
+    "os.rename",
+    "os.rmdir",
+    "os.mkdir",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.utime",
+    "shutil.rmtree",
+    "shutil.move",
+}
+_SPAWNING = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+
+
+class Refused(PermissionError):
+    """A write or spawn the guard refused; reported as such, not as the generator raising."""
+
+
+# What a generator may read in its robot's folder: the srdf step's inputs (its modules and
+# robot.urdf), and the cache of a module, which Python reads only while it matches its .py. Any
+# other file there (a tcps.json, a module only compiled, tcps.pyc) is no input: a change to it
+# would leave the built SRDF stale and `pipeline check` saying current.
+_READABLE = ".py"
+_CACHE = f"{os.sep}__pycache__{os.sep}"
+
+
+class Scope:
+    """Where a generator may read: the robot's folder (its inputs only), and in the repository
+    nothing else but the allowed folders (an interpreter or virtual environment kept there)."""
+
+    def __init__(self, folder: str, repo: str | None, allowed: list[str]) -> None:
+        self.folder = folder
+        self.repo = repo
+        self.allowed = tuple(a + os.sep for a in allowed)
+
+    def untracked(self, path: str) -> str | None:
+        """The file that reading `path` reads when it is no srdf-step input, relative to the
+        repository (to the robot's folder when no repository was given); None otherwise."""
+        # a module file of the folder may be a link (its digest follows what it points to): the
+        # folder's rules apply to the path as named, the repository's to where it leads
+        full = os.path.abspath(path)
+        if not full.startswith(self.folder + os.sep):
+            full = os.path.realpath(path)
+        if full.startswith(self.folder + os.sep):
+            if full.endswith(_READABLE) or full == os.path.join(self.folder, "robot.urdf"):
+                return None
+            if full.endswith(".pyc") and _CACHE in full[len(self.folder) :]:
+                return None
+        elif self.repo is None or not full.startswith(self.repo + os.sep):
+            return None  # outside the repository: installed libraries, the system's files
+        elif full.startswith(self.allowed):
+            return None  # the interpreter's folders, the compiler's package
+        return os.path.relpath(full, self.folder if self.repo is None else self.repo)
+
+
+def _file_of_url(url: str) -> str:
+    """The local path a URL lxml loads names (a path, or a file: URL)."""
+    if url.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        return unquote(urlsplit(url).path)
+    return url
+
+
+class _OnImport(importlib.abc.MetaPathFinder):
+    """Runs `patch` on module `name` once it is imported, however it is (an import statement,
+    importlib.import_module), and not before: a generator that does not use it pays nothing."""
+
+    def __init__(self, name: str, patch: Callable[[Any], None]) -> None:
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            loader: Any = spec.loader
+            exec_module, patch = loader.exec_module, self.patch
+
+            def exec_and_patch(module: Any) -> None:
+                exec_module(module)
+                patch(module)
+
+            loader.exec_module = exec_and_patch
+        return spec
+
+
+def _guard_lxml(etree: Any, check: Callable[[str], None]) -> None:
+    """lxml reads a file named by path (etree.parse(path), XMLSchema(file=...), an XInclude) in
+    libxml2, where the audit hook does not see it: every parser (the default one, and each made
+    later) gets a resolver, which libxml2 asks for every file it loads, that checks it."""
+
+    class Guard(etree.Resolver):  # type: ignore[misc]
+        def resolve(self, url: str | None, pubid: str | None, context: Any) -> None:
+            if url:
+                check(_file_of_url(url))
+
+    guard = Guard()
+
+    def guarded(cls: Any) -> Any:
+        class Guarded(cls):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.resolvers.add(guard)
+
+        Guarded.__name__ = Guarded.__qualname__ = cls.__name__
+        return Guarded
+
+    for name in ("XMLParser", "ETCompatXMLParser", "HTMLParser", "XMLPullParser", "HTMLPullParser"):
+        if hasattr(etree, name):
+            setattr(etree, name, guarded(getattr(etree, name)))
+    etree.set_default_parser(etree.XMLParser())
+
+
+def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scope: Scope) -> None:
+    def check_read(path: str) -> None:
+        untracked = scope.untracked(path)
+        if untracked is not None:
+            reads.append(untracked)
+            raise Refused(f"gen_srdf() may not read {untracked}")
+
+    sys.meta_path.insert(0, _OnImport("lxml.etree", lambda etree: _guard_lxml(etree, check_read)))
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and len(args) >= 3:
+            path, mode, flags = args[0], args[1], args[2]
+            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
+            if writes and isinstance(path, (str, bytes, os.PathLike)):
+                attempts.append(os.fsdecode(path))
+                raise Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
+            if isinstance(path, (str, bytes, os.PathLike)):
+                check_read(os.fsdecode(path))
+        elif event in _MUTATING:
+            attempts.append(f"{event} {args[0] if args else ''}")
+            raise Refused(f"gen_srdf() may not change files ({event})")
+        elif event in _SPAWNING:
+            spawns.append(event)
+            raise Refused(f"gen_srdf() may not start processes ({event})")
+
+    sys.addaudithook(hook)
+
+
+class _Listing:
+    """What os.scandir gave, in the order given: an iterator and a context manager, as
+    os.scandir's own is (glob, pathlib and os.walk use it both ways)."""
+
+    def __init__(self, entries: list[Any]) -> None:
+        self._entries = iter(entries)
+
+    def __iter__(self) -> _Listing:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._entries)
+
+    def __enter__(self) -> _Listing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._entries = iter(())
+
+
+def order_listings(descending: bool) -> None:
+    """Make os.listdir and os.scandir (so glob, pathlib, os.walk) list a folder sorted by name,
+    the second run in reverse: in the file system's order, a generator iterating a listing made
+    the same bytes twice here and other bytes on another clone (ext4 orders names by a hash
+    seeded per file system), which the two runs could not tell."""
+    listdir, scandir = os.listdir, os.scandir
+
+    def ordered_listdir(*args: Any, **kwargs: Any) -> list[Any]:
+        return sorted(listdir(*args, **kwargs), reverse=descending)
+
+    def ordered_scandir(*args: Any, **kwargs: Any) -> _Listing:
+        with scandir(*args, **kwargs) as entries:
+            return _Listing(sorted(entries, key=lambda e: e.name, reverse=descending))
+
+    os.listdir, os.scandir = ordered_listdir, ordered_scandir  # type: ignore[assignment]
