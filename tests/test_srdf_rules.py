@@ -1139,6 +1139,32 @@ def test_a_compiled_module_is_read_only_as_its_sources_cache(
     assert finding["message"].startswith(f"read {ABB}/{compiled}, which is no input")
 
 
+# an extension module beside srdf.py (a copy of the interpreter's cmath, found first on the
+# path), loaded by an import or by ctypes: no input of the step, as a sourceless .pyc is not
+EXTENSIONS = [
+    ("import", "import cmath\n"),
+    ("ctypes", "import ctypes\nctypes.CDLL(str(Path(__file__).with_name('{name}')))\n"),
+]
+
+
+@pytest.mark.parametrize("load", [text for _, text in EXTENSIONS], ids=[i for i, _ in EXTENSIONS])
+def test_an_extension_module_beside_srdf_py_is_no_input(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], load: str
+) -> None:
+    """A cmath.<tag>.so beside srdf.py was imported and the SRDF built: a change to it left the
+    SRDF stale and `pipeline check` saying current (a review)."""
+    import cmath
+
+    name = Path(str(cmath.__file__)).name
+    shutil.copy(str(cmath.__file__), repo / ABB / name)
+    install_generator(repo, REAL + load.format(name=name))
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"]) == (2, "generator_read_untracked_file")
+    assert finding["message"].startswith(f"read {ABB}/{name}, which is no input")
+    assert finding["hint"].startswith("a compiled module (an extension module, a .pyc)")
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

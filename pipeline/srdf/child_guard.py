@@ -135,6 +135,21 @@ def _guard_lxml(etree: Any, check: Callable[[str], None]) -> None:
     etree.set_default_parser(etree.XMLParser())
 
 
+def _guard_extensions(check: Callable[[str], None]) -> None:
+    """An extension module (`.so`, `.pyd`) is loaded by the dynamic linker, where the audit hook
+    sees no open: its loader checks the file first, by the same rule (one beside srdf.py is no
+    input, as a sourceless .pyc is not)."""
+    from importlib.machinery import ExtensionFileLoader
+
+    create = ExtensionFileLoader.create_module
+
+    def checked(self: Any, spec: Any) -> Any:
+        check(str(self.path))
+        return create(self, spec)
+
+    ExtensionFileLoader.create_module = checked  # type: ignore[method-assign]
+
+
 def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scope: Scope) -> None:
     def check_read(path: str) -> None:
         untracked = scope.untracked(path)
@@ -143,6 +158,7 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
             raise Refused(f"gen_srdf() may not read {untracked}")
 
     sys.meta_path.insert(0, _OnImport("lxml.etree", lambda etree: _guard_lxml(etree, check_read)))
+    _guard_extensions(check_read)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
@@ -155,6 +171,8 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
                 raise Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
             if isinstance(path, (str, bytes, os.PathLike)):
                 check_read(os.fsdecode(path))
+        elif event == "ctypes.dlopen" and args and isinstance(args[0], (str, bytes)):
+            check_read(os.fsdecode(args[0]))  # a shared library loaded by path
         elif event in _MUTATING:
             attempts.append(f"{event} {args[0] if args else ''}")
             raise Refused(f"gen_srdf() may not change files ({event})")

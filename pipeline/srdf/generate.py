@@ -85,6 +85,14 @@ def _has_bytes(path: Path) -> bool:
         return False
 
 
+# what Python or ctypes loads compiled: no input of the step, whose inputs are .py sources
+_COMPILED = (".pyc", ".so", ".pyd", ".dylib", ".dll")
+_COMPILED_FIX = (
+    "a compiled module (an extension module, a .pyc) is no input of the srdf step: keep its .py "
+    "source beside srdf.py, or install the compiled one as a package outside the repository"
+)
+
+
 def _sandbox_files(sandbox: Path) -> list[str]:
     return sorted(p.relative_to(sandbox).as_posix() for p in sandbox.rglob("*"))
 
@@ -222,8 +230,10 @@ def run_child(
                 "gen_srdf()",
                 f"read {read}{where}, which is no input of the srdf step: a change to it "
                 "would leave the built SRDF stale",
-                "keep the data in a Python module beside srdf.py (tcps.py holding TCPS = {...}) "
-                "and import it: modules there are inputs",
+                _COMPILED_FIX
+                if read.endswith(_COMPILED)
+                else "keep the data in a Python module beside srdf.py (tcps.py holding "
+                "TCPS = {...}) and import it: modules there are inputs",
             )
         )
     if result.get("spawn_attempts"):
