@@ -278,6 +278,17 @@ GENERATORS = [
         "generator_spawned_process",
         REAL + "import os\nos.system('true')\n",
     ),
+    # a pseudo-terminal's child, and multiprocessing's spawn, which calls _posixsubprocess
+    # itself: neither raised an audit event the guard refused
+    (
+        "generator_spawned_process",
+        REAL + "import os\npid, fd = os.forkpty()\nif pid == 0:\n    os._exit(0)\n",
+    ),
+    (
+        "generator_spawned_process",
+        REAL + "import sys\nfrom multiprocessing import util\n"
+        "util.spawnv_passfds(sys.executable.encode(), [b'python', b'-c', b'pass'], [])\n",
+    ),
     # the checkout's absolute path: both runs agree on it, another clone builds other bytes
     (
         "generator_output_has_path",

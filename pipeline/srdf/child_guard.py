@@ -31,7 +31,15 @@ _MUTATING = {
     "shutil.rmtree",
     "shutil.move",
 }
-_SPAWNING = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+_SPAWNING = {
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+}
 
 
 class Refused(PermissionError):
@@ -150,6 +158,18 @@ def _guard_extensions(check: Callable[[str], None]) -> None:
     ExtensionFileLoader.create_module = checked  # type: ignore[method-assign]
 
 
+def _guard_fork_exec(refuse: Callable[[str], None]) -> None:
+    """_posixsubprocess.fork_exec, which starts a process without an audit event of its own
+    (subprocess.Popen raises one first; multiprocessing's spawn and forkserver call it through
+    multiprocessing.util.spawnv_passfds, which raises none), is refused as a process start."""
+    import _posixsubprocess
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        refuse("_posixsubprocess.fork_exec")
+
+    _posixsubprocess.fork_exec = refused
+
+
 def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scope: Scope) -> None:
     def check_read(path: str) -> None:
         untracked = scope.untracked(path)
@@ -159,6 +179,12 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
 
     sys.meta_path.insert(0, _OnImport("lxml.etree", lambda etree: _guard_lxml(etree, check_read)))
     _guard_extensions(check_read)
+
+    def refuse_spawn(event: str) -> None:
+        spawns.append(event)
+        raise Refused(f"gen_srdf() may not start processes ({event})")
+
+    _guard_fork_exec(refuse_spawn)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
@@ -177,8 +203,7 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
             attempts.append(f"{event} {args[0] if args else ''}")
             raise Refused(f"gen_srdf() may not change files ({event})")
         elif event in _SPAWNING:
-            spawns.append(event)
-            raise Refused(f"gen_srdf() may not start processes ({event})")
+            refuse_spawn(event)
 
     sys.addaudithook(hook)
 
