@@ -1150,6 +1150,41 @@ def test_a_compiled_module_is_read_only_as_its_sources_cache(
     assert finding["message"].startswith(f"read {ABB}/{compiled}, which is no input")
 
 
+# srdf.py's bytes -> the line of generator_raised and its message's start (None: it builds), as
+# `python srdf.py` reads them: a byte its encoding (UTF-8 unless declared) cannot decode is a
+# SyntaxError, in a comment too, where compile() of the bytes, which runpy calls, let it pass
+UNDECODABLE: list[tuple[bytes, str | None, str]] = [
+    (b"# caf\xe9\n", "1", "SyntaxError: Non-UTF-8 code starting with '\\xe9' on line 1"),
+    (b"X = 1\n# \xff\n", "2", "SyntaxError: Non-UTF-8 code starting with '\\xff' on line 2"),
+    (b"# -*- coding: latin-1 -*-\n# caf\xe9\n", None, ""),
+    (b"# caf\xc3\xa9\n", None, ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("head", "line", "says"), UNDECODABLE, ids=["comment", "second-line", "latin-1", "utf-8"]
+)
+def test_a_source_byte_its_encoding_cannot_decode_is_a_syntax_error(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    head: bytes,
+    line: str | None,
+    says: str,
+) -> None:
+    """A Latin-1 é in a comment of srdf.py built, though `python srdf.py` refuses the file
+    (a review)."""
+    install_generator(repo, REAL)
+    (repo / SOURCE).write_bytes(head + (repo / SOURCE).read_bytes())
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    if line is None:
+        assert (status, findings) == (0, [])
+        return
+    [finding] = findings
+    assert (status, finding["code"], finding["place"]) == (2, "generator_raised", line)
+    assert finding["message"].startswith(says) and str(repo) not in finding["message"]
+
+
 # an extension module beside srdf.py (a copy of the interpreter's cmath, found first on the
 # path), loaded by an import or by ctypes: no input of the step, as a sourceless .pyc is not
 EXTENSIONS = [

@@ -92,9 +92,35 @@ def _settle(recursion_limit: int) -> None:
         signal.signal(number, signal.SIG_IGN)
 
 
+def _decodable(source: str) -> None:
+    """Raise the SyntaxError `python SOURCE` raises for a byte the source's encoding (UTF-8
+    unless declared) cannot decode: runpy compiles the bytes, and compile() lets one in a
+    comment pass. The message names no file: a finding names the source by its repository
+    path, and the place is the line."""
+    import io
+    import tokenize
+
+    with open(source, "rb") as file:
+        data = file.read()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # a first line not UTF-8, or a declaration compile() then refuses
+        encoding = "utf-8"
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        byte = ascii(chr(data[exc.start]))
+        declared = "but no encoding declared" if encoding == "utf-8" else f"in {encoding}"
+        error = SyntaxError(f"Non-UTF-8 code starting with {byte} on line {line}, {declared}")
+        error.lineno = line
+        raise error from None
+
+
 def _run(source: str, returned: Any) -> dict[str, Any]:
     recursion_limit = sys.getrecursionlimit()
     try:
+        _decodable(source)
         namespace = runpy.run_path(source, run_name="__gen_srdf__")
         function = namespace.get("gen_srdf")
         if not callable(function):
