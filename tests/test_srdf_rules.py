@@ -1185,6 +1185,43 @@ def test_a_source_byte_its_encoding_cannot_decode_is_a_syntax_error(
     assert finding["message"].startswith(says) and str(repo) not in finding["message"]
 
 
+# a temporary file or folder made in gen_srdf() -> the write the finding names: the call, not
+# the random name it drew, nor the sandbox's or the system's absolute folder
+TEMPORARY = [
+    (f"tempfile.{call}", f"a temporary file or folder (tempfile.{named})")
+    for call, named in [
+        ("mkstemp()", "mkstemp()"),
+        ("mkstemp(dir='.')", "mkstemp()"),
+        ("NamedTemporaryFile()", "NamedTemporaryFile()"),
+        ("TemporaryFile()", "TemporaryFile()"),
+        ("mkdtemp()", "mkdtemp()"),
+        ("TemporaryDirectory()", "TemporaryDirectory()"),
+    ]
+]
+# a file of the working folder (a fresh temporary folder) named by its absolute path
+TEMPORARY.append(("open(os.path.abspath('notes.txt'), 'w')", "notes.txt"))
+
+
+@pytest.mark.parametrize(("call", "named"), TEMPORARY, ids=[c for c, _ in TEMPORARY])
+def test_a_temporary_file_is_named_by_the_call_that_made_it(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    call: str,
+    named: str,
+) -> None:
+    """tempfile.mkstemp() gave 'tried to write files: /tmp/twxvlemi, /var/tmp/d7kismp1,
+    /usr/tmp/_xbrtk9k, /tmp/gen_srdf.oahiija5/cwd/cbghu67p' and a generator_raised naming the
+    sandbox: other names on every run, and absolute paths (a review)."""
+    install_generator(repo, REAL.replace("exec(", f"import os, tempfile\n{call}\nexec("))
+    runs = [run_srdf(repo, monkeypatch, capsys, SOURCE) for _ in range(2)]
+    assert runs[0] == runs[1]
+    status, findings = runs[0]
+    assert (status, [f["code"] for f in findings]) == (2, ["generator_wrote_files"])
+    message = findings[0]["message"]
+    assert message == f"tried to write files: {named}"
+
+
 # an extension module beside srdf.py (a copy of the interpreter's cmath, found first on the
 # path), loaded by an import or by ctypes: no input of the step, as a sourceless .pyc is not
 EXTENSIONS = [

@@ -170,6 +170,25 @@ def _guard_fork_exec(refuse: Callable[[str], None]) -> None:
     _posixsubprocess.fork_exec = refused
 
 
+def _temporary() -> str | None:
+    """What a write refused is when the tempfile module makes it, named by the function the
+    generator called (`tempfile.mkstemp()`): the file's name is drawn at random and its folder
+    is absolute, so a finding naming the path would differ on every run; None otherwise."""
+    tempfile = sys.modules.get("tempfile")
+    made = None
+    frame = sys._getframe(2)  # the frame that caused the audit event, past the hook's
+    while frame is not None and tempfile is not None:
+        if frame.f_code.co_filename == tempfile.__file__:
+            code = frame.f_code  # co_qualname from Python 3.11, which names a method's class
+            made = getattr(code, "co_qualname", code.co_name).removesuffix(".__init__")
+            if made == "__init__" and "self" in frame.f_locals:  # Python 3.10
+                made = type(frame.f_locals["self"]).__name__
+        elif made is not None:
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    return None if made is None else f"a temporary file or folder (tempfile.{made}())"
+
+
 def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scope: Scope) -> None:
     def check_read(path: str) -> None:
         untracked = scope.untracked(path)
@@ -185,6 +204,12 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
         raise Refused(f"gen_srdf() may not start processes ({event})")
 
     _guard_fork_exec(refuse_spawn)
+    # tempfile's first call would try a file in each candidate folder (/tmp, /var/tmp, ...),
+    # each refused, and raise naming them all: it is given the working folder at once
+    if "tempfile" in sys.modules:
+        setattr(sys.modules["tempfile"], "tempdir", os.getcwd())  # noqa: B010
+    else:
+        sys.meta_path.insert(0, _OnImport("tempfile", lambda m: setattr(m, "tempdir", os.getcwd())))
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open" and len(args) >= 3:
@@ -193,14 +218,14 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
                 mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
             )
             if writes and isinstance(path, (str, bytes, os.PathLike)):
-                attempts.append(os.fsdecode(path))
+                attempts.append(_temporary() or os.fsdecode(path))
                 raise Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
             if isinstance(path, (str, bytes, os.PathLike)):
                 check_read(os.fsdecode(path))
         elif event == "ctypes.dlopen" and args and isinstance(args[0], (str, bytes)):
             check_read(os.fsdecode(args[0]))  # a shared library loaded by path
         elif event in _MUTATING:
-            attempts.append(f"{event} {args[0] if args else ''}")
+            attempts.append(_temporary() or f"{event} {args[0] if args else ''}")
             raise Refused(f"gen_srdf() may not change files ({event})")
         elif event in _SPAWNING:
             refuse_spawn(event)

@@ -117,6 +117,8 @@ def run_child(
     with tempfile.TemporaryDirectory(prefix="gen_srdf.") as work:
         sandbox = Path(work) / "cwd"
         sandbox.mkdir()
+        # a write there named by its absolute path: named as the working folder's file
+        cwd = tuple(dict.fromkeys(f"{folder}/" for folder in (sandbox, sandbox.resolve())))
         result_path = Path(work) / "result.json"
         # not -I: it would ignore PYTHONHASHSEED, and a random seed makes a generator that
         # iterates a set of names write another order on every build. The environment is built
@@ -203,7 +205,11 @@ def run_child(
                 )
             )
             result = {}
-    attempts = [*created, *result.get("write_attempts", [])]
+    attempts = [
+        a.removeprefix(next((c for c in cwd if a.startswith(c)), ""))
+        for a in [*created, *result.get("write_attempts", [])]
+    ]
+    attempts = list(dict.fromkeys(attempts))  # TemporaryFile() tries twice: named once
     if repo_root is not None:
         # findings name repository files by their repo-relative path, never an absolute one
         prefix = f"{repo_root.resolve()}/"
