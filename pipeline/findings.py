@@ -242,8 +242,8 @@ def _left_out(rest: Sequence[Finding]) -> str:
     return (
         f"pipeline: {len(rest)} more finding{'s' * (len(rest) != 1)} not shown{counts}, after "
         f"the first {FINDINGS_SHOWN}; `pipeline --json` before the command prints every one "
-        "(for a doit step's: `pipeline --json validate MODEL_ID`, `pipeline --json cell "
-        "cells/CELL_ID --check`)"
+        "(a doit step's: `pipeline --json validate MODEL_ID`, `pipeline --json srdf "
+        "robots/MODEL_ID/srdf.py -o /tmp/x.srdf`, `pipeline --json cell cells/CELL_ID --check`)"
     )
 
 
