@@ -25,6 +25,7 @@ from pipeline.homepose import home_positions
 from pipeline.kinematics import joint_motion, transform
 from pipeline.meshsplit import hull_parts
 from pipeline.spheres.geometry import Array, Frame, Solid, collision_links
+from pipeline.spheres.rows import sorted_rows
 from pipeline.urdf import Box, Cylinder, Joint, Mesh, Robot, Sphere
 
 # The work one check may do, in constraints of its linear programmes (HiGHS takes about 10 us
@@ -137,18 +138,14 @@ def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, lis
             frame, geometry = Frame.of(collision.origin), collision.geometry
             if isinstance(geometry, Mesh):
                 parts = hull_parts(robot_folder, geometry, display)
-                found += [_hull(frame.apply(_distinct(points))) for points in parts]
+                # each corner once (a mesh's, each repeated by every triangle that has it):
+                # qhull took 15.8 s over a 987,712-triangle sphere's 2,963,136 corners, 7 s
+                # over its 495,880
+                found += [_hull(frame.apply(sorted_rows(points))) for points in parts]
             else:
                 found.append(convex(_primitive(geometry, frame)))
         solids[link.name] = [c for c in found if c is not None]
     return solids
-
-
-def _distinct(points: Array) -> Array:
-    """Each point once (a mesh's corners, each repeated by every triangle that has it): qhull
-    took 15.8 s over a 987,712-triangle sphere's 2,963,136 corners, 7 s over its 495,880."""
-    points = points[np.lexsort(points.T[::-1])]
-    return points[np.r_[True, np.any(points[1:] != points[:-1], axis=1)]]
 
 
 def _primitive(geometry: Box | Cylinder | Sphere, frame: Frame) -> Solid:

@@ -37,6 +37,7 @@ URDF_CODE = (
     # The urdf step reads every collision mesh as the spheres step does (description.py).
     "pipeline/spheres/__init__.py",
     "pipeline/spheres/geometry.py",
+    "pipeline/spheres/rows.py",
     "pipeline/spheres/meshlib.py",
     "pipeline/spheres/triangles.py",
     "pipeline/spheres/dae_count.py",
@@ -114,6 +115,7 @@ SPHERES_CODE = (
             "portable",
             "prove",
             "provenance",
+            "rows",
             "task",
             "triangles",
             "winding",

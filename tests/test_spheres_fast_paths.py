@@ -25,6 +25,7 @@ from pipeline.spheres.geometry import (
     thin,
 )
 from pipeline.spheres.plate import kmeans
+from pipeline.spheres.rows import negative_zero, sorted_rows
 from pipeline.spheres.winding import _solid_angles, closing_fan, ray_winding
 from pipeline.urdf import Origin, load_robot
 from tests.conftest import REPO
@@ -248,6 +249,32 @@ def test_unique_rows_by_lexsort_are_np_uniques(case: str) -> None:
     else:
         points = _geometry(case).patches[0].params.reshape(-1, 3)
     assert unique_rows(points).tobytes() == np.unique(points, axis=0).tobytes()
+
+
+@pytest.mark.parametrize(
+    "case", ["link_1", "link_7", "empty", "repeats", "negative zero", "ten columns"]
+)
+def test_sorted_rows_are_the_first_of_each_row_in_a_stable_sort(case: str) -> None:
+    """The surface points, the ball's corners and a mesh part's corners for its hull are
+    deduplicated by one sort: each row once, the first of rows equal as numbers kept."""
+    rng = np.random.default_rng(6)
+    if case == "empty":
+        points = np.zeros((0, 3))
+    elif case == "ten columns":
+        points = rng.integers(0, 2, size=(300, 10)).astype(float)
+    elif case in ("repeats", "negative zero"):
+        points = rng.integers(-2, 3, size=(500, 3)).astype(float) / 4
+        if case == "negative zero":
+            points[::3] *= -1
+    else:
+        points = _geometry(case).patches[0].params.reshape(-1, 3)
+    assert negative_zero(points) is (case == "negative zero")
+    # Python's sort is stable and takes -0.0 for 0.0, as the lexsort does
+    order = sorted(range(len(points)), key=lambda i: tuple(points[i]))
+    kept = [
+        i for n, i in enumerate(order) if n == 0 or tuple(points[order[n - 1]]) != tuple(points[i])
+    ]
+    assert sorted_rows(points).tobytes() == points[kept].tobytes()
 
 
 def _shrink_by_recounting(surface: Array, centers: Array, radii: Array) -> Array:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.rows import negative_zero, sorted_rows
 
 Point = tuple[float, float, float]
 ROUNDS = 200  # support points added at most (a curved link converges in a few dozen)
@@ -63,11 +64,7 @@ def unique_rows(points: Array) -> Array:
     Where a row is given both with 0.0 and with -0.0, np.unique's unstable sort picks which one
     is kept: np.unique itself then.
     """
-    if (np.signbit(points) & (points == 0)).any():
-        return np.unique(points, axis=0)
-    points = points.take(np.lexsort(points.T[::-1]), axis=0)
-    new = np.any(points[1:] != points[:-1], axis=1)
-    return points.compress(np.r_[True, new], axis=0) if len(points) else points
+    return np.unique(points, axis=0) if negative_zero(points) else sorted_rows(points)
 
 
 def farthest(ext: Extremes, centre: Point) -> tuple[float, Point]:

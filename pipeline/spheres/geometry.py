@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.spheres.meshlib import trimesh
+from pipeline.spheres.rows import negative_zero, sorted_rows
 from pipeline.spheres.triangles import load_mesh_parts
 from pipeline.spheres.winding import closing_fan, mesh_inside
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Origin, Robot, Sphere
@@ -307,14 +308,11 @@ class LinkGeometry:
         pts = np.concatenate([p.refined_points(size) for p in distinct])
         if not len(pts):
             return pts
-        if (np.signbit(pts) & (pts == 0)).any():
+        if negative_zero(pts):
             # of a row given as 0.0 and as -0.0, which one is kept depends on the points'
             # order: the leaves' own, as the sort below has always been given them
             pts = np.concatenate([p.refine(size).hull().reshape(-1, 3) for p in distinct])
-        # sorted rows without repeats, as np.unique(axis=0) gives them, but several times faster
-        pts = pts.take(np.lexsort(pts.T[::-1]), axis=0)
-        new = (pts[1:, 0] != pts[:-1, 0]) | (pts[1:, 1] != pts[:-1, 1])
-        pts = pts.compress(np.r_[True, new | (pts[1:, 2] != pts[:-1, 2])], axis=0)
+        pts = sorted_rows(pts)
         cells = thin(pts, size / 2)
         return cells if len(pts) > THIN_ABOVE * len(cells) else pts
 
