@@ -24,7 +24,8 @@ from scipy.spatial import ConvexHull, QhullError
 from pipeline.homepose import home_positions
 from pipeline.kinematics import joint_motion, transform
 from pipeline.meshsplit import hull_parts
-from pipeline.spheres.geometry import Array, Frame, Solid, collision_links
+from pipeline.spheres.frame import Frame
+from pipeline.spheres.geometry import Array, Solid, collision_links
 from pipeline.spheres.rows import sorted_rows
 from pipeline.urdf import Box, Cylinder, Joint, Mesh, Robot, Sphere
 

@@ -10,7 +10,9 @@ import pytest
 from scipy.optimize import minimize
 
 from pipeline.spheres.ball import enclosing_ball, extremes, farthest
-from pipeline.spheres.geometry import Array, Frame, LinkGeometry, Patches, load_link_geometry
+from pipeline.spheres.frame import Frame
+from pipeline.spheres.geometry import Array, LinkGeometry, load_link_geometry
+from pipeline.spheres.patches import Patches
 from pipeline.urdf import (
     Box,
     Collision,

@@ -14,16 +14,16 @@ from pipeline.spheres.adam import Objective, distances
 from pipeline.spheres.ball import unique_rows
 from pipeline.spheres.finish import shrink
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem
+from pipeline.spheres.frame import Frame
 from pipeline.spheres.geometry import (
     THIN_ABOVE,
     Array,
-    Frame,
     LinkGeometry,
-    Patches,
     Skip,
     load_link_geometry,
     thin,
 )
+from pipeline.spheres.patches import Patches
 from pipeline.spheres.plate import kmeans
 from pipeline.spheres.rows import negative_zero, sorted_rows
 from pipeline.spheres.winding import _solid_angles, closing_fan, ray_winding

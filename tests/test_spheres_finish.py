@@ -20,7 +20,8 @@ from pipeline.spheres.finish import (
     rounded_up,
 )
 from pipeline.spheres.fit import FitParams, _cover_radii, sample_problem, start_centers
-from pipeline.spheres.geometry import Array, LinkGeometry, Patches
+from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.patches import Patches
 from pipeline.urdf import Box, Cylinder
 from tests.test_spheres_ball import primitive_link, shipped_link
 

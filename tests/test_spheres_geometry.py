@@ -13,7 +13,9 @@ import pytest
 from pipeline.findings import ContractError, Finding
 from pipeline.spheres.checks import excess_ratio
 from pipeline.spheres.fit import FitParams, fit_link
-from pipeline.spheres.geometry import Frame, LinkGeometry, Patches, load_link_geometry, rpy_matrix
+from pipeline.spheres.frame import Frame, rpy_matrix
+from pipeline.spheres.geometry import LinkGeometry, load_link_geometry
+from pipeline.spheres.patches import Patches
 from pipeline.spheres.prove import prove
 from pipeline.spheres.winding import closing_fan, mesh_winding, ray_winding, winding_number
 from pipeline.urdf import Origin, load_robot

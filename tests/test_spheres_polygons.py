@@ -13,7 +13,8 @@ import pytest
 
 from pipeline.findings import ContractError
 from pipeline.spheres.build import build_spheres, verify
-from pipeline.spheres.geometry import Frame, Patches, rpy_matrix
+from pipeline.spheres.frame import Frame, rpy_matrix
+from pipeline.spheres.patches import Patches
 from pipeline.spheres.polygons import (
     MAX_CORNERS,
     PLANAR_ABSOLUTE,

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from pipeline.findings import Finding, Severity
-from pipeline.spheres.geometry import Array, Frame
+from pipeline.spheres.frame import Frame
+from pipeline.spheres.geometry import Array
 from pipeline.urdf import Box, Collision, Cylinder, Link, Mesh, Robot
 
 # metres: larger than any robot cell; float64 still resolves QUANTUM a millionfold there

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.spheres.adam import Problem, distances
-from pipeline.spheres.geometry import Array, LinkGeometry, Patches
+from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.patches import Patches
 from pipeline.spheres.polish import polish
 from pipeline.spheres.prove import allowance, piece_gaps, prove, prove_patches
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.spheres.geometry import Array, LinkGeometry, Patches
+from pipeline.spheres.geometry import Array, LinkGeometry
+from pipeline.spheres.patches import Patches
 
 # Distances are computed in float64; 1 nm absorbs their rounding on values of order 1 m. Far
 # out the rounding grows with the numbers (a distance of 1e7 m is only resolved to 2 nm), so a
