@@ -162,7 +162,7 @@ def linked_helper_folders(base: str, paths: Iterable[str]) -> list[Finding]:
     repository with a final separator) that is a symbolic link to a folder.
 
     gen_srdf() can import from any folder beside srdf.py, and the srdf step lists nothing
-    through a link (plan._helper_modules), so a change behind one would go unseen. A module
+    through a link (sourcefiles.helper_modules), so a change behind one would go unseen. A module
     file may be a link: its digest follows its bytes (digests.LINKED).
     """
     found = (path for path in paths if os.path.isdir(base + path))

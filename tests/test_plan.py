@@ -663,7 +663,7 @@ def test_editor_and_os_files_leave_a_built_checkout_current(project: Path) -> No
 def test_files_under_lists_what_os_walk_lists(repo: Path) -> None:
     """Planning walks every robot and cell folder on every run; os.walk's per-folder lstat
     was a fifth of planning at 100 robots. The same files, links as os.walk treats them."""
-    from pipeline.plan import _files_under
+    from pipeline.sourcefiles import files_under
 
     folder = repo / "robots" / "abb_irb2400"
     (folder / "meshes" / "deep" / "er").mkdir(parents=True)
@@ -676,12 +676,12 @@ def test_files_under_lists_what_os_walk_lists(repo: Path) -> None:
         dirnames.sort()
         rel = Path(dirpath).relative_to(repo).as_posix()
         walked += [f"{rel}/{name}" for name in filenames]
-    listed = _files_under(repo, "robots/abb_irb2400")
+    listed = files_under(repo, "robots/abb_irb2400")
     # but a link to nothing: no input (doit would end the run on it)
     assert listed == sorted(set(walked) - {"robots/abb_irb2400/dangling.stl"})
     assert "robots/abb_irb2400/meshes/deep/er/x.stl" in listed
     assert not any(path.startswith("robots/abb_irb2400/linked/") for path in listed)
-    assert _files_under(repo, "robots/nothing_here") == []
+    assert files_under(repo, "robots/nothing_here") == []
 
 
 @pytest.mark.parametrize("folder", ["robots/abb_irb2400", "cells/weld_cell_a"])
