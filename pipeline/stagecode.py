@@ -19,6 +19,8 @@ URDF_CODE = (
     "pipeline/urdf/__init__.py",
     "pipeline/urdf/model.py",
     "pipeline/urdf/read.py",
+    "pipeline/urdf/attributes.py",
+    "pipeline/urdf/shapes.py",
     "pipeline/urdf/angles.py",
     "pipeline/urdf/meshuri.py",
     "pipeline/urdf/extras.py",
