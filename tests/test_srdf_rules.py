@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import py_compile
 import re
 import shutil
@@ -1220,6 +1221,30 @@ def test_a_temporary_file_is_named_by_the_call_that_made_it(
     assert (status, [f["code"] for f in findings]) == (2, ["generator_wrote_files"])
     message = findings[0]["message"]
     assert message == f"tried to write files: {named}"
+
+
+# a file made by a call that raises no audit event (os.mkfifo, os.mknod) or whose event the
+# guard let pass (socket.bind to a path): a FIFO was made beside srdf.py, and the second run's
+# FileExistsError was the finding
+MADE_UNSEEN = [
+    ("mkfifo", "import os\nos.mkfifo({path})\n"),
+    ("mknod", "import os, stat\nos.mknod({path}, stat.S_IFIFO | 0o644)\n"),
+    ("posix-mkfifo", "import posix\nposix.mkfifo({path})\n"),
+    ("socket-bind", "import socket\nsocket.socket(socket.AF_UNIX).bind({path})\n"),
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c in MADE_UNSEEN], ids=[i for i, _ in MADE_UNSEEN])
+def test_a_file_made_without_open_is_a_write(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], call: str
+) -> None:
+    made = repo / ABB / "made"
+    text = REAL.replace("exec(", call.format(path=repr(str(made))) + "exec(")
+    install_generator(repo, text)
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    assert (status, [f["code"] for f in findings]) == (2, ["generator_wrote_files"]), findings
+    assert findings[0]["message"] == f"tried to write files: {ABB}/made"
+    assert not os.path.lexists(made)
 
 
 # an extension module beside srdf.py (a copy of the interpreter's cmath, found first on the

@@ -170,6 +170,19 @@ def _guard_fork_exec(refuse: Callable[[str], None]) -> None:
     _posixsubprocess.fork_exec = refused
 
 
+def _guard_file_makers(refuse: Callable[[Any], None]) -> None:
+    """os.mkfifo and os.mknod make a file without an audit event (a FIFO was made beside
+    srdf.py): each is refused as a write, before it makes anything (as os's and as posix's)."""
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> None:
+        refuse(path)
+
+    for module in {os, sys.modules.get(os.name, os)}:
+        for name in ("mkfifo", "mknod"):
+            if hasattr(module, name):
+                setattr(module, name, refused)
+
+
 def _temporary() -> str | None:
     """What a write refused is when the tempfile module makes it, named by the function the
     generator called (`tempfile.mkstemp()`): the file's name is drawn at random and its folder
@@ -204,6 +217,12 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
         raise Refused(f"gen_srdf() may not start processes ({event})")
 
     _guard_fork_exec(refuse_spawn)
+
+    def refuse_write(path: Any) -> None:
+        attempts.append(_temporary() or os.fsdecode(path))
+        raise Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
+
+    _guard_file_makers(refuse_write)
     # tempfile's first call would try a file in each candidate folder (/tmp, /var/tmp, ...),
     # each refused, and raise naming them all: it is given the working folder at once
     if "tempfile" in sys.modules:
@@ -218,10 +237,11 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
                 mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
             )
             if writes and isinstance(path, (str, bytes, os.PathLike)):
-                attempts.append(_temporary() or os.fsdecode(path))
-                raise Refused(f"gen_srdf() may not write files ({os.fsdecode(path)})")
+                refuse_write(path)
             if isinstance(path, (str, bytes, os.PathLike)):
                 check_read(os.fsdecode(path))
+        elif event == "socket.bind" and len(args) >= 2 and _socket_file(args[1]):
+            refuse_write(args[1])  # a Unix socket bound to a path makes a file there
         elif event == "ctypes.dlopen" and args and isinstance(args[0], (str, bytes)):
             check_read(os.fsdecode(args[0]))  # a shared library loaded by path
         elif event in _MUTATING:
@@ -231,6 +251,12 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
             refuse_spawn(event)
 
     sys.addaudithook(hook)
+
+
+def _socket_file(address: Any) -> bool:
+    """Whether a socket address is a file's path (a Unix socket's, not in the abstract
+    namespace, whose name starts with a NUL)."""
+    return isinstance(address, (str, bytes)) and address[:1] not in ("", b"", "\0", b"\0")
 
 
 class _Listing:
