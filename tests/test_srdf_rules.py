@@ -275,6 +275,15 @@ GENERATORS = [
         "generator_wrote_files",
         REAL + "Path('{real}').write_text('x')\n",
     ),
+    # an extended attribute set or removed: a change to the file as chmod is (both passed)
+    (
+        "generator_wrote_files",
+        REAL + "import os\nos.setxattr('{real}', 'user.note', b'1')\n",
+    ),
+    (
+        "generator_wrote_files",
+        REAL + "import os\nos.removexattr('{real}', 'user.note')\n",
+    ),
     (
         "generator_spawned_process",
         REAL + "import os\nos.system('true')\n",

@@ -28,6 +28,9 @@ _MUTATING = {
     "os.chmod",
     "os.chown",
     "os.utime",
+    "os.setxattr",
+    "os.removexattr",
+    "os.chflags",
     "shutil.rmtree",
     "shutil.move",
 }
