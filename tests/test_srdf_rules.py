@@ -275,6 +275,12 @@ GENERATORS = [
         "generator_wrote_files",
         REAL + "Path('{real}').write_text('x')\n",
     ),
+    # a database read by sqlite, in C: no input of the step (an in-memory one is no file)
+    (
+        "generator_read_untracked_file",
+        REAL + "import sqlite3\n"
+        "sqlite3.connect(Path('{real}').with_name('NOTICE').as_uri() + '?mode=ro', uri=True)\n",
+    ),
     # an extended attribute set or removed: a change to the file as chmod is (both passed)
     (
         "generator_wrote_files",
@@ -917,6 +923,16 @@ def test_a_generator_may_read_its_inputs_robot_urdf_and_modules(
     assert (status, findings) == (0, [])
 
 
+@pytest.mark.parametrize("name", ["':memory:'", "''", "'file:x?mode=memory', uri=True"])
+def test_a_generator_may_use_a_database_in_memory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """sqlite's in-memory (and private temporary) databases are no file of the repository."""
+    use = f"import sqlite3\nsqlite3.connect({name}).execute('create table t(x)')\n"
+    install_generator(repo, REAL.replace("exec(", use + "exec("))
+    assert run_srdf(repo, monkeypatch, capsys, SOURCE) == (0, [])
+
+
 def test_async_gen_srdf_is_one_finding_without_the_never_awaited_warning(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1240,6 +1256,13 @@ MADE_UNSEEN = [
     ("mknod", "import os, stat\nos.mknod({path}, stat.S_IFIFO | 0o644)\n"),
     ("posix-mkfifo", "import posix\nposix.mkfifo({path})\n"),
     ("socket-bind", "import socket\nsocket.socket(socket.AF_UNIX).bind({path})\n"),
+    # sqlite opens (and makes) its database in C, unseen by the audit hook's open
+    ("sqlite3", "import sqlite3\nsqlite3.connect({path}).execute('create table t(x)')\n"),
+    (
+        "sqlite3-uri",
+        "import sqlite3, pathlib\n"
+        "sqlite3.connect(pathlib.Path({path}).as_uri(), uri=True).execute('create table t(x)')\n",
+    ),
 ]
 
 

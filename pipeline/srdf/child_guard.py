@@ -245,6 +245,10 @@ def install_guard(attempts: list[str], spawns: list[str], reads: list[str], scop
                 check_read(os.fsdecode(path))
         elif event == "socket.bind" and len(args) >= 2 and _socket_file(args[1]):
             refuse_write(args[1])  # a Unix socket bound to a path makes a file there
+        elif event == "sqlite3.connect" and args:
+            database = _sqlite_file(args[0])  # sqlite opens it in C, unseen by the hook
+            if database is not None:
+                (check_read if database[1] else refuse_write)(database[0])
         elif event == "ctypes.dlopen" and args and isinstance(args[0], (str, bytes)):
             check_read(os.fsdecode(args[0]))  # a shared library loaded by path
         elif event in _MUTATING:
@@ -260,6 +264,24 @@ def _socket_file(address: Any) -> bool:
     """Whether a socket address is a file's path (a Unix socket's, not in the abstract
     namespace, whose name starts with a NUL)."""
     return isinstance(address, (str, bytes)) and address[:1] not in ("", b"", "\0", b"\0")
+
+
+def _sqlite_file(database: Any) -> tuple[str, bool] | None:
+    """The file an sqlite3.connect opens, and whether only to read it (a `file:` URI's
+    mode=ro); None for a database in memory or a private temporary one ('')."""
+    name = os.fsdecode(database) if isinstance(database, (str, bytes, os.PathLike)) else ""
+    if name in ("", ":memory:"):
+        return None
+    if not name.startswith("file:"):  # read as a URI: the event does not say if uri=True
+        return name, False
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    parts = urlsplit(name)
+    mode = parse_qs(parts.query).get("mode", [""])[-1]
+    path = unquote(parts.path)
+    if mode == "memory" or path in ("", ":memory:"):
+        return None
+    return path, mode == "ro"
 
 
 class _Listing:
