@@ -269,7 +269,11 @@ def check_unique(
                     json_pointer([section, name, field]),
                     f"{what} {value!a} is used by both {first!r}{alike} and {name!r}",
                     f"give every joint its own {what}"
-                    + (", names told apart by more than case, spaces or invisible characters"),
+                    + (
+                        ", names told apart by more than case, spaces or invisible characters"
+                        if isinstance(value, str)
+                        else ""
+                    ),
                 )
             )
         seen.setdefault(key, (name, value))

@@ -16,6 +16,7 @@ from pipeline.config import (
     CorrectionCap,
     RobotConfig,
     caps_for,
+    check_unique,
     config_findings,
     load_config,
 )
@@ -470,6 +471,25 @@ AXIS_NAMES: list[tuple[str, object, list[tuple[str, str]]]] = [
     ),
     ("joint_1-as-an-index", 0, []),  # an index is no name
 ]
+
+
+# (section, field, value, what): a number shared, which no case or space tells apart
+UNIQUE_NUMBERS = [
+    ("axes", "controller_axis", 2, "controller axis"),
+    ("joints", "drive_address", 1002, "drive address"),
+]
+
+
+@pytest.mark.parametrize(("section", "field", "value", "what"), UNIQUE_NUMBERS)
+def test_a_number_used_twice_is_not_told_of_names(
+    section: str, field: str, value: int, what: str
+) -> None:
+    """A duplicate drive address, an integer, was told to be 'names told apart by more than
+    case, spaces or invisible characters' (a review)."""
+    data = {section: {"joint_1": {field: value}, "joint_2": {field: value}}}
+    [found] = check_unique(data, "x.json", section, field, "duplicate", what)
+    assert found.message == f"{what} {value} is used by both 'joint_1' and 'joint_2'"
+    assert found.hint == f"give every joint its own {what}"
 
 
 @pytest.mark.parametrize(
