@@ -193,6 +193,30 @@ def test_polygon_not_planar_over_the_cap_is_read_when_planar() -> None:
     assert len(tri) == 62 and len(extra) == 0
 
 
+def test_polygon_not_planar_triangles_count_toward_the_triangle_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bent face of 16 corners is 14 triangles to trimesh and 560 to cover: 7 000 of them
+    (a 290 KB OBJ) were 98 000 triangles, within the limit, and 3.9 million to cover, 688 MB;
+    at the limit, 40 million (a review). They count toward it: here a limit of 10 000."""
+    from pipeline.spheres import triangles
+
+    monkeypatch.setattr(triangles, "COLLISION_TRIANGLE_LIMIT", 10_000)
+    corners = ngon_obj(16, 0.01).split(b"\nf ")[0]
+    faces = b"".join([b"\nf " + b" ".join(b"%d" % (i + 1) for i in range(16))] * 100)
+    with pytest.raises(ContractError) as caught:
+        _parts("x.obj", corners + faces + b"\n")
+    [finding] = caught.value.findings
+    assert finding.code == "collision_mesh_too_large"
+    assert finding.message.startswith(
+        "is a collision mesh of 57,400 triangles (56,000 of them every triangle of the corners "
+        "of its faces not in one plane), over the limit of 10,000"
+    ), finding.message
+    monkeypatch.setattr(triangles, "COLLISION_TRIANGLE_LIMIT", 57_400)
+    tri, extra = _parts("x.obj", corners + faces + b"\n")
+    assert (len(tri), len(extra)) == (1_400, 56_000)
+
+
 @pytest.mark.parametrize("lift", [0.0, 0.01], ids=["planar", "bent"])
 def test_polygon_not_planar_measured_in_memory_of_its_corners(lift: float) -> None:
     """A face of 12 000 corners (an OBJ's 80 KB line) was measured by a full SVD, whose

@@ -17,6 +17,7 @@ trimesh's fan covers at least it.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,8 +75,11 @@ def mesh_polygons(
     return []
 
 
-def polygon_triangles(polygons: list[Polygon], factor: Array, display: str) -> Array:
-    """Every triangle of three corners of each non-planar polygon (corners times `factor`)."""
+def polygon_triangles(
+    polygons: list[Polygon], factor: Array, display: str, count: Callable[[int], None]
+) -> Array:
+    """Every triangle of three corners of each non-planar polygon (corners times `factor`);
+    `count` is told how many there will be before they are made (it may refuse so many)."""
     bent = _bent(polygons, factor)
     for at, off in bent:
         polygon = polygons[at]
@@ -98,6 +102,7 @@ def polygon_triangles(polygons: list[Polygon], factor: Array, display: str) -> A
                     )
                 ]
             )
+    count(sum(math.comb(len(polygons[at].corners), 3) for at, _ in bent))
     out: list[Array] = []
     for at, _ in bent:
         with np.errstate(all="ignore"):

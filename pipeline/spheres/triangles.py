@@ -152,7 +152,9 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
         )
     factor = unit * np.array(mesh.scale, dtype=float)
     lines = tuple(blocks) if suffix == "dae" else ()
-    return MeshParts(tri, segments, polygon_triangles(polygons, factor, display), lines)
+    # the triangles covering its bent polygons are fitted and proven as its own are
+    count = functools.partial(_refuse_if_too_many, len(tri), display)
+    return MeshParts(tri, segments, polygon_triangles(polygons, factor, display, count), lines)
 
 
 def _collada_root(data: bytes) -> etree._Element | None:
@@ -191,8 +193,15 @@ def _declared_triangles(data: bytes, suffix: str, root: etree._Element | None) -
     return 0
 
 
-def _refuse_if_too_many(count: int, display: str) -> None:
-    """Refuse a collision mesh of more triangles than COLLISION_TRIANGLE_LIMIT."""
+def _refuse_if_too_many(count: int, display: str, covering: int = 0) -> None:
+    """Refuse a collision mesh of more triangles than COLLISION_TRIANGLE_LIMIT, its own and
+    those `covering` its polygons not in one plane (polygons.py)."""
+    also = (
+        f" ({covering:,} of them every triangle of the corners of its faces not in one plane)"
+        if covering
+        else ""
+    )
+    count += covering
     if count > COLLISION_TRIANGLE_LIMIT:
         raise ContractError(
             [
@@ -200,12 +209,12 @@ def _refuse_if_too_many(count: int, display: str) -> None:
                     "collision_mesh_too_large",
                     display,
                     "",
-                    f"is a collision mesh of {count:,} triangles, over the limit of "
+                    f"is a collision mesh of {count:,} triangles{also}, over the limit of "
                     f"{COLLISION_TRIANGLE_LIMIT:,}: fitting its spheres would take gigabytes of "
                     "memory",
                     "decimate the collision mesh (a mesh tool's simplify or decimate: a "
                     "collision mesh needs thousands of triangles), keep the detailed one as "
-                    "the <visual>",
+                    "the <visual>" + (", and triangulate it when exporting it" if covering else ""),
                 )
             ]
         )
