@@ -155,9 +155,9 @@ def minimal_source(repo: Path, lines: str) -> Path:
                 ("path_glob", "map(str, __import__('pathlib').Path(MESHES).glob('*'))"),
             ]
         ),
-        # the day, the hour or the user name, the same in two runs at once on one machine, but
-        # another on the next build: the runs' clocks are in time zones 26 hours apart and
-        # their users are named apart
+        # the day, the hour, the user or the host name, the same in two runs at once on one
+        # machine, but another on the next build or machine: the runs' clocks are in time zones
+        # 26 hours apart, and their users and hosts are named apart
         *(
             (case, '"reason": reason}', f'"reason": reason + {stamp}}}')
             for case, stamp in [
@@ -165,6 +165,9 @@ def minimal_source(repo: Path, lines: str) -> Path:
                 ("local_hour", "__import__('time').strftime('%H')"),
                 ("time_zone", "__import__('time').strftime('%Z')"),
                 ("user", "__import__('getpass').getuser()"),
+                ("host", "__import__('socket').gethostname()"),
+                ("node", "__import__('platform').node()"),
+                ("uname", "__import__('os').uname().nodename"),
             ]
         ),
     ],

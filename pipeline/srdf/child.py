@@ -13,7 +13,8 @@ folders and the ALLOWED_FOLDERs (and lxml's parsers, which read files unseen by 
 each file they load by the same rule). A generator computes XML and returns it; the CLI writes the
 file.
 A folder's listing (os.listdir, os.scandir) comes sorted by name, in reverse under a hash seed
-other than 0: generate.py compares the two runs.
+other than 0, and the host is named gen-srdf-a, or gen-srdf-b under such a seed: generate.py
+compares the two runs.
 The guard (child_guard.py) and the reading of the returned XML (child_xml.py) are modules beside
 this file, which it loads from their files (`_sibling`): they import no pipeline code either.
 """
@@ -192,8 +193,11 @@ def main() -> None:
         open(f"{result_path}.returned", "wb", buffering=0) as returned,
     ):
         guard.install_guard(attempts, spawns, reads, scope)
-        # the second run (generate.py gives it hash seed 1) lists folders in reverse order
-        guard.order_listings(descending=os.environ.get("PYTHONHASHSEED", "0") != "0")
+        # the second run (generate.py gives it hash seed 1) lists folders in reverse order, and
+        # names the host otherwise
+        second = os.environ.get("PYTHONHASHSEED", "0") != "0"
+        guard.order_listings(descending=second)
+        guard.name_host("gen-srdf-b" if second else "gen-srdf-a")
         result = _run(source, returned)
         result["write_attempts"] = attempts
         result["spawn_attempts"] = spawns

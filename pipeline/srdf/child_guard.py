@@ -322,3 +322,19 @@ def order_listings(descending: bool) -> None:
             return _Listing(sorted(entries, key=lambda e: e.name, reverse=descending))
 
     os.listdir, os.scandir = ordered_listdir, ordered_scandir  # type: ignore[assignment]
+
+
+def name_host(name: str) -> None:
+    """Make the host's name (socket.gethostname, os.uname, so platform.node) `name`, another in
+    each run: a generator writing it made the same bytes twice here and other bytes on another
+    machine, which the two runs could not tell."""
+    import socket
+
+    uname = os.uname
+    socket.gethostname = lambda: name
+
+    def named_uname() -> Any:
+        real = uname()
+        return type(real)((real.sysname, name, real.release, real.version, real.machine))
+
+    os.uname = named_uname

@@ -352,11 +352,11 @@ def _determinism_findings(
             display,
             "gen_srdf()",
             f"returned another {differs[0]!r} when run again under another hash seed, time "
-            f"zone and user name, folders listed in reverse (first difference at character "
-            f"{at}: {first[at : at + 40]!r})",
+            f"zone, user and host name, folders listed in reverse (first difference at "
+            f"character {at}: {first[at : at + 40]!r})",
             "build the XML from lists, or sorted() sets and folder listings, and read no clock, "
-            "random source, user name or object id: the same source must give the same SRDF on "
-            "every machine",
+            "random source, user or host name or object id: the same source must give the same "
+            "SRDF on every machine",
         )
     ]
 
