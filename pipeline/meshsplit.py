@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import gc
 import io
+import itertools
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.findings import ContractError, Finding
+from pipeline.objparts import LonePart, obj_parts, one_mesh, one_point, one_point_parts
 from pipeline.spheres.loose import OBJ_LOOSE, ply_face_lists
 from pipeline.spheres.meshlib import trimesh
 from pipeline.spheres.triangles import MeshParts, mesh_parts
@@ -55,7 +57,6 @@ _DAE_BLOCKS = re.compile(
     rb"<(?:[\w.-]+:)?(triangles|polylist|polygons|trifans|tristrips|instance_(?:geometry|node))"
     rb"[\s/>]"
 )
-_DEFAULT_OBJECT = b"defaultobject"  # assimp's name of the object faces before any `o` go to
 COLLECT_AFTER = 100_000  # triangles of a mesh whose read is followed by a garbage collection
 
 
@@ -88,7 +89,7 @@ def collided_parts(data: bytes, mesh: Mesh, read: MeshParts, display: str) -> li
         # a PLY's faces of one or two corners (or its unused vertices: none)
         loose = _ply_loose(data, display) if suffix == "ply" and len(read.segments) else []
     except LonePart as lone:
-        raise ContractError([lone.finding(display)]) from None
+        raise ContractError([_lone_finding(lone, display)]) from None
     scale = np.array(mesh.scale, dtype=float)
     # each <lines> a part of its own (a mesh of them is collided too), as mesh_parts read them
     blocks = [ends.reshape(-1, 3) for ends in read.line_blocks]
@@ -99,15 +100,21 @@ def collided_parts(data: bytes, mesh: Mesh, read: MeshParts, display: str) -> li
         whole = triangles.reshape(-1, 3)
         _refuse_one_point([whole / scale], display)
         return [whole, *lines]
-    _refuse_one_point([points for _, points in parts], display)
-    return [points * scale for _, points in parts] + lines
+    # one array of them all: a million parts each checked and scaled alone took seconds
+    points = np.concatenate([corners for _, corners in parts])
+    starts = np.cumsum([0, *(len(corners) for _, corners in parts)])
+    single = np.flatnonzero(one_point_parts(points, starts))
+    if len(single):
+        _refuse_one_point([points[starts[single[0]] : starts[single[0] + 1]]], display)
+    points = points * scale
+    return [points[start:stop] for start, stop in itertools.pairwise(starts)] + lines
 
 
 def _refuse_one_point(parts: list[Array], display: str) -> None:
     """mesh_not_a_mesh when a part's corners (in the file's units) are one point as assimp reads
     them, in single precision: its hull is empty, and Tesseract's contact manager crashes."""
     for points in parts:
-        if not _one_point(points):
+        if not one_point(points):
             continue
         where = ", ".join(str(x) for x in points[0].astype(np.float32))
         raise ContractError(
@@ -134,7 +141,10 @@ def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:
         if suffix == "obj" and (_OBJ_SPLITS.search(data) or OBJ_LOOSE.search(data)):
             # a line, a point or a face of one or two corners is a part or in one: kept alone
             loose = OBJ_LOOSE.search(data) is not None
-            return _several(_obj_parts(data.removeprefix(b"\xef\xbb\xbf")), loose)
+            text = data.removeprefix(b"\xef\xbb\xbf")
+            if not loose and one_mesh(text):  # as read, a part: the whole (a 30 MB OBJ, 1.8 s)
+                return None
+            return _several(obj_parts(text), loose)
         ascii_stl = suffix == "stl" and data.lstrip().startswith(b"solid")
         if ascii_stl and len(_STL_SOLIDS.findall(data)) > 1:  # a binary STL is one mesh
             return _several(_stl_parts(data))
@@ -155,159 +165,23 @@ def _several(parts: list[tuple[int, Array]], loose: bool = False) -> list[tuple[
     return kept if len(kept) > 1 or (kept and loose) else None
 
 
-def _obj_parts(data: bytes) -> list[tuple[int, Array]]:
-    """An OBJ's meshes as assimp 5.2's OBJ reader fills them: triangles and corners of each; a
-    mesh holding an `l` or a `p` cut by its elements' kinds (assimp's SortByPType), its lines
-    (`l`, `f` of two corners) and its points (`p`, `f` of one) parts of no triangles."""
-    corners: list[bytes] = []  # `v` lines
-    meshes: list[_ObjMesh] = []
-    material: bytes | None = None  # the last `usemtl`'s
-    mesh_material: bytes | None = None  # the material of the mesh being filled
-    objects: set[bytes] = set()
-    in_object, group = False, b""
-
-    def new_mesh() -> None:
-        nonlocal mesh_material
-        # one without elements makes no part: kept, not another per `g` line between no faces
-        # (2 million of them, an 8 MB OBJ, took 1.6 GB)
-        if not meshes or meshes[-1].elements:
-            meshes.append(_ObjMesh())
-        mesh_material = material
-
-    def new_object(name: bytes) -> None:
-        nonlocal in_object
-        objects.add(name)
-        in_object = True
-        new_mesh()
-
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        words = line.split(None, 1)
-        if not words:
-            continue
-        key, rest = words[0], words[1] if len(words) > 1 else b""
-        if key == b"v":
-            corners.append(rest)
-        elif key in (b"f", b"l", b"p"):
-            if not in_object:
-                new_object(_DEFAULT_OBJECT)
-            ends = [int(word.split(b"/")[0]) for word in rest.split(b"#")[0].split()]
-            meshes[-1].add(key, [e - 1 if e > 0 else len(corners) + e for e in ends], number)
-        elif key == b"o":
-            name = rest.split()[0] if rest.split() else b""
-            if name and name not in objects:
-                new_object(name)
-            elif name:
-                in_object = True  # faces go on into the mesh being filled
-        elif key == b"g":
-            name = rest  # the whole rest of the line, trailing spaces too
-            if name != group:
-                new_object(name)
-                group = name
-        elif key == b"usemtl":
-            name = rest.strip()
-            if not name or name == material:
-                continue
-            material = name
-            filled = bool(meshes) and meshes[-1].elements > 0
-            if not meshes or (mesh_material not in (None, name) and filled):
-                new_mesh()
-            mesh_material = name
-    parts = [part for mesh in meshes for part in mesh.parts()]
-    if not any(count for count, _ in parts):
-        return []
-    table = np.array([[float(x) for x in c.split()[:3]] for c in corners], dtype=float)
-    for mesh in meshes:
-        mesh.refuse_lone(table)
-    return [(count, table[np.unique(points)]) for count, points in parts]
-
-
-class _ObjMesh:
-    """The elements of one mesh of an OBJ's, by kind: assimp flags a mesh of `f`s alone as
-    triangles (a face of one or two corners too), an `l` as lines and a `p` as points."""
-
-    def __init__(self) -> None:
-        self.elements = 0  # `f`, `l` and `p` lines
-        self.triangles = 0
-        # the corners of faces of 3 or more, of 2 and of 1, of lines and of points
-        self.faces: list[int] = []
-        self.short: dict[int, list[int]] = {1: [], 2: []}
-        self.lines: list[int] = []
-        self.points: list[int] = []
-        self.first: dict[str, int] = {}  # the line of the first element of its lines, points
-
-    def add(self, key: bytes, ends: list[int], number: int) -> None:
-        self.elements += 1
-        if key == b"l":
-            self.lines += ends
-        elif key == b"p":
-            self.points += ends
-        elif len(ends) >= 3:
-            self.triangles += len(ends) - 2
-            self.faces += ends
-        elif ends:
-            self.short[len(ends)] += ends
-        if key != b"f" or len(ends) in (1, 2):
-            self.first.setdefault("points" if key == b"p" or len(ends) == 1 else "lines", number)
-
-    def refuse_lone(self, table: Array) -> None:
-        """LonePart when its lines or its points, cut apart by assimp, are one point."""
-        if not self.lines and not self.points:  # faces alone: one mesh, short ones in its hull
-            return
-        for kind, index in (
-            ("lines", self.lines + self.short[2]),
-            ("points", self.points + self.short[1]),
-        ):
-            if _lone(table, index):
-                raise LonePart(str(self.first[kind]), f"its {kind[:-1]} at this line")
-
-    def parts(self) -> list[tuple[int, list[int]]]:
-        """Its triangles and corners of each mesh assimp makes of it (SortByPType: a mesh of
-        several kinds is cut by each face's corners, one, two, or more)."""
-        if not self.lines and not self.points:  # one kind: one mesh, a short face's corners too
-            found = [(self.triangles, self.faces + self.short[2] + self.short[1])]
-        else:
-            found = [
-                (self.triangles, self.faces),
-                (0, self.lines + self.short[2]),
-                (0, self.points + self.short[1]),
-            ]
-        return [(count, points) for count, points in found if points]
-
-
-class LonePart(Exception):
-    """A part of one point, at a place of the file: Tesseract's contact manager crashes on it."""
-
-    def __init__(self, place: str, what: str) -> None:
-        super().__init__(place, what)
-        self.place, self.what = place, what
-
-    def finding(self, display: str) -> Finding:
-        """The mesh_not_a_mesh line of the file `display`."""
-        return Finding(
-            "mesh_not_a_mesh",
-            display,
-            self.place,
-            f"{self.what} makes a part of one point, as Tesseract's reader cuts the mesh by its "
-            "elements' kinds: Tesseract's contact manager crashes on it (SIGSEGV, 'The mesh is "
-            "empty!') as the planning environment is built",
-            "remove it, give each line two distinct ends and the points at least two, or export "
-            "the collision mesh with triangles only",
-        )
-
-
-def _one_point(points: Array) -> bool:
-    """Whether corners (K, 3), at least one, are one point in the single precision assimp
-    reads (a PLY's double vertices 1 nm apart at 0.5 m are one)."""
-    if not len(points):
-        return False
-    with np.errstate(all="ignore"):  # rounding keeps order: the least and most tell it
-        low, high = (ends.astype(np.float32) for ends in (points.min(0), points.max(0)))
-    return bool((low == high).all())
+def _lone_finding(lone: LonePart, display: str) -> Finding:
+    """The mesh_not_a_mesh line of a part of one point of the file `display`."""
+    return Finding(
+        "mesh_not_a_mesh",
+        display,
+        lone.place,
+        f"{lone.what} makes a part of one point, as Tesseract's reader cuts the mesh by its "
+        "elements' kinds: Tesseract's contact manager crashes on it (SIGSEGV, 'The mesh is "
+        "empty!') as the planning environment is built",
+        "remove it, give each line two distinct ends and the points at least two, or export "
+        "the collision mesh with triangles only",
+    )
 
 
 def _lone(table: Array, index: list[int]) -> bool:
     """Whether corners `index` of `table` are one point (one or more of them)."""
-    return _one_point(table[index]) if index else False
+    return one_point(table[index]) if index else False
 
 
 def _ply_loose(data: bytes, display: str) -> list[Array]:

@@ -52,6 +52,7 @@ URDF_CODE = (
     "pipeline/spheres/extent.py",
     # and cuts it into the parts the planner collides, none of one point
     "pipeline/meshsplit.py",
+    "pipeline/objparts.py",
     "pipeline/description.py",
 )
 CONFIG_CODE = (
