@@ -85,7 +85,7 @@ def collided_parts(data: bytes, mesh: Mesh, read: MeshParts, display: str) -> li
     triangles = read.triangles
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     try:
-        parts = part_points(data, suffix)
+        parts = part_points(data, suffix, read.scene)
         # a PLY's faces of one or two corners (or its unused vertices: none)
         loose = _ply_loose(data, display) if suffix == "ply" and len(read.segments) else []
     except LonePart as lone:
@@ -134,9 +134,10 @@ def _refuse_one_point(parts: list[Array], display: str) -> None:
         )
 
 
-def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:
+def part_points(data: bytes, suffix: str, scene: Any = None) -> list[tuple[int, Array]] | None:
     """Each part's triangles and corners (in the file's units) of a mesh file's bytes that the
-    planner reads as several meshes; None for one read as one."""
+    planner reads as several meshes; None for one read as one (`scene`: a COLLADA file's, as
+    mesh_parts read it, or None to read it here)."""
     try:
         if suffix == "obj" and (_OBJ_SPLITS.search(data) or OBJ_LOOSE.search(data)):
             # a line, a point or a face of one or two corners is a part or in one: kept alone
@@ -152,7 +153,7 @@ def part_points(data: bytes, suffix: str) -> list[tuple[int, Array]] | None:
             found = _DAE_BLOCKS.findall(data)
             blocks = sum(1 for tag in found if not tag.startswith(b"instance"))
             if blocks > 1 or len(found) - blocks > 1 or b"instance_node" in found:
-                return _several(_dae_parts(data))
+                return _several(_dae_parts(data, scene))
     except (ValueError, IndexError):  # a statement this reader cannot follow: collided whole
         return None
     return None
@@ -226,12 +227,13 @@ def _stl_parts(data: bytes) -> list[tuple[int, Array]]:
     return [(count, np.array(points, dtype=float)) for count, points in parts]
 
 
-def _dae_parts(data: bytes) -> list[tuple[int, Array]]:
+def _dae_parts(data: bytes, scene: Any) -> list[tuple[int, Array]]:
     """A COLLADA file's blocks of faces, one per instance, placed by their nodes (pycollada reads
     each `<polylist>`, `<polygons>`, `<trifans>` and `<tristrips>` as triangles, and trimesh
     keeps each block a geometry of its own)."""
-    with np.errstate(all="ignore"):
-        scene: Any = trimesh.load(io.BytesIO(data), file_type="dae", force="scene", process=False)
+    if scene is None:
+        with np.errstate(all="ignore"):
+            scene = trimesh.load(io.BytesIO(data), file_type="dae", force="scene", process=False)
     parts = []
     for node in scene.graph.nodes_geometry:
         matrix, name = scene.graph[node]
