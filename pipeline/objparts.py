@@ -12,10 +12,12 @@ took 12.6 s and 1.2 GB (trimesh read it in 1.9 s and 0.4 GB), and a 30 MB OBJ wi
 from __future__ import annotations
 
 import re
-import warnings
 from array import array
+from typing import NamedTuple
 
 import numpy as np
+
+from pipeline.objlines import plain_faces, vertex_table
 
 Array = np.ndarray
 _WS = rb"[ \t\r\x0b\x0c]"  # what bytes.split() splits at, in a line
@@ -25,10 +27,6 @@ _SPLIT = re.compile(rb"(?m)^" + _WS + rb"*(?:o|g|usemtl)(?:" + _WS + rb"|$)")
 _VERTEX = re.compile(rb"(?m)^" + _WS + rb"*v(?:" + _WS + rb"([^\n]*))?$")
 # a `v` line not starting `v` and a space or a tab: the vertices are read line by line
 _ODD_VERTEX = re.compile(rb"(?m)^(?:" + _WS + rb"+v(?:" + _WS + rb"|$)|v(?:[\r\x0b\x0c]|$))")
-_NUMBER_BYTES = np.zeros(256, dtype=bool)  # the bytes numpy's parse of `v` lines is given
-_NUMBER_BYTES[list(b"0123456789.+-eEv \t\r\n")] = True
-_SPACE_BYTES = np.zeros(256, dtype=bool)
-_SPACE_BYTES[list(b" \t\r\n")] = True
 _DEFAULT_OBJECT = b"defaultobject"  # assimp's name of the object faces before any `o` go to
 # an element's kind: a face of 3 corners or more, of 2, of 1, a line (`l`), points (`p`)
 _FACE, _FACE2, _FACE1, _LINE, _POINT = range(5)
@@ -36,7 +34,6 @@ _FACE, _FACE2, _FACE1, _LINE, _POINT = range(5)
 # SortByPType), the triangles', the lines' or the points'
 _SLOT = np.array([0, 1, 2, 1, 2])
 _FACE_KINDS = (_FACE, _FACE1, _FACE2, _FACE)  # of a face by its corners (0: no element kept)
-_CHUNK = 1 << 22  # bytes of `v` lines parsed at a time, and their temporary arrays
 _FAR = 1 << 62  # an index past int64's range: out of every table, as it was
 Parts = list[tuple[int, Array]]
 _Firsts = dict[tuple[int, str], int]  # (mesh, "lines" | "points"): its first element's byte
@@ -85,60 +82,11 @@ class _Vertices:
         return int(np.searchsorted(self.starts, at))
 
     def table(self) -> Array:
-        fast = _parsed(self.data) if _ODD_VERTEX.search(self.data) is None else None
+        fast = vertex_table(self.data) if _ODD_VERTEX.search(self.data) is None else None
         if fast is not None:
             return fast
         rows = [found[1] or b"" for found in _VERTEX.finditer(self.data)]
         return np.array([[float(x) for x in row.split()[:3]] for row in rows], dtype=float)
-
-
-def _parsed(data: bytes) -> Array | None:
-    """The table of `v` lines each `v`, a space or tab, then three numbers or more of decimal
-    digits, signs, points and exponents, parsed by numpy (as float() does: both call
-    PyOS_string_to_double on each), a few megabytes at a time; None for any other `v` line."""
-    tables, start = [], 0
-    while start < len(data):
-        stop = data.find(b"\n", start + _CHUNK)
-        stop = len(data) if stop < 0 else stop + 1
-        table = _parsed_lines(np.frombuffer(data, np.uint8, stop - start, start))
-        if table is None:
-            return None
-        tables.append(table)
-        start = stop
-    return np.concatenate(tables) if len(tables) > 1 else tables[0] if tables else np.zeros((0, 3))
-
-
-def _parsed_lines(buf: Array) -> Array | None:
-    """_parsed of whole lines."""
-    starts = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
-    lengths = np.diff(np.append(starts, len(buf)))  # each line with its \n
-    starts = starts[starts < len(buf) - 1]
-    vertex = (buf[starts] == ord("v")) & np.isin(buf[starts + 1], (ord(" "), ord("\t")))
-    if not vertex.any():
-        return np.zeros((0, 3))
-    text = buf[np.repeat(np.pad(vertex, (0, len(lengths) - len(vertex))), lengths)]
-    first = np.concatenate(([0], np.cumsum(lengths[: len(vertex)][vertex])[:-1]))
-    if not _NUMBER_BYTES[text].all() or np.count_nonzero(text == ord("v")) != len(first):
-        return None
-    space = _SPACE_BYTES[text]
-    word = np.flatnonzero(~space[1:] & space[:-1]) + 1  # where each word starts (but the text's)
-    words = np.diff(np.searchsorted(word, np.append(first, len(text))))  # of each line, its `v`
-    words[0] += 1
-    if (words < 4).any():
-        return None
-    text[text == ord("v")] = ord(" ")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            numbers = np.fromstring(text.tobytes(), dtype=np.float64, sep=" ")
-    except (ValueError, DeprecationWarning):
-        return None
-    if len(numbers) != int(words.sum()) - len(words):  # each word one number, read whole
-        return None
-    if (words == 4).all():
-        return numbers.reshape(-1, 3)
-    row = np.concatenate(([0], np.cumsum(words - 1)[:-1]))
-    return numbers[row[:, None] + np.arange(3)]
 
 
 def one_mesh(data: bytes) -> bool:
@@ -176,7 +124,17 @@ def obj_parts(data: bytes) -> Parts:
         in_object = True
         new_mesh()
 
+    plain = plain_faces(data)  # most faces: read by numpy, their meshes told here
+    plain_owners, starts = array("q"), map(int, plain.starts)  # one at a time
+    following = next(starts, -1)
     for found in _STATEMENT.finditer(data):
+        if found.start() == following:  # a plain face's line
+            following = next(starts, -1)
+            if not in_object:
+                new_object(_DEFAULT_OBJECT)
+            elements += 1
+            plain_owners.append(meshes - 1)
+            continue
         key, rest = found[1], (found[2] or b"").lstrip()
         if key in (b"f", b"l", b"p"):
             if not in_object:
@@ -220,26 +178,30 @@ def obj_parts(data: bytes) -> Parts:
             if not meshes or (mesh_material not in (None, name) and elements > 0):
                 new_mesh()
             mesh_material = name
-    return _parts(data, vertices, _Elements(ends, sizes, kinds, owners, meshes), first)
+    read = _Elements(
+        np.concatenate((_int64(ends), plain.corners)),
+        np.concatenate((_int64(sizes), plain.sizes)),
+        np.concatenate((np.frombuffer(kinds, np.int8), np.full(len(plain.sizes), _FACE, np.int8))),
+        np.concatenate((_int64(owners), _int64(plain_owners))),
+        meshes,
+    )
+    return _parts(data, vertices, read, first)
 
 
-class _Elements:
-    """Every element's corners (0-based, as said), in order, and each one's count, kind and
-    mesh, as arrays."""
+def _int64(values: array[int]) -> Array:
+    """An array('q')'s numbers, as numpy's (no copy)."""
+    return np.frombuffer(values, dtype=np.int64)
 
-    def __init__(
-        self,
-        ends: array[int],
-        sizes: array[int],
-        kinds: array[int],
-        owners: array[int],
-        meshes: int,
-    ) -> None:
-        self.ends = np.frombuffer(ends, dtype=np.int64) if ends else np.zeros(0, np.int64)
-        self.sizes = np.frombuffer(sizes, dtype=np.int64) if sizes else np.zeros(0, np.int64)
-        self.kinds = np.frombuffer(kinds, dtype=np.int8) if kinds else np.zeros(0, np.int8)
-        self.owners = np.frombuffer(owners, dtype=np.int64) if owners else np.zeros(0, np.int64)
-        self.meshes = meshes
+
+class _Elements(NamedTuple):
+    """Every element's corners (0-based, as said) and each one's count, kind and mesh, as
+    arrays (in no order: a part's corners are sorted)."""
+
+    ends: Array
+    sizes: Array
+    kinds: Array
+    owners: Array
+    meshes: int
 
 
 def _parts(data: bytes, vertices: _Vertices, found: _Elements, first: _Firsts) -> Parts:

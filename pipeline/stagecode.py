@@ -53,6 +53,7 @@ URDF_CODE = (
     # and cuts it into the parts the planner collides, none of one point
     "pipeline/meshsplit.py",
     "pipeline/objparts.py",
+    "pipeline/objlines.py",
     "pipeline/description.py",
 )
 CONFIG_CODE = (
