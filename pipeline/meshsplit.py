@@ -85,9 +85,9 @@ def collided_parts(data: bytes, mesh: Mesh, read: MeshParts, display: str) -> li
     triangles = read.triangles
     suffix = PurePosixPath(mesh.path).suffix.lower().lstrip(".")
     try:
-        parts = part_points(data, suffix, read.scene)
+        parts = part_points(data, suffix, read.source)
         # a PLY's faces of one or two corners (or its unused vertices: none)
-        loose = _ply_loose(data, display) if suffix == "ply" and len(read.segments) else []
+        loose = _ply_loose(read.source, display) if suffix == "ply" and len(read.segments) else []
     except LonePart as lone:
         raise ContractError([_lone_finding(lone, display)]) from None
     scale = np.array(mesh.scale, dtype=float)
@@ -186,11 +186,10 @@ def _lone(table: Array, index: list[int]) -> bool:
     return one_point(table[index]) if index else False
 
 
-def _ply_loose(data: bytes, display: str) -> list[Array]:
+def _ply_loose(loaded: Any, display: str) -> list[Array]:
     """A PLY's faces of two corners and of one, a part each (assimp's SortByPType: the mesh cut
-    by each face's corners), their corners; a vertex no face uses is none (assimp drops it)."""
-    with np.errstate(all="ignore"):
-        loaded: Any = trimesh.load(io.BytesIO(data), file_type="ply", force="mesh", process=False)
+    by each face's corners), their corners; a vertex no face uses is none (assimp drops it)
+    (`loaded`: its trimesh mesh, as mesh_parts read it)."""
     lists = np.asarray([] if (found := ply_face_lists(loaded, display)) is None else found)
     if not (lists.dtype == object or (lists.ndim == 2 and lists.shape[1] < 3)):
         return []  # every face of three corners or more (in one array of them)

@@ -46,9 +46,10 @@ class MeshParts:
     # a COLLADA file's segments of each <lines> in its coordinates (no unit, no scale): the
     # planner collides each as a part of its own
     line_blocks: tuple[np.ndarray, ...] = ()
-    # a COLLADA file's trimesh scene, its triangles' source: meshsplit.py's blocks of faces are
-    # taken from it (read again, a 9.7 MB file of 3 blocks took 0.43 s more)
-    scene: Any = None
+    # what trimesh read, for meshsplit.py's parts: a COLLADA file's scene (its blocks of faces;
+    # read again, a 9.7 MB file of 3 blocks took 0.43 s more), a PLY's mesh when it holds lines
+    # or points (their faces; read again, a 17.6 MB PLY took 2.2 s and 100 MB more)
+    source: Any = None
 
     def points(self) -> np.ndarray:
         """Every corner and end (K, 3)."""
@@ -161,7 +162,8 @@ def mesh_parts(data: bytes, mesh: Mesh, display: str) -> MeshParts:
     # the triangles covering its bent polygons are fitted and proven as its own are
     count = functools.partial(_refuse_if_too_many, len(tri), display)
     polygon_tris = polygon_triangles(polygons, factor, display, count)
-    return MeshParts(tri, segments, polygon_tris, lines, whole)
+    source = loaded if suffix == "ply" and len(segments) else whole
+    return MeshParts(tri, segments, polygon_tris, lines, source)
 
 
 def _load(data: bytes, suffix: str, force: str) -> Any:
