@@ -1270,6 +1270,10 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         # range"); as a collision mesh the spheres step refused them
         (OBJ_HEAD + b"f 1 2 3\nl 1 5\n", 7, "a line (l) naming vertex 5,"),
         (OBJ_HEAD + b"f 1 2 3\np -5\n", 7, "a point (p) naming vertex -5,"),
+        # Tesseract's reader refuses a line of one corner ("OBJ: bad vertex index", measured);
+        # the part check ended in a traceback (KeyError) in `pipeline validate` and doit
+        (OBJ_HEAD + b"f 1 2 3\nl 4\n", 7, "a line (l) of one corner"),
+        (OBJ_HEAD + b"f 1 2 3\nl 4/1 # c\n", 7, "a line (l) of one corner"),
     ],
     ids=[
         "vertex-not-finite",
@@ -1290,6 +1294,8 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Windows editors and expo
         "face-index-leading-zero",
         "line-index-past-the-end",
         "point-index-before-the-first",
+        "line-of-one-corner",
+        "line-of-one-corner-with-a-texture-and-a-comment",
     ],
 )
 def test_obj_mesh_not_a_mesh_at_its_line(

@@ -115,6 +115,8 @@ _OBJ_CORNERS = re.compile(rb"(?m)^[ \t]*[flp][ \t]([^\n#]*)")
 # number written as assimp, Tesseract's reader, reads it: it refuses one that atoi() reads as 0
 # ("x", "0", "1.5" at its ".5") and steps over the rest by its digits ("01", "+1": two corners)
 _OBJ_ODD_INDEX = re.compile(rb"(?<![^\s/])(?!-?[1-9][0-9]*(?![^\s/]))[^\s/]")
+# a line (`l`) of one corner, which Tesseract's reader refuses ("OBJ: bad vertex index")
+_OBJ_SHORT_LINE = re.compile(rb"(?m)^[ \t]*l[ \t]+[^\s#]+[ \t]*(?:#[^\n]*)?\r?$")
 
 
 def _obj_bad_vertex(data: bytes) -> tuple[str, str]:
@@ -266,6 +268,15 @@ def mesh_findings(data: bytes, display: str) -> list[Finding]:
                 "export the mesh again: OBJ numbers vertices, texture coordinates and normals "
                 "from 1 (negative: back from the last)"
             )
+            return [Finding("mesh_not_a_mesh", display, line, message, hint)]
+        short = _OBJ_SHORT_LINE.search(data)
+        if short:
+            line = str(data.count(b"\n", 0, short.start()) + 1)
+            message = (
+                "is an OBJ with a line (l) of one corner: Tesseract's mesh reader refuses the "
+                "file ('bad vertex index'), and with it the URDF"
+            )
+            hint = "give the line its two ends (l i j), or remove it"
             return [Finding("mesh_not_a_mesh", display, line, message, hint)]
         return [] if _OBJ_VERTEX.search(data) else [_no_vertex(display, "an OBJ without a vertex")]
     if suffix == ".ply":
