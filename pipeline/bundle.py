@@ -14,7 +14,7 @@ from pipeline.archive import (
     over_limits,
 )
 from pipeline.cell import cell_build_dir, cell_dir
-from pipeline.findings import ContractError, Finding
+from pipeline.findings import ContractError, Finding, folded
 from pipeline.stamps import changed_outputs, read_stamp
 from pipeline.writing import file_in_the_way, replace_all, stage_write, temp_prefix, write_fix
 
@@ -176,8 +176,6 @@ def _why(root: Path, path: str, exc: OSError) -> str:
 def bundle_shape_problem(names: list[str]) -> str | None:
     """Why archive entries are no cell bundle's (`<cell_id>/cell.json`, all in that folder, no
     two names one file where case or Unicode form is ignored), or None."""
-    import unicodedata
-
     tops = sorted({name.split("/", 1)[0] for name in names if "/" in name})
     if not names or len(tops) != 1 or any("/" not in name for name in names):
         return "a bundle's entries all lie in one folder, <cell_id>/" + (
@@ -189,7 +187,7 @@ def bundle_shape_problem(names: list[str]) -> str | None:
         return f"it holds no {tops[0]}/cell.json"
     seen: dict[str, str] = {}
     for name in sorted(names):
-        key = unicodedata.normalize("NFC", name).casefold()
+        key = folded(name)
         if key in seen:
             return (
                 f"entries {seen[key]!a} and {name!a} differ only in case or Unicode form: macOS "

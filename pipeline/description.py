@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import CONFIG_FILE, config_from_bytes
-from pipeline.findings import ContractError, Finding, Severity, errors, raise_if_errors, render
+from pipeline.findings import (
+    ContractError,
+    Finding,
+    Severity,
+    errors,
+    folded,
+    raise_if_errors,
+    render,
+)
 from pipeline.identity import description_identity
 from pipeline.manifest import (
     MANIFEST_NAME,
@@ -193,7 +200,7 @@ def case_collision_findings(robot: Robot, copies: Iterable[str], model_id: str) 
     seen: dict[str, str] = {}
     findings = []
     for path in order:
-        twin = seen.setdefault(unicodedata.normalize("NFC", path).casefold(), path)
+        twin = seen.setdefault(folded(path), path)
         if twin == path:
             continue
         findings.append(

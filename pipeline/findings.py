@@ -122,10 +122,16 @@ def unshowable_name(kind: str, name: str) -> tuple[str, str] | None:
     )
 
 
+def folded(name: str) -> str:
+    """A file name with its accents composed (NFC) and its case folded: two names alike so are
+    one file on macOS and Windows."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def as_read(name: str) -> str:
     """A name as a person reads it printed: accents however encoded (NFC), any case, without
     white space or invisible (format) characters; two names alike so are one to a reader."""
-    key = unicodedata.normalize("NFC", name).casefold()
+    key = folded(name)
     return "".join(c for c in key if not c.isspace() and unicodedata.category(c) != "Cf")
 
 

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from pipeline.findings import ContractError, Finding, as_read
+from pipeline.findings import ContractError, Finding, as_read, folded
 
 MiB = 1024 * 1024
 JSON_LIMIT = 16 * MiB
@@ -191,10 +191,6 @@ def case_collisions(folder: Path, display: str) -> list[Finding]:
     ]
 
 
-def _key(name: str) -> str:
-    return unicodedata.normalize("NFC", name).casefold()
-
-
 def twin_hint(path: Path) -> str:
     """For a missing file: the name its folder holds in another case, or with its accents encoded
     otherwise (NFC, NFD: macOS finds either; file names are bytes here), or that differs only in
@@ -203,7 +199,7 @@ def twin_hint(path: Path) -> str:
         listing = os.listdir(path.parent)
     except OSError:
         return ""
-    names = sorted(n for n in listing if _key(n) == _key(path.name))
+    names = sorted(n for n in listing if folded(n) == folded(path.name))
     if not names:
         # printed, the two look alike: both shown escaped, so that the difference is seen
         alike = sorted(n for n in listing if as_read(n) == as_read(path.name))
