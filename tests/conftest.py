@@ -9,9 +9,11 @@ import shutil
 import subprocess
 import sys
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -19,6 +21,8 @@ from tests.cellrepo import add_two_arm_cell, copy_repo, review_off_zero
 
 REPO = Path(__file__).resolve().parent.parent
 ROBOTS = ("abb_irb2400", "lbr_iiwa_14_r820")
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -94,6 +98,15 @@ def run_python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         check=False,
     )
+
+
+def peak_memory(call: Callable[[], T]) -> tuple[T, int]:
+    """What `call` returns, and the most memory (bytes) Python held while it ran."""
+    tracemalloc.start()
+    try:
+        return call(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float, *modules: ModuleType) -> None:

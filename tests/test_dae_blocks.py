@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.urdf.mesh_bytes import mesh_findings
+from tests.conftest import peak_memory
 from tests.meshfiles import (
     DAE_LINES_OTHERWISE,
     DAE_LINES_READ,
@@ -176,19 +177,13 @@ def test_a_p_of_millions_of_indices_is_checked_without_a_list_of_them() -> None:
     """A visual COLLADA file of 13 M triangles in 117 MB, its indices two digits each, peaked
     at 3.1 GB in the urdf step: each <p> was split into a list of its indices to count them
     (~59 bytes an index). Counted in chunks, a <p> costs about its own text's size again."""
-    import tracemalloc
-
     corners = 600_000
     indices = "0 1 3 " * (corners // 3)
     data = block_dae(
         f'<triangles count="{corners // 3}">{{v}}<p>{indices}</p></triangles>'
     ).encode()
-    tracemalloc.start()
-    try:
-        assert mesh_findings(data, "x.dae") == []
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    found, peak = peak_memory(lambda: mesh_findings(data, "x.dae"))
+    assert found == []
     assert peak < 6 * len(indices), f"{peak / 1e6:.1f} MB for a {len(indices) / 1e6:.1f} MB <p>"
 
 
@@ -232,14 +227,8 @@ def test_a_huge_input_offset_costs_nothing_before_its_p_is_read() -> None:
     """`<input offset="100000000">` beside an empty `<p>` (no corner wrong: 0 indices is whole
     corners of any size): the largest index at each offset was a list of them all, 800 MB (8 GB
     at 1000000000, the urdf step out of memory on a 1 KB file; a review of d083b82)."""
-    import tracemalloc
-
     offset = '<input semantic="NORMAL" source="#g0-pos" offset="100000000"/>'
     data = block_dae(f'<lines count="1">{{v}}{offset}<p/></lines>').encode()
-    tracemalloc.start()
-    try:
-        assert mesh_findings(data, "x.dae") == []
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    found, peak = peak_memory(lambda: mesh_findings(data, "x.dae"))
+    assert found == []
     assert peak < 50_000_000, f"{peak / 1e6:.1f} MB"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from pipeline.objlines import plain_faces
 from pipeline.spheres.loose import OBJ_LOOSE
 from pipeline.spheres.meshlib import trimesh
 from pipeline.urdf import Mesh
+from tests.conftest import peak_memory
 from tests.meshfiles import PARTED, cube_obj
 
 _V = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 1 1 0.5\nv 1e-3 2.5E+2 -.5\n"
@@ -110,13 +110,9 @@ def test_an_objs_group_changes_without_faces_make_no_mesh_each() -> None:
 
 def _peak(data: bytes) -> int:
     """The most memory (bytes) part_points held while reading an OBJ."""
-    tracemalloc.start()
-    try:
-        parts = part_points(data, "obj")
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        assert parts is not None
+    parts, peak = peak_memory(lambda: part_points(data, "obj"))
+    assert parts is not None
+    return peak
 
 
 def test_an_objs_vertices_are_read_without_a_python_object_each() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tracemalloc
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
@@ -33,7 +32,7 @@ from pipeline.spheres.plate import kmeans, plate_axis
 from pipeline.spheres.primitives import cells_start
 from pipeline.spheres.prove import prove
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
-from tests.conftest import REPO
+from tests.conftest import REPO, peak_memory
 from tests.test_spheres_ball import (
     PRIMITIVE_CASES,
     Element,
@@ -66,12 +65,7 @@ def test_sphere_primitives_exact_cover_grows_each_sphere_alone(tmp_path: Path, c
     link = robot.link("link_7")
     assert link is not None
     geometry = load_link_geometry(link, folder, f"robots/{IIWA}")
-    tracemalloc.start()
-    try:
-        centers, radii = fit_link(geometry, FitParams(max_spheres=64))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (centers, radii), peak = peak_memory(lambda: fit_link(geometry, FitParams(max_spheres=64)))
     assert peak < 200 * 2**20
     assert np.allclose(centers, [[i * 0.01, 0, 0] for i in range(count)], atol=1e-9)
     assert np.all(radii >= 0.001) and np.all(radii <= 0.001 * 1.0005 + 2e-6)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from pipeline.spheres.patches import Patches
 from pipeline.spheres.prove import prove
 from pipeline.spheres.winding import closing_fan, mesh_winding, ray_winding, winding_number
 from pipeline.urdf import Origin, load_robot
-from tests.conftest import REPO
+from tests.conftest import REPO, peak_memory
 
 IIWA = "lbr_iiwa_14_r820"
 FAST = FitParams(max_spheres=4, rounds=2, sample_divisions=10, grid_points=4000)
@@ -435,12 +434,7 @@ def test_surface_points_of_a_repeated_triangle_refine_it_once() -> None:
     one = np.array([[[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.1, 0.0]]])
     frame = Frame.of(Origin())
     geometry = LinkGeometry("a", (Patches("flat", np.repeat(one, 5000, axis=0), frame),), ())
-    tracemalloc.start()
-    try:
-        points = geometry.surface_points(0.1 / 40)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    points, peak = peak_memory(lambda: geometry.surface_points(0.1 / 40))
     assert peak < 50 * 2**20
     alone = LinkGeometry("a", (Patches("flat", one, frame),), ()).surface_points(0.1 / 40)
     assert np.array_equal(points, alone)

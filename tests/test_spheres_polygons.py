@@ -25,6 +25,7 @@ from pipeline.spheres.prove import prove_patches
 from pipeline.spheres.triangles import mesh_parts
 from pipeline.strict_json import dump_json
 from pipeline.urdf import Mesh, load_robot
+from tests.conftest import peak_memory
 from tests.test_spheres_triangles import FAST, TETRA_PLY, URDF, _dae, fit_one_mesh
 
 # A non-planar OBJ quad: trimesh splits it at its 1-3 diagonal, Tesseract's reader (assimp's
@@ -222,20 +223,17 @@ def test_polygon_not_planar_measured_in_memory_of_its_corners(lift: float) -> No
     """A face of 12 000 corners (an OBJ's 80 KB line) was measured by a full SVD, whose
     12 000 x 12 000 left factor took 1.1 GB and 4 s (a review: 30 000 corners, 7.2 GB); the
     plane needs only the 3 x 3 right factor."""
-    import tracemalloc
-
     data = ngon_obj(12_000, lift)
-    tracemalloc.start()
-    try:
+
+    def read() -> None:
         if lift:
             with pytest.raises(ContractError) as caught:
                 _parts("x.obj", data)
             assert [f.code for f in caught.value.findings] == ["polygon_not_planar"]
         else:
             assert len(_parts("x.obj", data)[1]) == 0
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+
+    _, peak = peak_memory(read)
     assert peak < 200 * 2**20, peak
 
 
