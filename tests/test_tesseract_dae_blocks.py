@@ -76,14 +76,19 @@ def _parts(text: str) -> int:
 def test_blocks_read_otherwise_are_refused_in_a_collision_mesh(tmp_path: Path, name: str) -> None:
     """Tesseract loads the file (a visual mesh passes), reading the block otherwise than
     pycollada; a collision mesh holding it is refused (mesh_unreadable)."""
-    block, theirs = DAE_READ_OTHERWISE[name]
+    _refused_in_a_collision_mesh(tmp_path, *DAE_READ_OTHERWISE[name], "mesh_unreadable")
+
+
+def _refused_in_a_collision_mesh(tmp_path: Path, block: str, theirs: int, code: str) -> None:
+    """Tesseract loads the file with `theirs` parts, a visual mesh passes, and a collision mesh
+    is refused with `code`."""
     text = block_dae(block)
     status, parts = _tesseract_reads(tmp_path, text)
     assert status == 0 and len([n for n in parts if n]) == theirs
     assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
     with pytest.raises(ContractError) as caught:
         mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
-    assert [f.code for f in caught.value.findings] == ["mesh_unreadable"]
+    assert [f.code for f in caught.value.findings] == [code]
 
 
 @pytest.mark.parametrize("name", sorted(DAE_READ_ALIKE))
@@ -121,14 +126,7 @@ def test_lines_beside_faces_are_read_as_tesseract_reads_them(tmp_path: Path, nam
 def test_lines_read_otherwise_are_refused_in_a_collision_mesh(tmp_path: Path, name: str) -> None:
     """Tesseract loads the file (a visual mesh passes), pycollada reads its lines otherwise (or
     drops the geometry holding them): a collision mesh holding them is mesh_lines_or_points."""
-    block, theirs = DAE_LINES_OTHERWISE[name]
-    text = block_dae(block)
-    status, parts = _tesseract_reads(tmp_path, text)
-    assert status == 0 and len([n for n in parts if n]) == theirs
-    assert mesh_findings(text.encode(), "robots/r/meshes/x.dae") == []
-    with pytest.raises(ContractError) as caught:
-        mesh_parts(text.encode(), Mesh("x.dae", "meshes/x.dae"), "robots/r/meshes/x.dae")
-    assert [f.code for f in caught.value.findings] == ["mesh_lines_or_points"]
+    _refused_in_a_collision_mesh(tmp_path, *DAE_LINES_OTHERWISE[name], "mesh_lines_or_points")
 
 
 def test_a_file_of_lines_alone_is_mesh_empty(tmp_path: Path) -> None:
