@@ -304,7 +304,7 @@ def cmd_template(args: argparse.Namespace) -> int:
         touching = [(c.link1, c.link2) for c in found]
         sys.stdout.write(starter_source(robot, args.model, touching))
         return 0
-    from pipeline.schemas import bare_template_bytes, template_bytes
+    from pipeline.annotated_templates import bare_template_bytes, template_bytes
 
     text = (bare_template_bytes if args.bare else template_bytes)(args.name)
     sys.stdout.write(text.decode("utf-8"))

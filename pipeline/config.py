@@ -11,8 +11,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pipeline.annotated_templates import template_notes
 from pipeline.findings import Finding, as_read, breaking, json_pointer, raise_if_errors
-from pipeline.schemas import check_schema, one_per_value, template_notes
+from pipeline.schemas import check_schema, one_per_value
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path

@@ -10,9 +10,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pipeline.annotated_templates import template_notes
 from pipeline.config import check_model_id, check_revolute, check_unique, is_number
 from pipeline.findings import Finding, json_pointer, raise_if_errors
-from pipeline.schemas import check_schema, one_per_value, template_notes
+from pipeline.schemas import check_schema, one_per_value
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
 from pipeline.urdf import Robot, display_path

@@ -59,6 +59,7 @@ URDF_CODE = (
 CONFIG_CODE = (
     *URDF_CODE,
     "pipeline/schemas.py",
+    "pipeline/annotated_templates.py",
     "pipeline/schemas/robot-config.schema.json",
     "pipeline/schemas/robot-definition.schema.json",
     "pipeline/config.py",
@@ -140,6 +141,7 @@ CELL_CODE = (
     "pipeline/identity.py",
     "pipeline/filesig.py",
     "pipeline/schemas.py",
+    "pipeline/annotated_templates.py",
     "pipeline/schemas/machine-config.schema.json",
     "pipeline/schemas/machine-planning-calibration.schema.json",
     "pipeline/config.py",

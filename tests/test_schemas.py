@@ -12,19 +12,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from pipeline.annotated_templates import bare_template_bytes, template_bytes, template_names
 from pipeline.cli import main
 from pipeline.config import config_findings
 from pipeline.findings import unshowable
 from pipeline.rtcore import definition_findings
-from pipeline.schemas import (
-    FORMS,
-    bare_template_bytes,
-    check_schema,
-    load_schema,
-    schema_names,
-    template_bytes,
-    template_names,
-)
+from pipeline.schemas import FORMS, check_schema, load_schema, schema_names
 from pipeline.urdf import load_robot
 from tests.conftest import REPO
 
