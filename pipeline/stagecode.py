@@ -87,6 +87,7 @@ SRDF_CODE = (
             "jointgroups",
             "model",
             "read",
+            "run_child",
             "units",
             "validate",
             "validate_more",

@@ -1,7 +1,7 @@
 """Child-process side of running a `gen_srdf()` source; run as a script, imports no pipeline code.
 
 Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]]
-(environment: generate.py). Writes one JSON object to RESULT_JSON:
+(environment: run_child.py). Writes one JSON object to RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}, and ends at
 once: the interpreter's own exit would wait for the threads a generator left running. Once
 gen_srdf() returns, RESULT_JSON.returned holds a byte: what ends or holds the process later (a
