@@ -8,7 +8,8 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import NamedTuple
 
-from pipeline.digests import LINKED, Digests
+from pipeline.digestread import LINKED
+from pipeline.digests import Digests
 from pipeline.findings import printable
 from pipeline.gitindex import tracks_file_mode
 from pipeline.lock import next_run_searches_build

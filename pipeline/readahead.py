@@ -37,7 +37,7 @@ BATCH = 48
 # is given: 4 KiB, the one page a pipe is left with once its user passes pipe-user-pages-soft.
 _NUMBER = 4
 _BATCHES = 1024
-# a symbolic link is left out (not opened): Digests reads it as one (digests.LINKED)
+# a symbolic link is left out (not opened): Digests reads it as one (digestread.LINKED)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import pipeline.buildahead as buildahead
+import pipeline.digestread as digestread
 import pipeline.digests as digests_module
 import pipeline.readahead as readahead
 from pipeline.digestcache import BUILT_CACHE_HEADER, BUILT_CACHE_NAME
@@ -189,7 +190,7 @@ def test_the_next_check_takes_build_s_digests_from_the_cache_the_child_wrote(
     mesh = clone / "build" / "cells" / "weld_cell_a" / "description" / "meshes" / "link_3.stl"
     edited = mesh.read_bytes()[:-1] + b"X"
     mesh.write_bytes(edited)
-    clock_ahead(monkeypatch, 60, buildahead, digests_module)  # nothing is racily clean
+    clock_ahead(monkeypatch, 60, buildahead, digests_module, digestread)  # nothing is racily clean
     status, _ = checked(clone, capsys)
     assert status == 1
     rels, _, digests = read_columns(clone / BUILT_CACHE_NAME, BUILT_CACHE_HEADER, 3)
@@ -198,9 +199,9 @@ def test_the_next_check_takes_build_s_digests_from_the_cache_the_child_wrote(
     assert set(remembered) == set(tracked)
     assert remembered[mesh.relative_to(clone).as_posix()] == sha(edited)
     asked: list[str] = []
-    real = digests_module.read_checkout
+    real = digestread.read_checkout
     monkeypatch.setattr(
-        digests_module, "read_checkout", lambda *args: asked.append("index") or real(*args)
+        digestread, "read_checkout", lambda *args: asked.append("index") or real(*args)
     )
     from pipeline.cli import main
 

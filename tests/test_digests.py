@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import pipeline.digestread as digestread
 import pipeline.digests as digests_module
 from pipeline.digestcache import BUILT_CACHE_NAME, CACHE_NAME
 from pipeline.digests import Digests
@@ -24,7 +25,7 @@ from tests.conftest import REPO, clock_ahead
 def minute_later(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cache's clock a minute ahead: files written here are out of the racy window (their
     ctime, which decides it, cannot be set back)."""
-    clock_ahead(monkeypatch, 60, digests_module)
+    clock_ahead(monkeypatch, 60, digests_module, digestread)
 
 
 def old(path: Path, data: bytes, age: float = 60.0) -> None:
@@ -70,7 +71,8 @@ def test_racily_clean_files_are_not_remembered(
 ) -> None:
     """A file written within RACY_SECONDS is not remembered, even with its mtime set back (cp -p,
     tar, rsync -t): its ctime says when it was written."""
-    monkeypatch.setattr(digests_module, "time", time)  # the real clock
+    for module in (digests_module, digestread):
+        monkeypatch.setattr(module, "time", time)  # the real clock
     (tmp_path / "new.bin").write_bytes(b"x")
     if mtime_set_back:
         os.utime(tmp_path / "new.bin", (time.time() - 60, time.time() - 60))
@@ -322,7 +324,8 @@ def test_unheld_names_each_output_holds_rejects(
     old(tmp_path / "src.stl", MESH)
     _as_output(tmp_path, case)
     if case == "large":
-        monkeypatch.setattr(digests_module, "READ_WHOLE", len(MESH) - 1)
+        for module in (digests_module, digestread):
+            monkeypatch.setattr(module, "READ_WHOLE", len(MESH) - 1)
     if case == "remembered":
         earlier = Digests(tmp_path)
         earlier.of("out.stl")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import pipeline.digestread as digestread
 import pipeline.digests as digests_module
 from pipeline.digests import Digests
 from pipeline.gitindex import read_checkout, tracks_file_mode
@@ -197,13 +198,13 @@ def test_project_in_a_subfolder_and_in_a_linked_worktree(tmp_path: Path) -> None
 def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the files the digests read whole from now on."""
     reads: list[int] = []
-    real = digests_module.read_fd
+    real = digestread.read_fd
 
     def counted(fd: int, n: int, limit: int) -> bytes | None:
         reads.append(n)
         return real(fd, n, limit)
 
-    monkeypatch.setattr(digests_module, "read_fd", counted)
+    monkeypatch.setattr(digestread, "read_fd", counted)
     return reads
 
 
@@ -214,7 +215,7 @@ def test_a_fresh_clone_reads_each_blob_of_build_once(
     clone = committed(tmp_path, FILES)
     reads = counted_reads(monkeypatch)
     os.utime(clone / "robots/r/meshes/a.stl", (1e9, 1e9))  # not as git's index recorded it
-    clock_ahead(monkeypatch, 60, digests_module)  # and old enough to remember
+    clock_ahead(monkeypatch, 60, digests_module, digestread)  # and old enough to remember
     known = Digests(clone, keep_bytes=1 << 20)
     digest = hashlib.sha256(MESH).hexdigest()
     assert known.of("robots/r/meshes/a.stl") == digest  # inputs are hashed first, as in a check
@@ -275,12 +276,12 @@ def test_with_a_digest_cache_git_is_not_asked(
     clone = committed(tmp_path, FILES)
     first = Digests(clone)
     first.of("robots/r/meshes/a.stl")
-    clock_ahead(monkeypatch, 60, digests_module)  # old enough to be remembered
+    clock_ahead(monkeypatch, 60, digests_module, digestread)  # old enough to be remembered
     first = Digests(clone)
     first.of("robots/r/meshes/a.stl")
     first.save()
     asked: list[Path] = []
-    monkeypatch.setattr(digests_module, "read_checkout", lambda root, under: asked.append(root))
+    monkeypatch.setattr(digestread, "read_checkout", lambda root, under: asked.append(root))
     known = Digests(clone)
     assert known.holds(FILES_KEY, hashlib.sha256(MESH).hexdigest())
     assert asked == []
