@@ -24,6 +24,7 @@ from pipeline.manifest import MANIFEST_NAME, path_findings, read_manifest
 from pipeline.rtcore import definition_from_bytes
 from pipeline.srdf.read import parse_srdf
 from pipeline.srdf.validate import check_srdf
+from pipeline.strict_io import is_utf8
 from pipeline.strict_json import parse_json
 from pipeline.strict_xml import parse_xml
 from pipeline.urdf import check_rules, load_robot, parse_urdf
@@ -281,17 +282,9 @@ def test_read_manifest_gives_manifest_or_contract_error(
             assert (folder / name).resolve().is_relative_to(folder.resolve())
 
 
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 # Paths are unique in a checked manifest (duplicate_path) and valid UTF-8 (invalid_path_character).
 ENTRIES = st.lists(
-    st.tuples(PATH_TEXT.filter(_encodable), st.binary(min_size=32, max_size=32)),
+    st.tuples(PATH_TEXT.filter(is_utf8), st.binary(min_size=32, max_size=32)),
     max_size=6,
     unique_by=lambda entry: entry[0],
 )
