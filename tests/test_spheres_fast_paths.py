@@ -40,13 +40,20 @@ def _geometry(name: str) -> LinkGeometry:
     return load_link_geometry(link, folder, f"robots/{IIWA}")
 
 
-def test_ray_winding_per_cell_lists_count_every_crossing() -> None:
-    # one cell holds every triangle: the plain count; the fan's long triangles cross many cells
+def _closed_soup_and_points() -> tuple[Array, Array]:
+    """link_4's triangles less 40 of them, closed by closing_fan, and 4000 points in and around
+    them."""
     triangles = _geometry("link_4").solids[0].triangles
     opened = triangles[np.random.default_rng(0).permutation(len(triangles))[40:]]
     closed = np.concatenate([opened, closing_fan(opened)])
     lo, hi = closed.reshape(-1, 3).min(axis=0), closed.reshape(-1, 3).max(axis=0)
     points = np.random.default_rng(1).uniform(lo - 0.02, hi + 0.02, size=(4000, 3))
+    return closed, points
+
+
+def test_ray_winding_per_cell_lists_count_every_crossing() -> None:
+    # one cell holds every triangle: the plain count; the fan's long triangles cross many cells
+    closed, points = _closed_soup_and_points()
     binned = ray_winding(closed, points)
     assert np.array_equal(binned, ray_winding(closed, points, bins=1))
     assert (binned != 0).any() and (binned == 0).any()
@@ -62,11 +69,7 @@ def test_ray_winding_counts_a_crowded_cell_in_parts_of_bounded_size(
     numbers."""
     import pipeline.spheres.winding as winding
 
-    triangles = _geometry("link_4").solids[0].triangles
-    opened = triangles[np.random.default_rng(0).permutation(len(triangles))[40:]]
-    closed = np.concatenate([opened, closing_fan(opened)])
-    lo, hi = closed.reshape(-1, 3).min(axis=0), closed.reshape(-1, 3).max(axis=0)
-    points = np.random.default_rng(1).uniform(lo - 0.02, hi + 0.02, size=(4000, 3))
+    closed, points = _closed_soup_and_points()
     # the plain count: every point against every triangle at once, in the ray's frame
     basis = np.stack([winding._RAY_U, winding._RAY_V, winding._RAY])
     near = np.flatnonzero(winding._in_bounds(closed, points))
