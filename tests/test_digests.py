@@ -232,17 +232,23 @@ def test_a_touched_file_is_hashed_once_per_process_despite_its_old_entry(
     assert len(calls) == 1
 
 
+def looked_up(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths os.stat and os.open are called with from now on."""
+    looks: list[str] = []
+    for name in ("stat", "open"):
+        real = getattr(os, name)
+        counted = lambda p, *a, real=real, **k: looks.append(p) or real(p, *a, **k)  # noqa: E731
+        monkeypatch.setattr(digests_module.os, name, counted)
+    return looks
+
+
 def test_settled_digests_stat_each_file_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A check, where nothing changes, looks a file up once however many steps read it."""
     old(tmp_path / "a.bin", b"abc")
     known = Digests(tmp_path, settled=True)
-    looks: list[str] = []
-    for name in ("stat", "open"):
-        real = getattr(os, name)
-        counted = lambda p, *a, real=real, **k: looks.append(p) or real(p, *a, **k)  # noqa: E731
-        monkeypatch.setattr(digests_module.os, name, counted)
+    looks = looked_up(monkeypatch)
     assert {known.of("a.bin") for _ in range(5)} == {hashlib.sha256(b"abc").hexdigest()}
     assert [p for p in looks if str(p).endswith("a.bin")] == [str(tmp_path / "a.bin")]
     assert known.of("nope.bin") == known.of("nope.bin") == "missing"
@@ -262,11 +268,7 @@ def test_an_output_a_check_found_holding_its_digest_is_not_read_again_as_an_inpu
 ) -> None:
     old(tmp_path / "a.bin", b"abc")
     known = Digests(tmp_path, remember=False, settled=settled)
-    seen: list[str] = []
-    for name in ("stat", "open"):
-        real = getattr(os, name)
-        counted = lambda p, *a, real=real, **k: seen.append(p) or real(p, *a, **k)  # noqa: E731
-        monkeypatch.setattr(digests_module.os, name, counted)
+    seen = looked_up(monkeypatch)
     digest = hashlib.sha256(recorded).hexdigest()
     assert known.holds("a.bin", digest) == (recorded == b"abc")
     assert known.of("a.bin") == hashlib.sha256(b"abc").hexdigest()
