@@ -1,7 +1,8 @@
 """A first `srdf.py` for a robot, written from its URDF: `pipeline template srdf MODEL_ID`.
 
 It holds what the URDF alone tells: the chain from the root link to the link reached through
-the most joints, a home pose of that chain's joints, the pairs of links joined by a joint
+the most actuated joints, wheels aside (none on a robot of wheels alone), a home pose of that
+chain's joints, the pairs of links joined by a joint
 (their collision geometry touches where they meet), and the pairs the command found in contact
 at home (contacts.py). Which pairs can never touch, named TCPs and
 other groups need the robot's engineer, and the file says so.
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.urdf import Joint, Robot
 
@@ -22,18 +24,25 @@ class Starter:
     """What a first srdf.py holds: the arm's chain, its home pose and the pairs it allows."""
 
     base: str
-    tip: str
+    tip: str | None  # None: no chain but wheels, no manipulator group
     home: dict[str, float]
     adjacent: list[tuple[str, str]]
+    # the tips of other chains as long as this one, in the URDF's order (a second arm)
+    others: list[str] = field(default_factory=list)
+    # the wheels and the joints that steer or carry them, left out of the chain
+    wheels: list[str] = field(default_factory=list)
 
 
 def starter(robot: Robot) -> Starter:
     """The chain, home pose and adjacent pairs the URDF alone tells."""
     root = robot.root()
-    tree = _Tree(robot, root)
-    tip, chain = _arm(tree, root)
+    tree = _Tree(robot.joints, root)
+    wheels = _wheels(tree)
+    arm_tree = _Tree([j for j in robot.joints if j.name not in wheels], root)
+    tip, chain, others = _arm(arm_tree, root)
     home = {j.name: _home_value(j) for j in chain if _movable(j)}
-    return Starter(root, tip, home, _adjacent_pairs(robot, tree))
+    left_out = [j.name for j in robot.joints if j.name in wheels]
+    return Starter(root, tip, home, _adjacent_pairs(robot, tree), others, left_out)
 
 
 def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, str]] = ()) -> str:
@@ -53,12 +62,14 @@ def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, st
             f"ROBOT = {_text(robot.name)}\n\n"
             "# The manipulator group: the chain from the root link to the link reached through\n"
             "# the most movable joints, or to where the way there forks into moving branches\n"
-            "# shorter than it (a hand, whose fingers are another group).\n"
+            "# shorter than it (a hand, whose fingers are another group).\n",
+            _wheels_note(plan.wheels),
+            _no_chain_note() if tip is None else _others_note(plan.others),
             f"BASE_LINK = {_text(root)}\n"
-            f"TIP_LINK = {_text(tip)}\n\n"
+            f"TIP_LINK = {'None' if tip is None else _text(tip)}\n\n"
             "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
-            "# 0, or the limit nearest 0 where 0 is outside the limits. Mimic joints follow.\n"
-            "HOME = {\n",
+            "# 0, or the limit nearest 0 where 0 is outside the limits. Mimic joints follow.\n",
+            "HOME = {\n" if home else "HOME = {",
             "".join(f"    {_text(name)}: {value!r},\n" for name, value in home.items()),
             "}\n\n"
             "# Links joined by a joint (through links without collision geometry) touch where\n"
@@ -82,16 +93,7 @@ def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, st
                 if virtual
                 else ""
             ),
-            '    group = ET.SubElement(robot, "group", {"name": "manipulator"})\n'
-            '    ET.SubElement(group, "chain", {"base_link": BASE_LINK, "tip_link": TIP_LINK})\n',
-            (
-                '    home = ET.SubElement(robot, "group_state", {"name": "home", '
-                '"group": "manipulator"})\n'
-                "    for joint, value in HOME.items():\n"
-                '        ET.SubElement(home, "joint", {"name": joint, "value": repr(value)})\n'
-                if home
-                else ""
-            ),
+            _group_block(tip is not None, bool(home)),
             "    for link1, link2 in ADJACENT:\n"
             '        pair = {"link1": link1, "link2": link2, "reason": "Adjacent"}\n'
             '        ET.SubElement(robot, "disable_collisions", pair)\n',
@@ -107,20 +109,82 @@ def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, st
     )
 
 
+_GROUP = (
+    'group = ET.SubElement(robot, "group", {"name": "manipulator"})\n'
+    'ET.SubElement(group, "chain", {"base_link": BASE_LINK, "tip_link": TIP_LINK})\n'
+)
+_HOME = (
+    'home = ET.SubElement(robot, "group_state", {"name": "home", "group": "manipulator"})\n'
+    "for joint, value in HOME.items():\n"
+    '    ET.SubElement(home, "joint", {"name": joint, "value": repr(value)})\n'
+)
+
+
+def _group_block(chain: bool, home: bool) -> str:
+    """gen_srdf()'s lines of the manipulator group and its home state; without a chain, both
+    under a test of TIP_LINK, for the engineer to fill in."""
+    if chain:
+        return textwrap.indent(_GROUP + (_HOME if home else ""), "    ")
+    return "    if TIP_LINK is not None:\n" + textwrap.indent(_GROUP + _HOME, " " * 8)
+
+
+def _wheels_note(wheels: list[str]) -> str:
+    """The comment naming the wheels and what steers or carries them, if any."""
+    if not wheels:
+        return ""
+    names = textwrap.wrap(", ".join(wheels), 88, initial_indent="#   ", subsequent_indent="#   ")
+    return (
+        "# Wheels (a full turn, nothing moving below, at most two moving joints below where the\n"
+        "# robot branches) and the joints moving wheels alone are no arm, left out of it:\n"
+        + "".join(f"{line}\n" for line in names)
+    )
+
+
+def _no_chain_note() -> str:
+    return (
+        "# This robot has no chain of actuated joints but its wheels: no manipulator group is\n"
+        "# written, and pipeline srdf says missing_manipulator_group until there is one. Set\n"
+        "# TIP_LINK to the link a planner moves (a tool flange) and HOME to its chain's joints.\n"
+    )
+
+
+def _others_note(others: list[str]) -> str:
+    """The comment naming the tips of other chains as long as this one (a second arm)."""
+    if not others:
+        return ""
+    names = ", ".join(_text(tip) for tip in others)
+    chains = f"The chain to {names} is" if len(others) == 1 else f"The chains to {names} are"
+    return (
+        textwrap.fill(
+            f"{chains} as long: this one is the first in the URDF. Add a group for each other arm"
+            " a planner moves, or make it the manipulator.",
+            88,
+            initial_indent="# ",
+            subsequent_indent="# ",
+        )
+        + "\n"
+    )
+
+
 # A branch of at most this many moving joints is a finger; a longer one an arm or a leg, unless
 # there are at least FINGERS of them (a hand of four or five long fingers).
 HAND_DEPTH = 3
 FINGERS = 4
+# A wheel turns at least this far (a continuous joint, modelled as revolute from -3.14159 to
+# 3.14159), and hangs at most WHEEL_DEPTH moving joints (a steering hinge, a caster's swivel, a
+# suspension) below where the robot branches.
+FULL_TURN = 2 * math.pi - 1e-3
+WHEEL_DEPTH = 2
 
 
 class _Tree:
     """The URDF's joints as a tree: each link's joints below it, the joint above it, and the
     links in depth-first order from the root (children in the URDF's order)."""
 
-    def __init__(self, robot: Robot, root: str) -> None:
+    def __init__(self, joints: Sequence[Joint], root: str) -> None:
         self.below: dict[str, list[Joint]] = {}
         self.above: dict[str, Joint] = {}
-        for joint in robot.joints:
+        for joint in joints:
             self.below.setdefault(joint.parent, []).append(joint)
             self.above[joint.child] = joint
         self.order: list[str] = []
@@ -139,23 +203,93 @@ class _Tree:
         return out[::-1]
 
 
-def _arm(tree: _Tree, root: str) -> tuple[str, list[Joint]]:
-    """The arm's tip and the joints from the root to it: the leaf reached through the most
-    movable joints (then the most joints; the first in the URDF on a tie), or where the way to
-    it first forks into two or more moving branches, each shorter than the way there, of at
-    most HAND_DEPTH joints or FINGERS or more of them (a hand)."""
+def _wheels(tree: _Tree) -> set[str]:
+    """The wheels, and the joints that move wheels alone (a steering hinge, a caster's swivel,
+    a differential, a planar base's x, y and yaw): a wheel turns a full turn, has nothing moving
+    below it, and hangs at most WHEEL_DEPTH moving joints below where the robot branches (an
+    arm's last joint, a full turn on some, hangs below the whole arm)."""
+    moves: dict[str, bool] = {}  # whether a joint below the link moves
+    branches: dict[str, list[Joint]] = {}  # the link's joints below it that move something
+    for link in reversed(tree.order):
+        below = tree.below.get(link, [])
+        branches[link] = [j for j in below if j.type != "fixed" or moves[j.child]]
+        moves[link] = bool(branches[link])
+    out = {
+        joint.name
+        for link in tree.order
+        for joint in branches[link]
+        if joint.type != "fixed"
+        and not moves[joint.child]
+        and _full_turn(joint)
+        and _unbranched_above(tree, branches, link) <= WHEEL_DEPTH
+    }
+    only: dict[str, bool] = {}  # whether all that moves below the link is wheels and their carriers
+    for link in reversed(tree.order):
+        for joint in branches[link]:
+            if joint.type != "fixed" and joint.name not in out and only[joint.child]:
+                out.add(joint.name)
+        only[link] = bool(branches[link]) and all(
+            joint.name in out or (joint.type == "fixed" and only[joint.child])
+            for joint in branches[link]
+        )
+    return out
+
+
+def _unbranched_above(tree: _Tree, branches: dict[str, list[Joint]], link: str) -> int:
+    """The moving joints above `link` up to where the robot branches (more than WHEEL_DEPTH:
+    WHEEL_DEPTH + 1)."""
+    count = 0
+    while count <= WHEEL_DEPTH and len(branches[link]) == 1 and link in tree.above:
+        joint = tree.above[link]
+        count += joint.type != "fixed"
+        link = joint.parent
+    return count
+
+
+def _full_turn(joint: Joint) -> bool:
+    """A continuous joint, or a revolute one of a full turn's range (-3.14159 to 3.14159 is
+    unbounded_joint_type's fix for a wheel)."""
+    if joint.type == "continuous":
+        return True
+    limit = joint.limit
+    if joint.type != "revolute" or limit is None or limit.lower is None or limit.upper is None:
+        return False
+    return limit.upper - limit.lower >= FULL_TURN
+
+
+def _arm(tree: _Tree, root: str) -> tuple[str | None, list[Joint], list[str]]:
+    """The arm's tip, the joints from the root to it, and the tips of other chains as long:
+    the leaf reached through the most actuated joints (then the most joints; the first in the
+    URDF on a tie), or where the way to it first forks into two or more moving branches, each
+    shorter than the way there, of at most HAND_DEPTH joints or FINGERS or more of them (a
+    hand). No tip where no leaf is reached through an actuated joint."""
     score = {root: (0, 0)}
     for link in tree.order[1:]:
         joint = tree.above[link]
         movable, count = score[joint.parent]
         score[link] = (movable + _movable(joint), count + 1)
-    leaf = max((link for link in tree.order if not tree.below.get(link)), key=score.__getitem__)
+    leaves = [link for link in tree.order if not tree.below.get(link)]
+    best = max(score[leaf] for leaf in leaves)
+    if best[0] == 0:
+        return None, [], []
     # the most joints that move (a mimic joint too: a finger that follows another is a
     # finger) from each link down to a leaf
     depth: dict[str, int] = {}
     for link in reversed(tree.order):
         depth[link] = max((_branch(j, depth) for j in tree.below.get(link, [])), default=0)
-    path = tree.path(leaf)
+    # the leaves of the best score, cut, by their actuated joints (the frames at one arm's end,
+    # UR5's ee_link and tool0, are one chain), in the URDF's order
+    tips: dict[tuple[str, ...], tuple[str, list[Joint]]] = {}
+    for leaf in leaves:
+        if score[leaf] == best:
+            tip, path = _cut(tree, depth, tree.path(leaf))
+            tips.setdefault(tuple(j.name for j in path if _movable(j)), (tip, path))
+    (tip, path), *others = tips.values()
+    return tip, path, [other for other, _ in others]
+
+
+def _cut(tree: _Tree, depth: dict[str, int], path: list[Joint]) -> tuple[str, list[Joint]]:
+    """The way to a leaf, cut where it first forks into a hand."""
     for at, joint in enumerate(path):
         moving = [d for d in (_branch(j, depth) for j in tree.below[joint.parent]) if d > 0]
         before = sum(_movable(j) for j in path[:at])
@@ -163,7 +297,7 @@ def _arm(tree: _Tree, root: str) -> tuple[str, list[Joint]]:
         short = bool(moving) and max(moving) < before
         if len(moving) >= 2 and short and (max(moving) <= HAND_DEPTH or len(moving) >= FINGERS):
             return joint.parent, path[:at]
-    return leaf, path
+    return path[-1].child, path
 
 
 def _branch(joint: Joint, depth: dict[str, int]) -> int:
