@@ -141,6 +141,13 @@ CASES = [
         [(ORANGE, '<color rgba="1 0.5 -0.2 1"/>')],
         ["color_out_of_range"],
     ),
+    # a <texture filename=""> names no file: Tesseract loads it (measured by
+    # tests/test_tesseract_materials.py), so it is ignored, not refused as <texture/> is
+    (
+        "empty_texture_filename",
+        [(ORANGE, ORANGE + '<texture filename=""/>')],
+        ["empty_texture_filename"],
+    ),
     # 0 and 1 themselves are fractions
     ("none-color-ends", [(ORANGE, '<color rgba="0 1 0 0"/>')], []),
     # a full turn as written to four places, and half a turn: radians

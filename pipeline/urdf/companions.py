@@ -189,7 +189,7 @@ def urdf_texture_files(
         parent = node.getparent()
         name = node.get("filename", "")
         if parent is None or parent.tag != "material" or not name:
-            continue  # a <texture> without a filename is the URDF rules' finding
+            continue  # a <texture> naming no file is the URDF rules' finding (error or warning)
         line = node.sourceline
         where = (display_folder, "robot.urdf", line if isinstance(line, int) else 0)
         if not name.startswith(prefix):

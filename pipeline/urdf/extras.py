@@ -228,12 +228,22 @@ def _material(material: etree._Element, known: set[str], add: _Add) -> None:
         )
         return
     texture, color = material.find("texture"), material.find("color")
-    if texture is not None and not texture.get("filename"):
+    if texture is not None and texture.get("filename") is None:
         add(
             "invalid_material",
             texture,
-            f"material {name!r} has a <texture> without a filename",
+            f"material {name!r} has a <texture> without a filename attribute, which Tesseract "
+            "refuses, and with it the URDF",
             'give <texture filename="..."/> or remove the <texture>',
+        )
+    elif texture is not None and not texture.get("filename"):
+        # Tesseract loads it, its texture's file name empty (tests/test_tesseract_materials.py)
+        add(
+            "empty_texture_filename",
+            texture,
+            f'material {name!r} has <texture filename="">, which names no file: it is ignored',
+            "name the texture file, package://<model_id>/meshes/..., or remove the <texture>",
+            Severity.WARNING,
         )
     if color is not None:
         # split as Tesseract splits: a tab (written &#9;) is inside a part, not between two
