@@ -290,13 +290,14 @@ def _arm(tree: _Tree, root: str) -> tuple[str | None, list[Joint], list[str]]:
 
 def _cut(tree: _Tree, depth: dict[str, int], path: list[Joint]) -> tuple[str, list[Joint]]:
     """The way to a leaf, cut where it first forks into a hand."""
+    before = 0  # the actuated joints of the way before this one
     for at, joint in enumerate(path):
         moving = [d for d in (_branch(j, depth) for j in tree.below[joint.parent]) if d > 0]
-        before = sum(_movable(j) for j in path[:at])
         # each branch shorter than the arm before it: a torso's arms are not fingers
         short = bool(moving) and max(moving) < before
         if len(moving) >= 2 and short and (max(moving) <= HAND_DEPTH or len(moving) >= FINGERS):
             return joint.parent, path[:at]
+        before += _movable(joint)
     return path[-1].child, path
 
 
