@@ -115,8 +115,10 @@ def _extra_content(data: bytes, line: int, column: int) -> tuple[str, str]:
 def _over_limit(message: str) -> tuple[str, str]:
     """Message and hint for libxml2's size and depth limits, without its parser option."""
     if message.startswith("Excessive depth"):
+        # the depth libxml2 states: 256, or 2048 with huge_text (a COLLADA mesh)
+        depth = re.search(r"\d+", message)
         return (
-            "nests elements more than 256 deep",
+            f"nests elements more than {depth.group() if depth else 256} deep",
             "nest elements less deeply: a robot description needs a few levels",
         )
     return (

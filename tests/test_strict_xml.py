@@ -117,18 +117,23 @@ def test_invalid_xml_extra_content_says_what_follows_the_root(
 
 
 @pytest.mark.parametrize(
-    ("data", "message"),
+    ("data", "huge_text", "message"),
     [
-        (b'<robot name="' + b"x" * 11_000_000 + b'"/>', "longer than 10 MB"),
-        (b"<r>" + b"y" * 11_000_000 + b"</r>", "longer than 10 MB"),
-        (b"<a>" * 300 + b"</a>" * 300, "nests elements more than 256 deep"),
+        (b'<robot name="' + b"x" * 11_000_000 + b'"/>', False, "longer than 10 MB"),
+        (b"<r>" + b"y" * 11_000_000 + b"</r>", False, "longer than 10 MB"),
+        (b"<a>" * 300 + b"</a>" * 300, False, "nests elements more than 256 deep"),
+        # a COLLADA mesh is read with libxml2's huge option, whose nesting limit is 2048: the
+        # message said 256 there, a depth the mesh was read past
+        (b"<a>" * 2100 + b"</a>" * 2100, True, "nests elements more than 2048 deep"),
     ],
-    ids=["attribute", "text", "depth"],
+    ids=["attribute", "text", "depth", "mesh-depth"],
 )
-def test_invalid_xml_over_libxml2_limits_names_no_parser_option(data: bytes, message: str) -> None:
+def test_invalid_xml_over_libxml2_limits_names_no_parser_option(
+    data: bytes, huge_text: bool, message: str
+) -> None:
     """The message was libxml2's: 'try XML_PARSE_HUGE' (an option no user can set) and a newline."""
     with pytest.raises(ContractError) as exc:
-        parse_xml(data, "robot.urdf")
+        parse_xml(data, "robot.urdf", huge_text=huge_text)
     [finding] = exc.value.findings
     assert finding.code == "invalid_xml" and message in finding.message
     assert "XML_PARSE_HUGE" not in finding.message + finding.hint
