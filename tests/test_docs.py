@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doit.doit_cmd import DoitMain
+from doit.doit_cmd import DoitConfig, DoitMain
+from packaging.requirements import Requirement
 
 from pipeline.cli import build_parser
 from pipeline.loadcheck import REASONS
@@ -293,6 +294,25 @@ THIRD_PARTY = sorted(
     (_imported_top_levels() - set(sys.stdlib_module_names) - {"pipeline", "__future__"})
     | THROUGH_DEPENDENCY
 )
+
+
+def test_doit_reads_pyproject_on_the_oldest_python_supported() -> None:
+    """doit reads [tool.doit] (the dumpdb that reads the json .doit.db) from pyproject.toml with
+    tomllib, tomli or tomlkit. On Python 3.10, which requires-python allows, there is no tomllib
+    and `pip install -e .` installed no other: every doit command warned 'a TOML parser is not
+    available' and `doit dumpdb` ended in doit's dbm traceback (a docs review, Python 3.10.13)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "[tool.doit." in text
+    oldest = re.search(r'^requires-python = ">=(\d+\.\d+)"', text, re.M)
+    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.M | re.S)
+    assert oldest is not None and block is not None
+    parsers = [
+        r
+        for r in map(Requirement, re.findall(r'^\s*"([^"]+)"', block.group(1), re.M))
+        if r.name in DoitConfig._TOML_LIBS
+        and (r.marker is None or r.marker.evaluate({"python_version": oldest.group(1)}))
+    ]
+    assert parsers, f"no dependency gives doit a TOML parser on Python {oldest.group(1)}"
 
 
 @pytest.mark.parametrize("module", THIRD_PARTY)
