@@ -712,6 +712,11 @@ def test_not_a_folder_robots_or_cells_as_a_file_is_refused_not_taken_as_empty(
     assert tree_bytes(project / "build") == before
     check = run_python(project, "-m", "pipeline", "check")
     assert check.returncode == 2 and f"{top}: not_a_folder" in check.stderr
+    # validate reads robots/ alone (security.md): a file in place of cells/ does not concern it
+    validate = run_python(project, "-m", "pipeline", "validate")
+    refused = top == "robots"
+    assert validate.returncode == (2 if refused else 0), validate.stderr
+    assert (f"{top}: not_a_folder" in validate.stderr) == refused
 
 
 @pytest.mark.parametrize("top", ["robots", "cells"])
