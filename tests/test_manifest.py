@@ -179,6 +179,17 @@ def test_cli_manifest_check_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == f"manifest: abb_irb2400 ok, {count} files\n"
 
 
+def test_cli_manifest_check_of_a_cells_description_takes_cell_json_model_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A compiled cell's description/ is not named after its model: its model id is the one
+    cell.json beside it names (manifest.md), as `identity` takes it."""
+    folder = REPO / "build" / "cells" / "weld_cell_a" / "description"
+    assert main(["manifest", "--check", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out == f"manifest: abb_irb2400 ok, {len(registered_files(folder))} files\n"
+
+
 def test_cli_manifest_check_refuses(desc: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_files(desc, ["robot.urdf", "../x"])
     assert main(["manifest", "--check", str(desc)]) == 2
