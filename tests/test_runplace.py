@@ -44,10 +44,15 @@ def test_doit_told_to_run_in_a_subfolder_is_refused_and_writes_nothing_there(
     assert tree_bytes(project) == before
 
 
-def test_doit_on_the_checkouts_own_dodo_from_a_subfolder_runs_there(project: Path) -> None:
-    """`doit -f ../dodo.py` from robots/ runs in the checkout, whose pipeline/ it imports."""
-    result = run_python(project / "robots", "-m", "doit", "-f", "../dodo.py")
+@pytest.mark.parametrize("option", [["-f", "../dodo.py"], ["-k"]], ids=["file", "seek-file"])
+def test_doit_on_the_checkouts_own_dodo_from_a_subfolder_runs_there(
+    project: Path, option: list[str]
+) -> None:
+    """`doit -f ../dodo.py` from robots/ runs in the checkout, whose pipeline/ it imports, and
+    so does `doit -k`, which finds dodo.py in a parent folder (README, docs/doit.md)."""
+    result = run_python(project / "robots", "-m", "doit", *option)
     assert result.returncode == 0, result.stderr
+    assert run_python(project, "-m", "pipeline", "check").returncode == 0
 
 
 @pytest.mark.parametrize(
