@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     template.add_argument(
         "--bare",
         action="store_true",
-        help="robot, config: without the *_doc notes, a file to fill in and keep as it is",
+        help="robot, config: without the *_doc notes, a file to fill in: replace its <...> "
+        "placeholders, and keep one of each field's _source and _unverified (robot)",
     )
     template.set_defaults(run=cmd_template)
 
