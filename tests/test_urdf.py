@@ -826,6 +826,58 @@ def test_mesh_missing_held_in_a_subfolder_names_the_uri_of_that_file(
         load_robot(repo / ABB, repo)
 
 
+@pytest.mark.parametrize(
+    ("uri", "held", "hint"),
+    [
+        # ROS-Industrial's layout, meshes/irb140/{visual,collision}/ copied into meshes/: two
+        # files of the name, one at the end of the URI's path
+        (
+            "irb2400/collision/link_1.stl",
+            ["visual/link_1.stl", "collision/link_1.stl"],
+            "meshes/ holds 'meshes/collision/link_1.stl', the end of that path: name it "
+            "package://abb_irb2400/meshes/collision/link_1.stl",
+        ),
+        # the longest end held wins, as in mesh_uri_not_package's fix
+        (
+            "a/b/c/link_1.stl",
+            ["c/link_1.stl", "b/c/link_1.stl"],
+            "meshes/ holds 'meshes/b/c/link_1.stl', the end of that path: name it "
+            "package://abb_irb2400/meshes/b/c/link_1.stl",
+        ),
+        # no end held but one file of the name: that file, as before
+        (
+            "irb2400/collision/link_1.stl",
+            ["other/link_1.stl"],
+            "meshes/ holds one file of that name, 'meshes/other/link_1.stl': name it "
+            "package://abb_irb2400/meshes/other/link_1.stl",
+        ),
+        # neither: the plain fix
+        ("irb2400/collision/link_1.stl", ["a/link_1.stl", "b/link_1.stl"], ""),
+    ],
+    ids=["ros-industrial-layout", "longest-end", "one-elsewhere", "neither"],
+)
+def test_mesh_missing_whose_path_ends_in_a_held_file_names_its_uri(
+    repo: Path, uri: str, held: list[str], hint: str
+) -> None:
+    """rtb-data's abb_irb140 xacro names package://abb_irb140/meshes/irb140/collision/
+    link_1.stl; its meshes/irb140/* copied into meshes/, every mesh was mesh_missing with 'put
+    the mesh file itself in meshes/', though mesh_uri_not_package's fix finds such an end."""
+    meshes = repo / ABB / "meshes"
+    for path in held:
+        (meshes / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(meshes / "link_1.stl", meshes / path)
+    (meshes / "link_1.stl").unlink()
+    break_urdf(repo, [(L1_MESH, f"package://abb_irb2400/meshes/{uri}")])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    plain = "put the mesh file itself in meshes/"
+    assert (finding.code, finding.hint) == ("mesh_missing", hint or plain)
+    if hint:  # the fix works: the URI it names loads
+        break_urdf(repo, [(f"package://abb_irb2400/meshes/{uri}", hint.rpartition(" ")[2])])
+        load_robot(repo / ABB, repo)
+
+
 def test_symlinked_mesh_is_refused(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = tmp_path_factory.mktemp("outside") / "link_1.stl"
     mesh = repo / ABB / "meshes" / "link_1.stl"

@@ -38,6 +38,22 @@ class MeshesFolder:
             return None
         return (same or alike)[0], not same
 
+    def end_of(self, path: str) -> str | None:
+        """The longest end of `path` (`meshes/<path>`, which meshes/ does not hold) that
+        meshes/ holds, as `meshes/<end>` (ROS-Industrial's meshes/irb140/collision/link_1.stl,
+        its meshes/irb140/* copied into meshes/: meshes/collision/link_1.stl); None when none is.
+        """
+        if self._names is None:
+            self._names = _names_below(self.meshes)
+        name = PurePosixPath(path).name
+        tail = path.removeprefix("meshes/")
+        ends = [
+            held
+            for held in self._names.get(name.casefold(), [])
+            if PurePosixPath(held).name == name and tail.endswith("/" + held[len("meshes/") :])
+        ]
+        return max(ends, key=len, default=None)
+
 
 def _names_below(meshes: Path) -> dict[str, list[str]]:
     """The regular files below meshes/ (as meshes/<path>) by their name in lower case; links

@@ -210,8 +210,12 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
 
 
 def _elsewhere_hint(missing: str, meshes: MeshesFolder, model_id: str) -> str:
-    """When meshes/ holds one file of the missing mesh's name (or, failing that, one in
-    another case) in another folder: the URI that names it."""
+    """When meshes/ holds a file at an end of the missing mesh's path (the longest), else one
+    file of its name (or, failing that, one in another case) in another folder: the URI that
+    names it."""
+    end = meshes.end_of(missing)
+    if end is not None:
+        return f"meshes/ holds {end!r}, the end of that path: name it package://{model_id}/{end}"
     only = meshes.only(PurePosixPath(missing).name)
     if only is None:
         return ""
