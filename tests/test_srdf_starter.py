@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from pipeline.cli import main
 from pipeline.srdf import compile_srdf
 from pipeline.srdf.starter import starter_source
 from pipeline.urdf import parse_urdf
+from tests.conftest import REPO
 from tests.test_urdf import break_urdf
 
 ABB = "robots/abb_irb2400"
@@ -206,6 +209,42 @@ def test_a_chain_of_thousands_of_links_gets_its_starter() -> None:
     assert not findings
     text = starter_source(robot, "chain")
     assert 'TIP_LINK = "l2000"' in text and text.count(": 0.0,\n") == 2000
+
+
+_FIXED_ONLY = (
+    f'<robot name="brick"><link name="base"/><link name="housing">{BOX}</link>'
+    f'<link name="wheel">{BOX}</link>'
+    '<joint name="a" type="fixed"><parent link="base"/><child link="housing"/></joint>'
+    '<joint name="b" type="fixed"><parent link="housing"/><child link="wheel"/></joint></robot>'
+)
+_UNCOLLIDED = (
+    '<robot name="frames"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+    '<parent link="a"/><child link="b"/><axis xyz="0 0 1"/>'
+    '<limit effort="1" lower="-1" upper="1" velocity="1"/></joint></robot>'
+)
+
+
+@pytest.mark.parametrize(
+    ("urdf", "model_id", "written"),
+    [
+        # airo-models' KELO wheel brick: every joint fixed, so no joint to set at home
+        (_FIXED_ONLY, "brick", ["HOME = {}\n", 'ADJACENT = [\n    ("housing", "wheel"),\n]\n']),
+        # frames without collision geometry: no pair to list
+        (_UNCOLLIDED, "frames", ['HOME = {\n    "j": 0.0,\n}\n', "ADJACENT = []\n"]),
+        (_chain_urdf(2).decode(), "chain", ['HOME = {\n    "j1": 0.0,\n    "j2": 0.0,\n}\n']),
+    ],
+    ids=["fixed-only", "uncollided", "chain"],
+)
+def test_the_starter_is_as_ruff_formats_it(urdf: str, model_id: str, written: list[str]) -> None:
+    """A robot of fixed joints only (airo-models' KELO wheel brick) got `HOME = {` and `}` on
+    two lines, which `ruff format --check` (CI's, over robots/*/srdf.py) refused."""
+    robot, findings = parse_urdf(urdf.encode(), "robot.urdf", model_id)
+    assert not findings
+    text = starter_source(robot, model_id)
+    assert all(part in text for part in written)
+    ruff = [sys.executable, "-m", "ruff", "format", "--check", "--stdin-filename", "srdf.py", "-"]
+    checked = subprocess.run(ruff, input=text, capture_output=True, text=True, cwd=REPO)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_hand_of_five_long_fingers_ends_the_chain(

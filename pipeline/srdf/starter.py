@@ -69,17 +69,14 @@ def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, st
             f"TIP_LINK = {'None' if tip is None else _text(tip)}\n\n"
             "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
             "# 0, or the limit nearest 0 where 0 is outside the limits. Mimic joints follow.\n",
-            "HOME = {\n" if home else "HOME = {",
-            "".join(f"    {_text(name)}: {value!r},\n" for name, value in home.items()),
-            "}\n\n"
+            _literal("HOME", "{}", [f"{_text(name)}: {value!r}" for name, value in home.items()]),
+            "\n"
             "# Links joined by a joint (through links without collision geometry) touch where\n"
             "# they meet; links fixed to each other are one rigid body, whether they touch never\n"
             '# changes. Add the pairs that can never touch (reason "Never") once measured, and a\n'
             "# part fixed to a link (a cover, a sensor) that touches the next link across its\n"
-            "# joint: the planner checks every pair not listed here.\n"
-            "ADJACENT = [\n",
-            "".join(f"    ({_text(a)}, {_text(b)}),\n" for a, b in adjacent),
-            "]\n",
+            "# joint: the planner checks every pair not listed here.\n",
+            _literal("ADJACENT", "[]", [f"({_text(a)}, {_text(b)})" for a, b in adjacent]),
             _default_block(touching),
             '\n\ndef gen_srdf():\n    robot = ET.Element("robot", {"name": ROBOT})\n',
             (
@@ -164,6 +161,16 @@ def _others_note(others: list[str]) -> str:
         )
         + "\n"
     )
+
+
+def _literal(name: str, brackets: str, items: list[str]) -> str:
+    """`NAME = [...]` (or `{...}`), an item a line, or `NAME = []` when there is none: as
+    `ruff format` writes it, which CI checks robots/*/srdf.py by (a robot of fixed joints only
+    has no HOME)."""
+    if not items:
+        return f"{name} = {brackets}\n"
+    lines = "".join(f"    {item},\n" for item in items)
+    return f"{name} = {brackets[0]}\n{lines}{brackets[1]}\n"
 
 
 # A branch of at most this many moving joints is a finger; a longer one an arm or a leg, unless
@@ -360,10 +367,8 @@ def _default_block(touching: Sequence[tuple[str, str]]) -> str:
             "\n# Links whose collision geometry overlaps in the home pose, though no joint joins\n"
             "# them (the links of a linkage, a part reaching over the next link): a planner would\n"
             '# find home in collision. Check each pair: "Default" lets it touch everywhere; when\n'
-            "# the two must not touch, change the home pose or their collision geometry instead.\n"
-            "DEFAULT = [\n",
-            "".join(f"    ({_text(a)}, {_text(b)}),\n" for a, b in touching),
-            "]\n",
+            "# the two must not touch, change the home pose or their collision geometry instead.\n",
+            _literal("DEFAULT", "[]", [f"({_text(a)}, {_text(b)})" for a, b in touching]),
         ]
     )
 
