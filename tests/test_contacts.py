@@ -277,6 +277,21 @@ def test_two_links_no_joint_moves_are_not_collided_with_each_other(tmp_path: Pat
     }
 
 
+def test_when_no_joint_moves_every_link_is_collided(tmp_path: Path) -> None:
+    """A robot of fixed joints only (airo-models' KELO wheel brick) has no active link, and
+    Tesseract's contact manager, given no active link, collides every pair (measured by
+    tests/test_tesseract_env.py): its links are not static to the contact check."""
+    folder = tmp_path / "robots" / "bench"
+    folder.mkdir(parents=True)
+    fixed = STATIC.format(limit="").replace('type="revolute"', 'type="fixed"')
+    (folder / "robot.urdf").write_text(fixed.replace('<axis xyz="0 0 1"/>', ""))
+    robot = load_robot(folder, tmp_path)
+    assert static_links(robot) == frozenset()
+    solids, poses = link_solids(robot, folder, "robot"), link_poses(robot, {})
+    found = contacts(solids, poses, static=static_links(robot))
+    assert len(found) == 6  # every pair of the four links, as with no static link
+
+
 def _two_cubes(name: str, tag: str) -> str:
     """Two cubes of 0.2 m at x = -0.3 and 0.3, as one mesh file: an OBJ whose `tag` (`o`, `g`
     or nothing) starts each, or an ASCII STL of two solids."""

@@ -564,6 +564,40 @@ def test_joints_a_state_does_not_set_are_within_their_limits(tmp_path: Path) -> 
     assert _unallowed_contacts(folder, env, tmp_path) == []
 
 
+_FIXED_BENCH = """<?xml version="1.0"?>
+<robot name="bench">
+  <link name="table"><collision><geometry><box size="1 1 0.1"/></geometry></collision></link>
+  <link name="fixture"><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+  <link name="camera"><collision><geometry><box size="0.05 0.05 0.3"/></geometry></collision>
+  </link>
+  <joint name="table-fixture" type="fixed"><parent link="table"/><child link="fixture"/></joint>
+  <joint name="fixture-camera" type="fixed"><parent link="fixture"/><child link="camera"/></joint>
+</robot>
+"""
+
+
+def test_a_robot_of_fixed_joints_only_has_every_pair_collided(tmp_path: Path) -> None:
+    """No joint moves, so no link is active, and Tesseract's manager then collides every pair
+    (airo-models' KELO wheel brick: 5 pairs in contact, ours none, as contacts.py took every
+    link for static and collides no two static links)."""
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "robot.urdf").write_text(_FIXED_BENCH)
+    (folder / "robot.srdf").write_text(
+        '<?xml version="1.0"?>\n<robot name="bench"><group name="manipulator">'
+        '<chain base_link="table" tip_link="camera"/></group></robot>\n'
+    )
+    bare = _environment(folder, tmp_path, allowed=False)
+    assert list(bare.getActiveLinkNames()) == []
+    theirs = set(_contacts_at(bare, {}))
+    robot = load(folder)[0]
+    found = contacts(
+        link_solids(robot, folder, "robot"), link_poses(robot, {}), static=static_links(robot)
+    )
+    assert theirs == {("camera", "fixture"), ("fixture", "table"), ("camera", "table")}
+    assert {tuple(sorted((c.link1, c.link2))) for c in found} == theirs
+
+
 def test_contacts_agree_with_the_planners_contact_manager(
     planner: tuple[Path, Robot, Any], tmp_path: Path
 ) -> None:
