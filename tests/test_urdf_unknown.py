@@ -38,6 +38,15 @@ CASES = [
         ['<origin xyz="0 0 0.1"/>'],
         ["move it into the <joint>, <visual>, <collision> or <inertial> it places"],
     ),
+    # airo-models' Robotiq 2F-85 (xacro output): an identity <origin> in its root link, which
+    # places nothing wherever it stands; moving it was the fix
+    (
+        "unknown_element-identity-origin-in-link",
+        [('<link name="link_1">', '<link name="link_1">\n    <origin rpy="0 0 0" xyz="0 0 0"/>')],
+        ["unknown_element"],
+        ['<origin rpy="0 0 0" xyz="0 0 0"/>'],
+        ["remove it: it is the identity (xyz and rpy 0), which places nothing"],
+    ),
     (
         "unknown_element-misspelt-collision",
         [

@@ -154,6 +154,8 @@ def _child_findings(node: etree._Element, display: str) -> list[Finding]:
         if tag in _HOME and not unwrapped:
             message = f"<{node.tag}> holds <{tag}>, which URDF readers ignore there"
             hint = f"move it into {_HOME[tag]}"
+            if tag == "origin" and _identity(child):
+                hint = "remove it: it is the identity (xyz and rpy 0), which places nothing"
         elif near:
             message = f"<{node.tag}> holds <{_shown(tag)}>, which URDF readers ignore"
             hint = f"did you mean <{near}>? rename it"
@@ -161,6 +163,19 @@ def _child_findings(node: etree._Element, display: str) -> list[Finding]:
             continue
         out.append(_warning("unknown_element", display, child, message, hint))
     return out
+
+
+def _identity(origin: etree._Element) -> bool:
+    """Whether an `<origin>` is the identity: its xyz and rpy 0 or absent, and nothing else."""
+    if set(origin.attrib) - {"xyz", "rpy"}:
+        return False
+    for value in origin.attrib.values():
+        try:
+            if any(float(word) != 0.0 for word in str(value).split()):
+                return False
+        except ValueError:
+            return False
+    return True
 
 
 def _attribute_findings(node: etree._Element, display: str) -> list[Finding]:
