@@ -844,6 +844,18 @@ def test_mesh_missing_held_in_a_subfolder_names_the_uri_of_that_file(
             "meshes/ holds 'meshes/b/c/link_1.stl', the end of that path: name it "
             "package://abb_irb2400/meshes/b/c/link_1.stl",
         ),
+        # the source's meshes/ folder copied into meshes/ (`cp -r src/meshes robots/x/meshes/`,
+        # meshes/ made first): the path one folder below, whichever names are held twice
+        (
+            "collision/link_1.stl",
+            ["meshes/collision/link_1.stl", "meshes/visual/link_1.stl"],
+            "meshes/ holds 'meshes/meshes/collision/link_1.stl', that path in a folder of its "
+            "own (a folder copied into meshes/, not its contents?): move what meshes/meshes/ "
+            "holds up into meshes/, or name it "
+            "package://abb_irb2400/meshes/meshes/collision/link_1.stl",
+        ),
+        # two as deep: which is meant is not told
+        ("collision/link_1.stl", ["a/collision/link_1.stl", "b/collision/link_1.stl"], ""),
         # no end held but one file of the name: that file, as before
         (
             "irb2400/collision/link_1.stl",
@@ -854,7 +866,14 @@ def test_mesh_missing_held_in_a_subfolder_names_the_uri_of_that_file(
         # neither: the plain fix
         ("irb2400/collision/link_1.stl", ["a/link_1.stl", "b/link_1.stl"], ""),
     ],
-    ids=["ros-industrial-layout", "longest-end", "one-elsewhere", "neither"],
+    ids=[
+        "ros-industrial-layout",
+        "longest-end",
+        "folder-copied-in",
+        "two-copies-in",
+        "one-elsewhere",
+        "neither",
+    ],
 )
 def test_mesh_missing_whose_path_ends_in_a_held_file_names_its_uri(
     repo: Path, uri: str, held: list[str], hint: str

@@ -43,16 +43,28 @@ class MeshesFolder:
         meshes/ holds, as `meshes/<end>` (ROS-Industrial's meshes/irb140/collision/link_1.stl,
         its meshes/irb140/* copied into meshes/: meshes/collision/link_1.stl); None when none is.
         """
+        tail = path.removeprefix("meshes/")
+        ends = [held for held in self._named(path) if tail.endswith("/" + held[len("meshes/") :])]
+        return max(ends, key=len, default=None)
+
+    def below(self, path: str) -> str | None:
+        """The shortest path that meshes/ holds `path` (`meshes/<folder>/<name>`, which it does
+        not hold) at, in folders of its own (meshes/meshes/collision/link_1.stl, the source's
+        meshes/ copied into meshes/ made first); None when there is none, or two as short."""
+        tail = path.removeprefix("meshes/")
+        if "/" not in tail:  # a bare name below a folder is `only`'s: one file of that name
+            return None
+        deeper = sorted((held for held in self._named(path) if held.endswith("/" + tail)), key=len)
+        if not deeper or (len(deeper) > 1 and len(deeper[1]) == len(deeper[0])):
+            return None  # none, or two as deep: which one is meant is not told
+        return deeper[0]
+
+    def _named(self, path: str) -> list[str]:
+        """The files below meshes/ (as `meshes/<path>`) of the name `path` ends in, exactly."""
         if self._names is None:
             self._names = _names_below(self.meshes)
         name = PurePosixPath(path).name
-        tail = path.removeprefix("meshes/")
-        ends = [
-            held
-            for held in self._names.get(name.casefold(), [])
-            if PurePosixPath(held).name == name and tail.endswith("/" + held[len("meshes/") :])
-        ]
-        return max(ends, key=len, default=None)
+        return [held for held in self._names.get(name.casefold(), []) if held.endswith("/" + name)]
 
 
 def _names_below(meshes: Path) -> dict[str, list[str]]:

@@ -210,12 +210,20 @@ def mesh_file_findings(robot: Robot, folder: Path) -> tuple[list[Finding], set[s
 
 
 def _elsewhere_hint(missing: str, meshes: MeshesFolder, model_id: str) -> str:
-    """When meshes/ holds a file at an end of the missing mesh's path (the longest), else one
-    file of its name (or, failing that, one in another case) in another folder: the URI that
-    names it."""
+    """When meshes/ holds a file at an end of the missing mesh's path (the longest), else the
+    path in folders of its own (the shortest), else one file of its name (or, failing that,
+    one in another case) in another folder: the URI that names it."""
     end = meshes.end_of(missing)
     if end is not None:
         return f"meshes/ holds {end!r}, the end of that path: name it package://{model_id}/{end}"
+    below = meshes.below(missing)
+    if below is not None:
+        folder = below[: -len(missing.removeprefix("meshes"))]
+        return (
+            f"meshes/ holds {below!r}, that path in a folder of its own (a folder copied into "
+            f"meshes/, not its contents?): move what {folder}/ holds up into meshes/, or name it "
+            f"package://{model_id}/{below}"
+        )
     only = meshes.only(PurePosixPath(missing).name)
     if only is None:
         return ""
