@@ -993,6 +993,19 @@ ELEMENT = (
     "def gen_srdf():\n"
     "    return {'xml': E('robot', {'name': 'abb_irb2400'}), 'urdf': 'robot.urdf'}\n"
 )
+# A timer set as gen_srdf()'s last statement, firing after the return unless child.py undoes it.
+# Under load 0.1 ms of wall time passed before the return (a 0.0001 s ITIMER_REAL ended the
+# process inside gen_srdf()): the XML holds 100 000 comments (not written to the SRDF), which
+# child.py takes about 0.25 s of CPU to read after the return, past each timer; a CPU-time one
+# (VIRTUAL, PROF, counted in 4 ms ticks of the process's own running) cannot run out in the few
+# bytecodes before the return however loaded the machine, the wall-clock one only if the process
+# stalls 50 ms there.
+TIMER = (
+    REAL + "import signal\n_real = gen_srdf\n"
+    "def gen_srdf():\n    envelope = _real()\n"
+    "    envelope['xml'].extend(ET.Comment('') for _ in range(100_000))\n"
+    "    signal.setitimer(signal.{timer})\n    return envelope\n"
+)
 AFTER_RETURN = [
     # what still runs, a method of the element returned, ended or kept the process: "before
     # returning", "did not return", though gen_srdf() had returned
@@ -1044,13 +1057,10 @@ AFTER_RETURN = [
         "    return envelope\n",
         None,
     ),
-    # a timer firing after the return: SIGALRM ended the process, generator_exited -14
-    (
-        "alarm-timer",
-        REAL + "import signal\n_real = gen_srdf\n"
-        "def gen_srdf():\n    signal.setitimer(signal.ITIMER_REAL, 0.0001)\n    return _real()\n",
-        None,
-    ),
+    # a timer firing after the return: its signal ended the process, generator_exited -14
+    ("alarm-timer", TIMER.replace("{timer}", "ITIMER_REAL, 0.05"), None),
+    ("virtual-timer", TIMER.replace("{timer}", "ITIMER_VIRTUAL, 0.02"), None),
+    ("prof-timer", TIMER.replace("{timer}", "ITIMER_PROF, 0.02"), None),
 ]
 
 
