@@ -71,6 +71,8 @@ SRDF_CODE = (
     "pipeline/contacts.py",
     "pipeline/homepose.py",
     "pipeline/kinematics.py",
+    # the meshes gen_srdf() may read (srdf/generate.py)
+    "pipeline/sourcefiles.py",
     *(
         f"pipeline/srdf/{name}.py"
         for name in (

@@ -118,3 +118,44 @@ def test_generator_wrote_stderr_is_shown_by_doit_and_builds(project: Path) -> No
     assert len(warned) == 1 and ": generator_wrote_stderr: " in warned[0], result.stderr
     assert "standard error: 'UserWarning: check me';" in warned[0], warned
     assert warned[0].endswith(" (warning)"), warned
+
+
+# a TCP at the top of a tool mesh, read as a new user's generator would
+TOOL_TCP = """
+import trimesh
+
+_gen_srdf = gen_srdf
+
+
+def gen_srdf():
+    top = trimesh.load(Path(__file__).parent / "meshes" / "tool.stl").bounds[1][2]
+    TCPS["tool"] = {"xyz": f"0 0 {top:.3f}", "rpy": "0 0 0"}
+    return _gen_srdf()
+"""
+
+
+def test_a_generator_reading_a_mesh_builds_and_runs_again_when_the_mesh_changes(
+    project: Path,
+) -> None:
+    """A mesh is an input of the urdf step, whose stamp the srdf step's inputs hold: a changed
+    mesh runs both again (measured: a byte of meshes/link_6.stl changed ran urdf, srdf,
+    spheres, manifest, index and cellbuild), so gen_srdf() may read one. A new-user trial: a
+    TCP placed from a tool mesh's bounds was refused, generator_read_untracked_file."""
+    import trimesh
+
+    tool = project / ABB / "meshes/tool.stl"
+    trimesh.creation.box((0.1, 0.1, 0.2)).export(tool)
+    source = project / ABB / "srdf.py"
+    source.write_text("from pathlib import Path\n" + source.read_text() + TOOL_TCP)
+    built = project / "build/robots/abb_irb2400/robot.srdf"
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "srdf:abb_irb2400" in ran(result.stdout)
+    assert b'<tcp name="tool" xyz="0.0 0.0 0.1"' in built.read_bytes()
+    # both runs agreed (no generator_not_deterministic), and a second build has nothing to do
+    assert "srdf:abb_irb2400" not in ran(run_doit(project).stdout)
+    trimesh.creation.box((0.1, 0.1, 0.4)).export(tool)
+    result = run_doit(project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert {"urdf:abb_irb2400", "srdf:abb_irb2400"} <= ran(result.stdout)
+    assert b'<tcp name="tool" xyz="0.0 0.0 0.2"' in built.read_bytes()

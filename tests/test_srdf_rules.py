@@ -318,10 +318,6 @@ GENERATORS = [
         "generator_read_untracked_file",
         REAL + "Path(__file__).with_name('NOTICE').read_text()\n",
     ),
-    (
-        "generator_read_untracked_file",
-        REAL + "Path(__file__).with_name('meshes').joinpath('link_1.stl').read_bytes()\n",
-    ),
     # outside its folder but in the repository: another robot's URDF, a cell's file
     (
         "generator_read_untracked_file",
@@ -914,13 +910,49 @@ def test_every_srdf_finding_code_has_a_case() -> None:
     assert emitted - tested == set()
 
 
-def test_a_generator_may_read_its_inputs_robot_urdf_and_modules(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+# A file of the robot's folder as gen_srdf() names it, and whether it is an input of the srdf step
+READS = [
+    ("robot.urdf", True),
+    ("./robot.urdf", True),
+    ("meshes/../robot.urdf", True),
+    # a mesh is the urdf step's input, whose stamp the srdf step's inputs hold: a changed mesh
+    # re-runs both (a new-user trial: a TCP placed from a tool mesh's bounds was refused)
+    ("meshes/link_6.stl", True),
+    ("meshes/./link_6.dae", True),
+    # no step's input: a hidden file or an editor's backup in meshes/ (the build lists neither),
+    # a link to robot.urdf beside it (re-pointed unseen), a source of another step
+    ("meshes/.tool.stl", False),
+    ("meshes/link_6.stl~", False),
+    ("urdf_link.urdf", False),
+    ("config.json", False),
+]
+
+
+@pytest.mark.parametrize(("name", "read"), READS, ids=[n for n, _ in READS])
+def test_a_generator_may_read_its_inputs_robot_urdf_modules_and_meshes(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    read: bool,
 ) -> None:
-    """The read guard refuses files that are no input; robot.urdf and .py files are."""
-    install_generator(repo, REAL + "assert Path(__file__).with_name('robot.urdf').read_text()\n")
+    """The read guard refuses files that are no input; robot.urdf, .py files and meshes are."""
+    folder = repo / ABB
+    (folder / "meshes/.tool.stl").write_bytes(b"solid tool\nendsolid tool\n")
+    shutil.copy(folder / "meshes/link_6.stl", folder / "meshes/link_6.stl~")
+    (folder / "urdf_link.urdf").symlink_to("robot.urdf")
+    install_generator(repo, REAL + f"assert (Path(__file__).parent / {name!r}).read_bytes()\n")
     status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
-    assert (status, findings) == (0, [])
+    if read:
+        assert (status, findings) == (0, [])
+        return
+    [finding] = findings
+    assert (status, finding["code"]) == (2, "generator_read_untracked_file")
+    assert finding["message"] == (
+        f"read {ABB}/{name}, which is no input of the srdf step: a change to it would leave the "
+        "built SRDF stale"
+    )
+    assert finding["hint"].endswith("or a mesh in meshes/, named plainly: those are inputs")
 
 
 @pytest.mark.parametrize("name", ["':memory:'", "''", "'file:x?mode=memory', uri=True"])

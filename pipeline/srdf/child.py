@@ -1,14 +1,17 @@
 """Child-process side of running a `gen_srdf()` source; run as a script, imports no pipeline code.
 
 Usage: PYTHONHASHSEED=0 python -s -B child.py SOURCE RESULT_JSON [REPO_ROOT [ALLOWED_FOLDER ...]]
-(environment: run_child.py). Writes one JSON object to RESULT_JSON:
+(environment: run_child.py), RESULT_JSON.meshes holding a JSON list of the files of meshes/
+beside SOURCE that the build lists (paths relative to SOURCE's folder). Writes one JSON object to
+RESULT_JSON:
 {"status": "ok" | "raised" | "exited" | "no_function" | "takes_arguments", ...}, and ends at
 once: the interpreter's own exit would wait for the threads a generator left running. Once
 gen_srdf() returns, RESULT_JSON.returned holds a byte: what ends or holds the process later (a
 method of what it returned) is not its not returning.
 An audit hook refuses file writes and process spawns while the source runs, and reads of files
-that are no input of the srdf step: in the robot's folder anything but its modules and
-robot.urdf; in the repository anything outside the robot's folder but the interpreter's own
+that are no input of the srdf step: in the robot's folder anything but its modules, robot.urdf
+and those files of meshes/ (inputs of the urdf step, whose stamp the srdf step's inputs hold);
+in the repository anything outside the robot's folder but the interpreter's own
 folders and the ALLOWED_FOLDERs (and lxml's parsers, which read files unseen by the hook, check
 each file they load by the same rule). A generator computes XML and returns it; the CLI writes the
 file.
@@ -183,7 +186,9 @@ def main() -> None:
     # the interpreter's folders are code, not data: a virtual environment in the checkout
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     allowed = [os.path.realpath(p) for p in [*prefixes, *sys.argv[4:]]]
-    scope = guard.Scope(os.path.dirname(os.path.realpath(source)), repo, allowed)
+    with open(f"{result_path}.meshes", encoding="utf-8") as file:
+        meshes = json.load(file)
+    scope = guard.Scope(os.path.dirname(os.path.realpath(source)), repo, allowed, meshes)
     sys.path.insert(0, os.path.dirname(source))
     attempts: list[str] = []
     spawns: list[str] = []

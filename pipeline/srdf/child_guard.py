@@ -49,22 +49,27 @@ class Refused(PermissionError):
     """A write or spawn the guard refused; reported as such, not as the generator raising."""
 
 
-# What a generator may read in its robot's folder: the srdf step's inputs (its modules and
-# robot.urdf), and the cache of a module, which Python reads only while it matches its .py. Any
-# other file there (a tcps.json, a module only compiled, tcps.pyc) is no input: a change to it
-# would leave the built SRDF stale and `pipeline check` saying current.
+# What a generator may read in its robot's folder: the srdf step's inputs (its modules,
+# robot.urdf, and the files of meshes/ the build lists, through the urdf step's stamp), and the
+# cache of a module, which Python reads only while it matches its .py. Any other file there (a
+# tcps.json, a module only compiled, tcps.pyc) is no input: a change to it would leave the built
+# SRDF stale and `pipeline check` saying current.
 _READABLE = ".py"
 _CACHE = f"{os.sep}__pycache__{os.sep}"
 
 
 class Scope:
-    """Where a generator may read: the robot's folder (its inputs only), and in the repository
-    nothing else but the allowed folders (an interpreter or virtual environment kept there)."""
+    """Where a generator may read: the robot's folder (its inputs only: `meshes` names those of
+    its meshes/ folder), and in the repository nothing else but the allowed folders (an
+    interpreter or virtual environment kept there)."""
 
-    def __init__(self, folder: str, repo: str | None, allowed: list[str]) -> None:
+    def __init__(
+        self, folder: str, repo: str | None, allowed: list[str], meshes: list[str]
+    ) -> None:
         self.folder = folder
         self.repo = repo
         self.allowed = tuple(a + os.sep for a in allowed)
+        self.meshes = frozenset(os.path.join(folder, m.replace("/", os.sep)) for m in meshes)
 
     def untracked(self, path: str) -> str | None:
         """The file that reading `path` reads when it is no srdf-step input, relative to the
@@ -75,7 +80,9 @@ class Scope:
         if not full.startswith(self.folder + os.sep):
             full = os.path.realpath(path)
         if full.startswith(self.folder + os.sep):
-            if full.endswith(_READABLE) or full == os.path.join(self.folder, "robot.urdf"):
+            if full.endswith(_READABLE) or full in self.meshes:
+                return None
+            if full == os.path.join(self.folder, "robot.urdf"):
                 return None
             if full.endswith(".pyc") and _CACHE in full[len(self.folder) :]:
                 return None

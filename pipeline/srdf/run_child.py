@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.findings import Finding, Severity
+from pipeline.sourcefiles import files_under
 
 CHILD = Path(__file__).with_name("child.py")
 
@@ -96,6 +97,9 @@ def run_child(
         # a write there named by its absolute path: named as the working folder's file
         cwd = tuple(dict.fromkeys(f"{folder}/" for folder in (sandbox, sandbox.resolve())))
         result_path = Path(work) / "result.json"
+        # the meshes it may read: inputs of the urdf step, whose stamp is the srdf step's input
+        meshes = files_under(source.resolve().parent, "meshes")
+        Path(f"{result_path}.meshes").write_text(json.dumps(meshes), encoding="utf-8")
         # not -I: it would ignore PYTHONHASHSEED, and a random seed makes a generator that
         # iterates a set of names write another order on every build. The environment is built
         # here (no other PYTHON* variable), and child.py drops its own folder from sys.path.
@@ -215,7 +219,8 @@ def run_child(
                 _COMPILED_FIX
                 if read.endswith(_COMPILED)
                 else "keep the data in a Python module beside srdf.py (tcps.py holding "
-                "TCPS = {...}) and import it: modules there are inputs",
+                "TCPS = {...}) and import it, or a mesh in meshes/, named plainly: those are "
+                "inputs",
             )
         )
     if result.get("spawn_attempts"):
