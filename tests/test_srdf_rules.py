@@ -919,10 +919,14 @@ READS = [
     # re-runs both (a new-user trial: a TCP placed from a tool mesh's bounds was refused)
     ("meshes/link_6.stl", True),
     ("meshes/./link_6.dae", True),
+    ("tcps.py", True),
     # no step's input: a hidden file or an editor's backup in meshes/ (the build lists neither),
     # a link to robot.urdf beside it (re-pointed unseen), a source of another step
     ("meshes/.tool.stl", False),
     ("meshes/link_6.stl~", False),
+    # a hidden module: the build lists none (sourcenames.ignored), so a change to it went unseen
+    (".tcps.py", False),
+    ("__pycache__/tcps.py", False),
     ("urdf_link.urdf", False),
     ("config.json", False),
 ]
@@ -941,6 +945,9 @@ def test_a_generator_may_read_its_inputs_robot_urdf_modules_and_meshes(
     (folder / "meshes/.tool.stl").write_bytes(b"solid tool\nendsolid tool\n")
     shutil.copy(folder / "meshes/link_6.stl", folder / "meshes/link_6.stl~")
     (folder / "urdf_link.urdf").symlink_to("robot.urdf")
+    (folder / "__pycache__").mkdir()
+    for module in ("tcps.py", ".tcps.py", "__pycache__/tcps.py"):
+        (folder / module).write_text("TCPS = {}\n")
     install_generator(repo, REAL + f"assert (Path(__file__).parent / {name!r}).read_bytes()\n")
     status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
     if read:
@@ -953,6 +960,15 @@ def test_a_generator_may_read_its_inputs_robot_urdf_modules_and_meshes(
         "built SRDF stale"
     )
     assert finding["hint"].endswith("or a mesh in meshes/, named plainly: those are inputs")
+
+
+def test_a_source_of_a_hidden_name_is_run_by_the_srdf_command(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pipeline srdf` runs any source it is given: one the build would not list, a draft
+    .draft.py, reads itself (runpy), which the guard's hidden modules are not."""
+    shutil.copy(repo / SOURCE, repo / ABB / ".draft.py")
+    assert run_srdf(repo, monkeypatch, capsys, f"{ABB}/.draft.py=out/robot.srdf") == (0, [])
 
 
 @pytest.mark.parametrize("name", ["':memory:'", "''", "'file:x?mode=memory', uri=True"])
@@ -1115,6 +1131,16 @@ def test_what_a_generator_left_acting_after_it_returned(
         return
     [finding] = findings
     assert (status, finding["code"], finding["place"], finding["message"]) == (2, *expected)
+
+
+def test_the_guards_names_no_source_are_sourcenames_ignored() -> None:
+    """child_guard.py imports no pipeline code: it keeps its own copy of sourcenames.ignored."""
+    from pipeline import sourcenames
+    from pipeline.srdf import child_guard
+
+    assert child_guard._METADATA == sourcenames._METADATA
+    names = [".tcps.py", "tcps.py~", "#tcps.py#", "#", "Thumbs.db", "DESKTOP.INI", "tcps.py"]
+    assert [child_guard.ignored(n) for n in names] == [sourcenames.ignored(n) for n in names]
 
 
 def test_returned_xml_limit_is_the_xml_files_limit() -> None:

@@ -188,7 +188,9 @@ def main() -> None:
     allowed = [os.path.realpath(p) for p in [*prefixes, *sys.argv[4:]]]
     with open(f"{result_path}.meshes", encoding="utf-8") as file:
         meshes = json.load(file)
-    scope = guard.Scope(os.path.dirname(os.path.realpath(source)), repo, allowed, meshes)
+    # the source itself, whatever its name (`pipeline srdf .draft.py`), and the meshes
+    inputs = [os.path.basename(os.path.realpath(source)), *meshes]
+    scope = guard.Scope(os.path.dirname(os.path.realpath(source)), repo, allowed, inputs)
     sys.path.insert(0, os.path.dirname(source))
     attempts: list[str] = []
     spawns: list[str] = []

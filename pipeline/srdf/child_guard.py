@@ -52,24 +52,45 @@ class Refused(PermissionError):
 # What a generator may read in its robot's folder: the srdf step's inputs (its modules,
 # robot.urdf, and the files of meshes/ the build lists, through the urdf step's stamp), and the
 # cache of a module, which Python reads only while it matches its .py. Any other file there (a
-# tcps.json, a module only compiled, tcps.pyc) is no input: a change to it would leave the built
-# SRDF stale and `pipeline check` saying current.
+# tcps.json, a module only compiled, tcps.pyc, a hidden module, .tcps.py) is no input: a change
+# to it would leave the built SRDF stale and `pipeline check` saying current.
 _READABLE = ".py"
 _CACHE = f"{os.sep}__pycache__{os.sep}"
 
+# sourcenames._METADATA and ignored(), the names the build lists no source by
+_METADATA = frozenset({"thumbs.db", "ehthumbs.db", "desktop.ini", "icon\r", "__pycache__"})
+
+
+def ignored(name: str) -> bool:
+    """Whether a file or folder name is one the build never reads as a source."""
+    return (
+        name.startswith(".")
+        or name.endswith("~")
+        or (len(name) > 1 and name.startswith("#") and name.endswith("#"))
+        or name.casefold() in _METADATA
+    )
+
+
+def _module(folder: str, full: str) -> bool:
+    """Whether `full`, a file of `folder`, is a module the build lists (a .py named by no
+    ignored name, nor in a folder so named)."""
+    parts = full[len(folder) + 1 :].split(os.sep)
+    return full.endswith(_READABLE) and not any(ignored(part) for part in parts)
+
 
 class Scope:
-    """Where a generator may read: the robot's folder (its inputs only: `meshes` names those of
-    its meshes/ folder), and in the repository nothing else but the allowed folders (an
-    interpreter or virtual environment kept there)."""
+    """Where a generator may read: the robot's folder (its inputs only: `inputs` names, relative
+    to it, those that are no module nor robot.urdf, the source itself and its meshes), and in the
+    repository nothing else but the allowed folders (an interpreter or virtual environment kept
+    there)."""
 
     def __init__(
-        self, folder: str, repo: str | None, allowed: list[str], meshes: list[str]
+        self, folder: str, repo: str | None, allowed: list[str], inputs: list[str]
     ) -> None:
         self.folder = folder
         self.repo = repo
         self.allowed = tuple(a + os.sep for a in allowed)
-        self.meshes = frozenset(os.path.join(folder, m.replace("/", os.sep)) for m in meshes)
+        self.inputs = frozenset(os.path.join(folder, i.replace("/", os.sep)) for i in inputs)
 
     def untracked(self, path: str) -> str | None:
         """The file that reading `path` reads when it is no srdf-step input, relative to the
@@ -80,7 +101,7 @@ class Scope:
         if not full.startswith(self.folder + os.sep):
             full = os.path.realpath(path)
         if full.startswith(self.folder + os.sep):
-            if full.endswith(_READABLE) or full in self.meshes:
+            if _module(self.folder, full) or full in self.inputs:
                 return None
             if full == os.path.join(self.folder, "robot.urdf"):
                 return None
