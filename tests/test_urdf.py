@@ -371,6 +371,29 @@ def test_missing_joint_limit_of_a_revolute_joint_says_what_range_covers_a_wheel(
     )
 
 
+@pytest.mark.parametrize(
+    ("kind", "fix"),
+    [
+        # pybullet_data's humanoid: eight spherical joints, told only to use fixed, revolute or
+        # prismatic; Tesseract's URDF parser refuses the type (measured: 'Error parsing joint')
+        (
+            "spherical",
+            "model it as a chain of three revolute joints (about x, y and z) through two links "
+            "without geometry, each with <limit lower upper>",
+        ),
+        ("ball", "model it as a chain of three revolute joints (about x, y and z)"),
+        ("hinge", "use fixed, revolute or prismatic"),
+    ],
+)
+def test_unknown_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) -> None:
+    """A ball joint (pybullet's spherical, SDF's ball) is told how to write it as URDF."""
+    break_urdf(repo, [(J1, f'<joint name="joint_1" type="{kind}">')])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "unknown_joint_type"]
+    assert finding.hint.startswith(fix), finding.hint
+
+
 J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
 J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
 J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))

@@ -51,6 +51,14 @@ _UNBOUNDED_FIXES = {
     "of the URDF (the SRDF's floating virtual_joint moves the root)",
 }
 
+# a type of another format, whose joint URDF writes as several: pybullet's spherical (its
+# humanoid.urdf), SDF's and MuJoCo's ball; Tesseract's URDF parser refuses it (measured)
+_BALL = (
+    "model it as a chain of three revolute joints (about x, y and z) through two links without "
+    "geometry, each with <limit lower upper>"
+)
+_UNKNOWN_FIXES = {"spherical": _BALL, "ball": _BALL}
+
 
 def _unbounded_fix(joint: Joint) -> str:
     """The fix of a joint of an unbounded type: a continuous joint whose <limit> already
@@ -94,7 +102,7 @@ def joint_findings(joint: Joint, links: set[str], add: Add, near: Closest | None
             "unknown_joint_type",
             joint.line,
             f"joint {joint.name!r} has type {joint.type!r}",
-            "use fixed, revolute or prismatic",
+            _UNKNOWN_FIXES.get(joint.type, "use fixed, revolute or prismatic"),
         )
     # the length as pipeline.kinematics normalises the axis: 1e-320 squares to 0, 1e200 to inf
     length = math.sqrt(sum(a * a for a in joint.axis))
