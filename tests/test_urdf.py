@@ -399,6 +399,33 @@ def test_unknown_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) 
     assert finding.hint.startswith(fix), finding.hint
 
 
+@pytest.mark.parametrize(
+    ("limit", "message"),
+    [
+        # pybullet_data's minitaur: its knees' <limit effort velocity> was said to leave them
+        # 'not bounded'; Tesseract reads lower="0" upper="0" (measured), pybullet no limit
+        (
+            '<limit effort="1" velocity="1"/>',
+            "has a <limit> without lower and upper: Tesseract and urdfdom read each as 0 (a "
+            "joint that cannot move), pybullet as no limit",
+        ),
+        # Tesseract reads the one missing as 0 (measured: lower 0, upper 1)
+        (
+            '<limit effort="1" upper="1" velocity="1"/>',
+            "has a <limit> without lower: Tesseract and urdfdom read it as 0",
+        ),
+    ],
+)
+def test_missing_joint_bound_says_how_readers_read_it(repo: Path, limit: str, message: str) -> None:
+    """A <limit> without a bound is not 'not bounded' to every reader: Tesseract reads 0."""
+    break_urdf(repo, [(J1_LIMIT, limit)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = exc.value.findings
+    assert finding.code == "missing_joint_limit"
+    assert finding.message == f"revolute joint 'joint_1' {message}"
+
+
 J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
 J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
 J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))

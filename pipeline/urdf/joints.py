@@ -149,8 +149,13 @@ def _limit_rules(joint: Joint, add: Add) -> None:
         add(
             "missing_joint_limit",
             line,
-            f"{joint.type} joint {joint.name!r} has a <limit> without {absent}, so it is not "
-            "bounded",
+            f"{joint.type} joint {joint.name!r} has a <limit> without {absent}: "
+            + (
+                "Tesseract and urdfdom read each as 0 (a joint that cannot move), pybullet as "
+                "no limit"
+                if limit.lower is None and limit.upper is None
+                else "Tesseract and urdfdom read it as 0"
+            ),
             f"give that <limit> {absent} in {unit} (a joint that turns without end cannot be "
             "bounded: give it the range it may use"
             + (
