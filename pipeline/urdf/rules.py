@@ -82,11 +82,12 @@ def check_rules(robot: Robot) -> list[Finding]:
         )
     elif len(roots) != 1:
         names = ", ".join(repr(r) for r in roots) or "none (the joints form a cycle)"
+        line, fix = _join_root(robot, roots)
         add(
             "not_single_rooted",
-            1,
+            line,
             f"the tree must have exactly one root link; roots: {names}",
-            "connect every link to one root link through joints",
+            fix,
         )
     _cycle_rules(parents, add)
     mimic_findings(robot, add)
@@ -94,6 +95,39 @@ def check_rules(robot: Robot) -> list[Finding]:
         for element in named:
             _name_characters(kind, element.name, element.line, add)
     return out
+
+
+def _join_root(robot: Robot, roots: list[str]) -> tuple[int, str]:
+    """Where not_single_rooted is told, and its fix: the first root, in the file's order, of
+    other than the largest tree (a lone link, as a base_footprint left behind, or a second tree)
+    and how to join it; line 1 when the joints form a cycle (kinematic_cycle names it)."""
+    if not roots:
+        return 1, "connect every link to one root link through joints"
+    below: dict[str, list[str]] = {}
+    for joint in robot.joints:
+        below.setdefault(joint.parent, []).append(joint.child)
+
+    def size(root: str) -> int:
+        seen, todo = {root}, [root]
+        while todo:
+            for child in below.get(todo.pop(), []):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        return len(seen)
+
+    sizes = {root: size(root) for root in roots}
+    main = max(roots, key=lambda r: sizes[r])  # the first of the largest, in the file's order
+    other = next(r for r in roots if r != main)
+    line = next((link.line for link in robot.links if link.name == other), 1)
+    if sizes[other] == 1:
+        return line, (
+            f'link {other!r} is in no <joint>: join it to the tree with one (type="fixed" where '
+            "it does not move), or remove it"
+        )
+    return line, (
+        f"join link {other!r} to a link of the tree of {main!r} with a <joint> whose child it is"
+    )
 
 
 def _name_characters(kind: str, name: str, line: int, add: Add) -> None:
