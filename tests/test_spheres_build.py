@@ -262,15 +262,35 @@ def test_cli_show_link_draws_only_the_links_named(root: Path, fitted: bytes) -> 
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize(
+    ("name", "says", "fix"),
+    [
+        ("lnk_2", "--link 'lnk_2' is not in the URDF", "did you mean --link link_2?"),
+        # a new-user trial: husky's top_plate_link, a link drawn without <collision>, was
+        # called 'no link with collision geometry' and told 'did you mean --link base_link?',
+        # as the spheres' settings file tells such a link (unknown_link: has no collision geometry)
+        (
+            "tool0",
+            "--link 'tool0' has no collision geometry in the URDF, so no spheres",
+            "name a link that has: base_link, link_1, ",
+        ),
+    ],
+)
 def test_unknown_link_for_show_names_the_closest_link(
-    root: Path, fitted: bytes, capsys: pytest.CaptureFixture[str]
+    root: Path,
+    fitted: bytes,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    says: str,
+    fix: str,
 ) -> None:
     capsys.readouterr()
     out = root / "none.png"
-    assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(out), "--link", "lnk_2") == 2
+    assert _cli(root, fitted, "spheres", "show", IIWA, "-o", str(out), "--link", name) == 2
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"robots/{IIWA}/robot.urdf: unknown_link: --link 'lnk_2' ")
-    assert line.endswith("did you mean --link link_2?")
+    assert line.startswith(f"robots/{IIWA}/robot.urdf: unknown_link: {says}")
+    assert fix in line.split("; ", 1)[1]
+    assert "did you mean" not in line or name == "lnk_2"
     assert not out.exists()
 
 

@@ -83,7 +83,8 @@ def figure(
         hint = "add <collision> geometry to the links the planner must keep clear"
         raise ContractError([Finding("no_collision_geometry", urdf, "", message, hint)])
     if only:
-        raise_if_errors(_unknown_links(only, [link.name for link in links], urdf))
+        named = [link.name for link in links]
+        raise_if_errors(_unknown_links(only, named, {link.name for link in robot.links}, urdf))
         links = [link for link in links if link.name in only]
     cols = min(4, len(links))
     rows = math.ceil(len(links) / cols)
@@ -134,8 +135,11 @@ def figure(
     return fig
 
 
-def _unknown_links(names: Sequence[str], known: list[str], urdf: str) -> list[Finding]:
-    """A finding per name that is no link with collision geometry, with the closest one."""
+def _unknown_links(
+    names: Sequence[str], known: list[str], in_urdf: set[str], urdf: str
+) -> list[Finding]:
+    """A finding per name that is no link with collision geometry: a link of the URDF without
+    any (told so, as the settings file's unknown_link is), or no link, with the closest one."""
     from pipeline.findings import listed_and_closest
 
     out = []
@@ -143,7 +147,13 @@ def _unknown_links(names: Sequence[str], known: list[str], urdf: str) -> list[Fi
         if name in known:
             continue
         listed, close = listed_and_closest(name, known)
-        message = f"--link {name!r} is no link with collision geometry (those are: {listed})"
-        hint = f"did you mean --link {close}?" if close else "name one of those links"
+        if name in in_urdf:
+            message = f"--link {name!r} has no collision geometry in the URDF, so no spheres"
+            hint = f"name a link that has: {listed}"
+        else:
+            message = (
+                f"--link {name!r} is not in the URDF (the links with collision geometry: {listed})"
+            )
+            hint = f"did you mean --link {close}?" if close else "name one of those links"
         out.append(Finding("unknown_link", urdf, "", message, hint))
     return out
