@@ -299,3 +299,42 @@ def test_home_contacts_past_the_budget_are_a_warning_not_a_traceback(
     [line] = err.splitlines()
     assert line.startswith(f"{ABB}/robot.urdf: home_contacts_not_collided: colliding the")
     assert line.endswith(" (warning)")
+
+
+# A new-user trial: jdrones' droneplus, whose joints are all fixed, got `HOME = {\n}` and
+# `ADJACENT = [\n]`, which this repository's own `ruff format --check .` (CI) refuses.
+LONG_A, LONG_B = "left_" + "a" * 45, "right_" + "b" * 45
+_DRONE = (
+    f'<robot name="drone"><link name="base_link">{BOX}</link><link name="prop"/>'
+    '<joint name="prop_joint" type="fixed"><parent link="base_link"/><child link="prop"/>'
+    "</joint></robot>"
+)
+_LONG = (
+    f'<robot name="long"><link name="{LONG_A}">{BOX}</link><link name="{LONG_B}">{BOX}</link>'
+    f'<joint name="j" type="revolute"><parent link="{LONG_A}"/><child link="{LONG_B}"/>'
+    '<axis xyz="0 0 1"/><limit effort="1" lower="-1" upper="1" velocity="1"/></joint></robot>'
+)
+
+
+@pytest.mark.parametrize(
+    ("urdf", "model_id", "touching"),
+    [(_DRONE, "drone", []), (_LONG, "long", [(LONG_A, LONG_B)])],
+    ids=["no-movable-joint", "long-link-names"],
+)
+def test_the_starter_passes_the_repositorys_ruff(
+    urdf: str, model_id: str, touching: list[tuple[str, str]]
+) -> None:
+    """The srdf.py the starter writes is committed to robots/, which CI formats and lints."""
+    robot, findings = parse_urdf(urdf.encode(), "robot.urdf", model_id)
+    assert not [f for f in findings if f.severity.value == "error"]
+    text = starter_source(robot, model_id, touching)
+    for command in (["format", "--diff"], ["check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--stdin-filename", "robots/x/srdf.py", "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr

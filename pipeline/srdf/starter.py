@@ -69,14 +69,14 @@ def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, st
             f"TIP_LINK = {'None' if tip is None else _text(tip)}\n\n"
             "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
             "# 0, or the limit nearest 0 where 0 is outside the limits. Mimic joints follow.\n",
-            _literal("HOME", "{}", [f"{_text(name)}: {value!r}" for name, value in home.items()]),
+            _block("HOME", "{}", [f"{_text(name)}: {value!r}" for name, value in home.items()]),
             "\n"
             "# Links joined by a joint (through links without collision geometry) touch where\n"
             "# they meet; links fixed to each other are one rigid body, whether they touch never\n"
             '# changes. Add the pairs that can never touch (reason "Never") once measured, and a\n'
             "# part fixed to a link (a cover, a sensor) that touches the next link across its\n"
             "# joint: the planner checks every pair not listed here.\n",
-            _literal("ADJACENT", "[]", [f"({_text(a)}, {_text(b)})" for a, b in adjacent]),
+            _block("ADJACENT", "[]", [_pair(a, b) for a, b in adjacent]),
             _default_block(touching),
             '\n\ndef gen_srdf():\n    robot = ET.Element("robot", {"name": ROBOT})\n',
             (
@@ -161,16 +161,6 @@ def _others_note(others: list[str]) -> str:
         )
         + "\n"
     )
-
-
-def _literal(name: str, brackets: str, items: list[str]) -> str:
-    """`NAME = [...]` (or `{...}`), an item a line, or `NAME = []` when there is none: as
-    `ruff format` writes it, which CI checks robots/*/srdf.py by (a robot of fixed joints only
-    has no HOME)."""
-    if not items:
-        return f"{name} = {brackets}\n"
-    lines = "".join(f"    {item},\n" for item in items)
-    return f"{name} = {brackets[0]}\n{lines}{brackets[1]}\n"
 
 
 # A branch of at most this many moving joints is a finger; a longer one an arm or a leg, unless
@@ -358,6 +348,30 @@ def _adjacent_pairs(robot: Robot, tree: _Tree) -> list[tuple[str, str]]:
     return pairs
 
 
+# the repository's ruff line length (pyproject.toml): the starter is committed to robots/
+_LINE = 100
+
+
+def _block(name: str, brackets: str, items: list[str]) -> str:
+    """`NAME = [...]` as ruff formats it: one item a line, and `[]` (`{}`) when empty (a robot of
+    fixed joints only has no HOME); CI checks robots/*/srdf.py with ruff format."""
+    if not items:
+        return f"{name} = {brackets}\n"
+    return (
+        f"{name} = {brackets[0]}\n"
+        + "".join(f"    {item},\n" for item in items)
+        + f"{brackets[1]}\n"
+    )
+
+
+def _pair(a: str, b: str) -> str:
+    """A pair of link names, on one line or, past the line length, as ruff splits it."""
+    line = f"({_text(a)}, {_text(b)})"
+    if len(line) + len("    ,") <= _LINE:
+        return line
+    return f"(\n        {_text(a)},\n        {_text(b)},\n    )"
+
+
 def _default_block(touching: Sequence[tuple[str, str]]) -> str:
     """The DEFAULT list of pairs in contact at home, or nothing when there is none."""
     if not touching:
@@ -368,7 +382,7 @@ def _default_block(touching: Sequence[tuple[str, str]]) -> str:
             "# them (the links of a linkage, a part reaching over the next link): a planner would\n"
             '# find home in collision. Check each pair: "Default" lets it touch everywhere; when\n'
             "# the two must not touch, change the home pose or their collision geometry instead.\n",
-            _literal("DEFAULT", "[]", [f"({_text(a)}, {_text(b)})" for a, b in touching]),
+            _block("DEFAULT", "[]", [_pair(a, b) for a, b in touching]),
         ]
     )
 
