@@ -106,6 +106,9 @@ PLANAR += _joint("yaw", "base_y", "chassis", limits=ENDLESS) + _wheels("chassis"
 FRAME = _link("ee_link", "") + _joint("ee_fixed", "link6", "ee_link", "fixed")
 ARM = [f"j{i}" for i in range(1, 7)]
 NO_CHAIN = "# This robot has no chain of actuated joints but its wheels: no manipulator group"
+NO_JOINT = "# This robot has no chain of actuated joints: no manipulator group is written"
+# jdrones' droneplus: every joint fixed (before: the note spoke of wheels it does not have)
+FIXED_ONLY = _link("arm_a") + _joint("fa", "base_link", "arm_a", "fixed")
 STEERED = "#   left_steering_hinge_joint, left_wheel_joint, right_steering_hinge_joint,\n"
 
 # (case, the URDF below base_link, the chain's tip (None: no manipulator group), the home pose's
@@ -117,6 +120,7 @@ CASES = [
     ("pan_tilt_on_steered_base", _steered("base_link", "left") + _steered("base_link", "right")
      + PAN_TILT, "tilt", ["pan_joint", "tilt_joint"], STEERED),
     ("wheels_only", _wheels("base_link"), None, [], NO_CHAIN),
+    ("fixed_joints_only", FIXED_ONLY, None, [], NO_JOINT),
     ("wheels_on_a_planar_base", PLANAR, None, [], NO_CHAIN),
     ("arm_on_a_planar_base", PLANAR + _arm("chassis"), "tool0", ["x", "y", "yaw", *ARM], ""),
     # pybullet_data's racecar: rear wheels, steered front wheels, a laser (before: tip a wheel)

@@ -64,7 +64,7 @@ def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, st
             "# the most movable joints, or to where the way there forks into moving branches\n"
             "# shorter than it (a hand, whose fingers are another group).\n",
             _wheels_note(plan.wheels),
-            _no_chain_note() if tip is None else _others_note(plan.others),
+            _no_chain_note(bool(plan.wheels)) if tip is None else _others_note(plan.others),
             f"BASE_LINK = {_text(root)}\n"
             f"TIP_LINK = {'None' if tip is None else _text(tip)}\n\n"
             "# The chain's joints in the home pose, in radians (metres for a prismatic joint):\n"
@@ -137,11 +137,19 @@ def _wheels_note(wheels: list[str]) -> str:
     )
 
 
-def _no_chain_note() -> str:
+def _no_chain_note(wheels: bool) -> str:
+    """The comment of a starter without a manipulator group: what to fill in."""
+    but = " but its wheels" if wheels else ""
     return (
-        "# This robot has no chain of actuated joints but its wheels: no manipulator group is\n"
-        "# written, and pipeline srdf says missing_manipulator_group until there is one. Set\n"
-        "# TIP_LINK to the link a planner moves (a tool flange) and HOME to its chain's joints.\n"
+        textwrap.fill(
+            f"This robot has no chain of actuated joints{but}: no manipulator group is written, "
+            "and pipeline srdf says missing_manipulator_group until there is one. Set TIP_LINK "
+            "to the link a planner moves (a tool flange) and HOME to its chain's joints.",
+            88,
+            initial_indent="# ",
+            subsequent_indent="# ",
+        )
+        + "\n"
     )
 
 
