@@ -103,6 +103,9 @@ PLANAR += _joint("x", "base_link", "base_x", "prismatic") + _joint(
     "y", "base_x", "base_y", "prismatic"
 )
 PLANAR += _joint("yaw", "base_y", "chassis", limits=ENDLESS) + _wheels("chassis", ("l", "r"))
+# a rotary table, and a positioner that tilts it: one serial chain, its last joint a full turn
+TURNTABLE = _link("table") + _joint("turn", "base_link", "table", limits=ENDLESS)
+TILT = _link("tilted") + _joint("tilt", "base_link", "tilted")
 FRAME = _link("ee_link", "") + _joint("ee_fixed", "link6", "ee_link", "fixed")
 ARM = [f"j{i}" for i in range(1, 7)]
 NO_CHAIN = "# This robot has no chain of actuated joints but its wheels: no manipulator group"
@@ -132,6 +135,11 @@ CASES = [
     # UR5's ee_link and tool0 hang from its last link equally deep: one chain, tool0 first
     ("two_frames_at_the_flange", _arm("base_link") + FRAME, "tool0", ARM, ""),
     ("full_turn_wrist", _wheels("base_link", ("l", "r")) + FULL_TURN_WRIST, "link6", ARM, ""),
+    # a robot that never branches has no wheels (before: a turntable and a two-axis positioner
+    # whose last joint turns a full turn were taken for wheels, and got no manipulator group)
+    ("turntable", TURNTABLE, "table", ["turn"], ""),
+    ("positioner", TILT + TURNTABLE.replace('"base_link"', '"tilted"'), "table",
+     ["tilt", "turn"], ""),
 ]  # fmt: skip
 
 

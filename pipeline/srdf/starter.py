@@ -177,7 +177,7 @@ HAND_DEPTH = 3
 FINGERS = 4
 # A wheel turns at least this far (a continuous joint, modelled as revolute from -3.14159 to
 # 3.14159), and hangs at most WHEEL_DEPTH moving joints (a steering hinge, a caster's swivel, a
-# suspension) below where the robot branches.
+# suspension) below where the robot branches (a robot that never branches has no wheel).
 FULL_TURN = 2 * math.pi - 1e-3
 WHEEL_DEPTH = 2
 
@@ -242,9 +242,11 @@ def _wheels(tree: _Tree) -> set[str]:
 
 def _unbranched_above(tree: _Tree, branches: dict[str, list[Joint]], link: str) -> int:
     """The moving joints above `link` up to where the robot branches (more than WHEEL_DEPTH:
-    WHEEL_DEPTH + 1)."""
+    WHEEL_DEPTH + 1; a robot that never branches, a turntable or a positioner, has no wheel)."""
     count = 0
-    while count <= WHEEL_DEPTH and len(branches[link]) == 1 and link in tree.above:
+    while count <= WHEEL_DEPTH and len(branches[link]) == 1:
+        if link not in tree.above:
+            return WHEEL_DEPTH + 1
         joint = tree.above[link]
         count += joint.type != "fixed"
         link = joint.parent
