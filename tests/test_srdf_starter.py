@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import subprocess
 import sys
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 import pytest
 from lxml import etree
@@ -338,3 +340,36 @@ def test_the_starter_passes_the_repositorys_ruff(
             check=False,
         )
         assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _named_urdf(name: str) -> bytes:
+    """A two-link robot whose second link and joint carry `name`."""
+    link, joint = quoteattr(f"l{name}"), quoteattr(f"j{name}")
+    return (
+        f'<robot name="odd"><link name="base">{BOX}</link><link name={link}>{BOX}</link>'
+        f'<joint name={joint} type="revolute"><parent link="base"/><child link={link}/>'
+        '<axis xyz="0 0 1"/><limit effort="1" lower="-1" upper="1" velocity="1"/></joint></robot>'
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    "name",
+    # names the URDF rules take: quotes were written "a\"b", which ruff format writes 'a"b'
+    ['a"b', "a'b", 'a"\'"b', "a\"b'c", '"""', "a\\b", "\\", '\\"', "é"],
+)
+def test_a_name_is_written_as_the_python_literal_ruff_format_leaves(name: str) -> None:
+    robot, findings = parse_urdf(_named_urdf(name), "robot.urdf", "odd")
+    assert not findings
+    text = starter_source(robot, "odd")
+    values = {
+        target.id: ast.literal_eval(node.value)
+        for node in ast.parse(text).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    assert values["TIP_LINK"] == f"l{name}" and values["HOME"] == {f"j{name}": 0.0}
+    assert values["ADJACENT"] == [("base", f"l{name}")]
+    ruff = [sys.executable, "-m", "ruff", "format", "--check", "--stdin-filename", "srdf.py", "-"]
+    checked = subprocess.run(ruff, input=text, capture_output=True, text=True, cwd=REPO)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -398,5 +398,10 @@ def _default_block(touching: Sequence[tuple[str, str]]) -> str:
 
 
 def _text(value: str) -> str:
-    """A Python string literal of `value` (JSON's escapes are Python's)."""
-    return json.dumps(value)
+    """A Python string literal of `value`, quoted as `ruff format` quotes it: in double quotes,
+    unless `value` holds more double quotes than single ones (JSON's escapes are Python's)."""
+    literal = json.dumps(value)
+    if value.count('"') <= value.count("'"):
+        return literal
+    # every " in JSON's text is escaped, so each backslash-quote found left to right is one
+    return "'" + literal[1:-1].replace('\\"', '"').replace("'", "\\'") + "'"
