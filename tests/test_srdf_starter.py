@@ -354,8 +354,9 @@ def _named_urdf(name: str) -> bytes:
 
 @pytest.mark.parametrize(
     "name",
-    # names the URDF rules take: quotes were written "a\"b", which ruff format writes 'a"b'
-    ['a"b', "a'b", 'a"\'"b', "a\"b'c", '"""', "a\\b", "\\", '\\"', "é"],
+    # names the URDF rules take: quotes were written "a\"b", which ruff format writes 'a"b';
+    # a character past U+FFFF was written as JSON's two surrogates, "\ud83d\ude00", not itself
+    ['a"b', "a'b", 'a"\'"b', "a\"b'c", '"""', "a\\b", "\\", '\\"', "é", "λ链", "\U0001f600"],
 )
 def test_a_name_is_written_as_the_python_literal_ruff_format_leaves(name: str) -> None:
     robot, findings = parse_urdf(_named_urdf(name), "robot.urdf", "odd")

@@ -10,7 +10,6 @@ other groups need the robot's engineer, and the file says so.
 
 from __future__ import annotations
 
-import json
 import math
 import textwrap
 from collections.abc import Sequence
@@ -399,9 +398,14 @@ def _default_block(touching: Sequence[tuple[str, str]]) -> str:
 
 def _text(value: str) -> str:
     """A Python string literal of `value`, quoted as `ruff format` quotes it: in double quotes,
-    unless `value` holds more double quotes than single ones (JSON's escapes are Python's)."""
-    literal = json.dumps(value)
-    if value.count('"') <= value.count("'"):
-        return literal
-    # every " in JSON's text is escaped, so each backslash-quote found left to right is one
-    return "'" + literal[1:-1].replace('\\"', '"').replace("'", "\\'") + "'"
+    unless `value` holds more double quotes than single ones; printable ASCII as it is, any
+    other character as Python escapes it (JSON's escapes are not all Python's: a character past
+    U+FFFF is two surrogates in JSON, and one \\U escape in Python)."""
+    quote = "'" if value.count('"') > value.count("'") else '"'
+    return quote + "".join(_escaped(char, quote) for char in value) + quote
+
+
+def _escaped(char: str, quote: str) -> str:
+    if char in (quote, "\\"):
+        return "\\" + char
+    return char if " " <= char <= "~" else ascii(char)[1:-1]
