@@ -219,6 +219,20 @@ _FIXED_ONLY = (
     '<joint name="a" type="fixed"><parent link="base"/><child link="housing"/></joint>'
     '<joint name="b" type="fixed"><parent link="housing"/><child link="wheel"/></joint></robot>'
 )
+
+
+def _named_urdf(name: str, base: str = "base") -> bytes:
+    """A two-link robot whose second link and joint carry `name`."""
+    link, joint = quoteattr(f"l{name}"), quoteattr(f"j{name}")
+    return (
+        f'<robot name="odd"><link name="{base}">{BOX}</link><link name={link}>{BOX}</link>'
+        f'<joint name={joint} type="revolute"><parent link="{base}"/><child link={link}/>'
+        '<axis xyz="0 0 1"/><limit effort="1" lower="-1" upper="1" velocity="1"/></joint></robot>'
+    ).encode()
+
+
+# links named as a xacro's prefixes name them: each pair longer than a line
+_LONG = _named_urdf("_" + "x" * 50, "base_" + "y" * 45).decode()
 _UNCOLLIDED = (
     '<robot name="frames"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
     '<parent link="a"/><child link="b"/><axis xyz="0 0 1"/>'
@@ -234,8 +248,14 @@ _UNCOLLIDED = (
         # frames without collision geometry: no pair to list
         (_UNCOLLIDED, "frames", ['HOME = {\n    "j": 0.0,\n}\n', "ADJACENT = []\n"]),
         (_chain_urdf(2).decode(), "chain", ['HOME = {\n    "j1": 0.0,\n    "j2": 0.0,\n}\n']),
+        # a pair past the line's 100 columns is split, an item a line, as ruff format splits it
+        (
+            _LONG,
+            "odd",
+            ['    (\n        "base_yyyyy', 'yyyy",\n        "l_xxxxx', 'xxx",\n    ),\n]\n'],
+        ),
     ],
-    ids=["fixed-only", "uncollided", "chain"],
+    ids=["fixed-only", "uncollided", "chain", "long-names"],
 )
 def test_the_starter_is_as_ruff_formats_it(urdf: str, model_id: str, written: list[str]) -> None:
     """A robot of fixed joints only (airo-models' KELO wheel brick) got `HOME = {` and `}` on
@@ -246,6 +266,10 @@ def test_the_starter_is_as_ruff_formats_it(urdf: str, model_id: str, written: li
     assert all(part in text for part in written)
     ruff = [sys.executable, "-m", "ruff", "format", "--check", "--stdin-filename", "srdf.py", "-"]
     checked = subprocess.run(ruff, input=text, capture_output=True, text=True, cwd=REPO)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # CI's ruff check too: a line past 100 columns is E501
+    lint = [sys.executable, "-m", "ruff", "check", "--no-cache", "--stdin-filename", "srdf.py", "-"]
+    checked = subprocess.run(lint, input=text, capture_output=True, text=True, cwd=REPO)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 

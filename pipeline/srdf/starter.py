@@ -402,10 +402,7 @@ def _text(value: str) -> str:
     other character as Python escapes it (JSON's escapes are not all Python's: a character past
     U+FFFF is two surrogates in JSON, and one \\U escape in Python)."""
     quote = "'" if value.count('"') > value.count("'") else '"'
-    return quote + "".join(_escaped(char, quote) for char in value) + quote
-
-
-def _escaped(char: str, quote: str) -> str:
-    if char in (quote, "\\"):
-        return "\\" + char
-    return char if " " <= char <= "~" else ascii(char)[1:-1]
+    chars = (
+        "\\" + c if c in (quote, "\\") else c if " " <= c <= "~" else ascii(c)[1:-1] for c in value
+    )
+    return quote + "".join(chars) + quote
