@@ -2,10 +2,9 @@
 
 It holds what the URDF alone tells: the chain from the root link to the link reached through
 the most actuated joints, wheels aside (none on a robot of wheels alone), a home pose of that
-chain's joints, the pairs of links joined by a joint
-(their collision geometry touches where they meet), and the pairs the command found in contact
-at home (contacts.py). Which pairs can never touch, named TCPs and
-other groups need the robot's engineer, and the file says so.
+chain's joints, the pairs of links joined by a joint (their collision geometry touches where
+they meet), and the pairs the command found in contact at home (contacts.py). Which pairs can
+never touch, named TCPs and other groups need the robot's engineer, and the file says so.
 """
 
 from __future__ import annotations
@@ -283,28 +282,31 @@ def _arm(tree: _Tree, root: str) -> tuple[str | None, list[Joint], list[str]]:
     depth: dict[str, int] = {}
     for link in reversed(tree.order):
         depth[link] = max((_branch(j, depth) for j in tree.below.get(link, [])), default=0)
-    # the leaves of the best score, cut, by their actuated joints (the frames at one arm's end,
-    # UR5's ee_link and tool0, are one chain), in the URDF's order
-    tips: dict[tuple[str, ...], tuple[str, list[Joint]]] = {}
+    # where the way to each link first forks into a hand, and its last actuated joint
+    fork: dict[str, str | None] = {root: None}  # no hand at the root: no arm before it
+    last: dict[str, str | None] = {root: None}
+    for link in tree.order[1:]:
+        joint = tree.above[link]
+        hand = _hand_fork(tree, depth, link, score[link][0])
+        fork[link] = fork[joint.parent] or (link if hand else None)
+        last[link] = joint.name if _movable(joint) else last[joint.parent]
+    # the leaves of the best score, cut, one per last actuated joint (the frames at one arm's
+    # end, UR5's ee_link and tool0, are one chain), in the URDF's order
+    tips: dict[str | None, str] = {}
     for leaf in leaves:
         if score[leaf] == best:
-            tip, path = _cut(tree, depth, tree.path(leaf))
-            tips.setdefault(tuple(j.name for j in path if _movable(j)), (tip, path))
-    (tip, path), *others = tips.values()
-    return tip, path, [other for other, _ in others]
+            tip = fork[leaf] or leaf
+            tips.setdefault(last[tip], tip)
+    tip, *others = tips.values()
+    return tip, tree.path(tip), others
 
 
-def _cut(tree: _Tree, depth: dict[str, int], path: list[Joint]) -> tuple[str, list[Joint]]:
-    """The way to a leaf, cut where it first forks into a hand."""
-    before = 0  # the actuated joints of the way before this one
-    for at, joint in enumerate(path):
-        moving = [d for d in (_branch(j, depth) for j in tree.below[joint.parent]) if d > 0]
-        # each branch shorter than the arm before it: a torso's arms are not fingers
-        short = bool(moving) and max(moving) < before
-        if len(moving) >= 2 and short and (max(moving) <= HAND_DEPTH or len(moving) >= FINGERS):
-            return joint.parent, path[:at]
-        before += _movable(joint)
-    return path[-1].child, path
+def _hand_fork(tree: _Tree, depth: dict[str, int], link: str, before: int) -> bool:
+    """Whether the way forks at `link`, `before` actuated joints from the root, into a hand."""
+    moving = [d for d in (_branch(j, depth) for j in tree.below.get(link, [])) if d > 0]
+    # each branch shorter than the arm before it: a torso's arms are not fingers
+    short = bool(moving) and max(moving) < before
+    return len(moving) >= 2 and short and (max(moving) <= HAND_DEPTH or len(moving) >= FINGERS)
 
 
 def _branch(joint: Joint, depth: dict[str, int]) -> int:
