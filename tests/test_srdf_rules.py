@@ -962,6 +962,41 @@ def test_a_generator_may_read_its_inputs_robot_urdf_modules_and_meshes(
     assert finding["hint"].endswith("or a mesh in meshes/, named plainly: those are inputs")
 
 
+# A `..` after a linked folder climbs out of the folder it leads to, not back to where it was
+# named: meshes/sub/../link_6.stl, meshes/sub a link to elsewhere/inner, reads elsewhere/link_6.stl
+CLIMBS = [
+    ("meshes/sub/../link_6.stl", "elsewhere/link_6.stl"),
+    ("meshes/sub/../robot.urdf", "elsewhere/robot.urdf"),
+    ("meshes/sub/../tcps.py", "elsewhere/tcps.py"),
+]
+
+
+@pytest.mark.parametrize(("name", "read"), CLIMBS, ids=[n for n, _ in CLIMBS])
+def test_a_dotdot_after_a_linked_folder_is_read_where_it_leads(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    read: str,
+) -> None:
+    """The guard judged a path with its `..` taken away by name (os.path.abspath): behind a
+    linked folder of meshes/, which neither the build lists through nor the urdf step refuses
+    when no <mesh> names it, gen_srdf() read a file of no step as meshes/link_6.stl, built,
+    and after that file changed doit ran nothing and `pipeline check` said current."""
+    (repo / "elsewhere/inner").mkdir(parents=True)
+    for file in ("link_6.stl", "robot.urdf", "tcps.py"):
+        (repo / "elsewhere" / file).write_text("TCPS = {}\n")
+    (repo / ABB / "meshes/sub").symlink_to("../../../elsewhere/inner")
+    install_generator(repo, REAL + f"assert (Path(__file__).parent / {name!r}).read_bytes()\n")
+    status, findings = run_srdf(repo, monkeypatch, capsys, SOURCE)
+    [finding] = findings
+    assert (status, finding["code"]) == (2, "generator_read_untracked_file")
+    assert finding["message"] == (
+        f"read {read}, outside {ABB}/, which is no input of the srdf step: a change to it would "
+        "leave the built SRDF stale"
+    )
+
+
 def test_a_source_of_a_hidden_name_is_run_by_the_srdf_command(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

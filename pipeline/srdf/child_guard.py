@@ -96,8 +96,9 @@ class Scope:
         """The file that reading `path` reads when it is no srdf-step input, relative to the
         repository (to the robot's folder when no repository was given); None otherwise."""
         # a module file of the folder may be a link (its digest follows what it points to): the
-        # folder's rules apply to the path as named, the repository's to where it leads
-        full = os.path.abspath(path)
+        # folder's rules apply to the file as named in the folder it is in, the repository's to
+        # where it leads
+        full = _named(path)
         if not full.startswith(self.folder + os.sep):
             full = os.path.realpath(path)
         if full.startswith(self.folder + os.sep):
@@ -112,6 +113,17 @@ class Scope:
         elif full.startswith(self.allowed):
             return None  # the interpreter's folders, the compiler's package
         return os.path.relpath(full, self.folder if self.repo is None else self.repo)
+
+
+def _named(path: str) -> str:
+    """The absolute path of the file `path` names, its folders resolved as the system resolves
+    them (a `..` after a linked folder climbs out of where the link leads: os.path.abspath took
+    meshes/sub/../link_6.stl for meshes/link_6.stl), its last part as named."""
+    raw = os.path.join(os.getcwd(), path)
+    head, tail = os.path.split(raw)
+    if tail in ("", ".", ".."):
+        return os.path.realpath(raw)
+    return os.path.join(os.path.realpath(head), tail)
 
 
 def _file_of_url(url: str) -> str:
