@@ -1170,12 +1170,20 @@ def test_what_a_generator_left_acting_after_it_returned(
 
 def test_the_guards_names_no_source_are_sourcenames_ignored() -> None:
     """child_guard.py imports no pipeline code: it keeps its own copy of sourcenames.ignored."""
+    import ast
+    import inspect
+
     from pipeline import sourcenames
     from pipeline.srdf import child_guard
 
     assert child_guard._METADATA == sourcenames._METADATA
     names = [".tcps.py", "tcps.py~", "#tcps.py#", "#", "Thumbs.db", "DESKTOP.INI", "tcps.py"]
     assert [child_guard.ignored(n) for n in names] == [sourcenames.ignored(n) for n in names]
+    # the same code, not only the same answers for these names: `len(name) > 2` in one copy
+    # answered each of them alike, and a module in a folder named `##` was the guard's input,
+    # not the build's
+    code = [ast.dump(ast.parse(inspect.getsource(m.ignored))) for m in (child_guard, sourcenames)]
+    assert code[0] == code[1]
 
 
 def test_returned_xml_limit_is_the_xml_files_limit() -> None:
