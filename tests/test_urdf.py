@@ -477,6 +477,21 @@ def test_not_single_rooted_names_the_link_to_join(
     assert finding.hint == hint
 
 
+def test_not_single_rooted_lists_ten_roots_and_how_many_more(repo: Path) -> None:
+    """A URDF of 2,000 lone links gave a not_single_rooted message of 24,950 characters, every
+    root named (printed, cut to its start and end around a note of the cut; in --json whole):
+    the first ten are named, then how many more (as a list of known names is)."""
+    lone = "".join(f'<link name="lone_{i}"/>' for i in range(2000))
+    break_urdf(repo, [('<link name="tool0"/>', '<link name="tool0"/>' + lone)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "not_single_rooted"]
+    names = ", ".join(["'base_link'", *(f"'lone_{i}'" for i in range(9))])
+    assert finding.message == (
+        f"the tree must have exactly one root link; roots: {names} and 1991 more"
+    )
+
+
 J1_EFFORT = '<limit effort="0" lower="-1" upper="1" velocity="1"/>'
 J2_END = 'velocity="2.618"/>\n  </joint>\n  <joint name="joint_3"'
 J2_MIMICS_J1 = (J2_END, J2_END.replace("/>", '/><mimic joint="joint_1"/>', 1))
