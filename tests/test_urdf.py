@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import pytest
 from pipeline.description import make_urdf_copies
 from pipeline.findings import ContractError, Finding
 from pipeline.urdf import Box, Cylinder, Mesh, Sphere, load_robot
-from pipeline.urdf.rules import invalid_model_ids
+from pipeline.urdf.model import Joint, Link, Origin, Robot
+from pipeline.urdf.rules import check_rules, invalid_model_ids
 from pipeline.winnames import device_name
 from tests.conftest import REPO, refuse_under
 
@@ -489,6 +491,32 @@ def test_not_single_rooted_lists_ten_roots_and_how_many_more(repo: Path) -> None
     names = ", ".join(["'base_link'", *(f"'lone_{i}'" for i in range(9))])
     assert finding.message == (
         f"the tree must have exactly one root link; roots: {names} and 1991 more"
+    )
+
+
+def test_not_single_rooted_walks_each_link_once() -> None:
+    """Each root's tree was walked on its own to find the largest: roots sharing one link below
+    them (each its parent: link_has_two_parents) walked what is below it once per root, 8,000
+    roots above a chain of 8,000 links 6.3 s, n squared steps."""
+    n = 20_000
+    links = tuple(
+        Link(name, (), (), i + 1) for i, name in enumerate(["s0", *(f"r{i}" for i in range(n))])
+    )
+    chain = tuple(Link(f"s{i}", (), (), n + i) for i in range(1, n))
+    joints = tuple(
+        Joint(f"j{i}", "fixed", parent, child, Origin(), (0.0, 0.0, 1.0), None, None, i + 1)
+        for i, (parent, child) in enumerate(
+            [*((f"r{i}", "s0") for i in range(n)), *((f"s{i - 1}", f"s{i}") for i in range(1, n))]
+        )
+    )
+    start = time.process_time()
+    findings = check_rules(Robot("many_roots", links + chain, joints, "robot.urdf"))
+    assert time.process_time() - start < 10
+    [finding] = [f for f in findings if f.code == "not_single_rooted"]
+    # r0 was walked first, the chain below s0 counted as its tree
+    assert (finding.place, finding.hint) == (
+        "3",
+        "join link 'r1' to a link of the tree of 'r0' with a <joint> whose child it is",
     )
 
 

@@ -108,21 +108,26 @@ def _join_root(robot: Robot, roots: list[str]) -> tuple[int, str]:
     below: dict[str, list[str]] = {}
     for joint in robot.joints:
         below.setdefault(joint.parent, []).append(joint.child)
+    # each link counted in the first root's tree that reaches it: roots above one shared link
+    # (link_has_two_parents) walked it once per root, 8,000 above a chain of 8,000 links 6.3 s
+    seen: set[str] = set()
 
     def size(root: str) -> int:
-        seen, todo = {root}, [root]
+        count, todo = 1, [root]
+        seen.add(root)
         while todo:
             for child in below.get(todo.pop(), []):
                 if child not in seen:
                     seen.add(child)
                     todo.append(child)
-        return len(seen)
+                    count += 1
+        return count
 
     sizes = {root: size(root) for root in roots}
     main = max(roots, key=lambda r: sizes[r])  # the first of the largest, in the file's order
     other = next(r for r in roots if r != main)
     line = next((link.line for link in robot.links if link.name == other), 1)
-    if sizes[other] == 1:
+    if other not in below:  # a root is no joint's child: in no joint unless one's parent
         return line, (
             f'link {other!r} is in no <joint>: join it to the tree with one (type="fixed" where '
             "it does not move), or remove it"
