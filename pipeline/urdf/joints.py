@@ -43,15 +43,18 @@ _UNBOUNDED_FIXES = {
     "continuous": "model it as revolute with <limit lower upper> (the range the controller "
     'allows; a wheel, which turns without end, takes every pose within lower="-3.14159" '
     'upper="3.14159")',
-    # made fixed, not left out: left out, its parent link (a base_footprint) is a second root
+    # made fixed, not left out: left out, its parent link (a base_footprint) is a second root;
+    # an SRDF's virtual_joint gives the motion back in MoveIt, in Tesseract not (it ignores one,
+    # measured: tests/test_tesseract_joints.py), where a base it moves is the chain
     "planar": "model it as a chain of three joints through two links without geometry: "
     "prismatic x, prismatic y and revolute about z, each with <limit lower upper>; or, for a "
-    'mobile base, make it type="fixed" and give the SRDF a planar virtual_joint to the root '
-    "link, which moves the robot",
+    'mobile base the planner need not move, make it type="fixed" (an SRDF planar '
+    "virtual_joint to the root link moves it in MoveIt, not in Tesseract, which ignores virtual "
+    "joints)",
     "floating": "model it as a chain of six joints (three prismatic, three revolute) through "
-    "links without geometry, each with <limit lower upper>; or, for a mobile base, make it "
-    'type="fixed" and give the SRDF a floating virtual_joint to the root link, which moves the '
-    "robot",
+    "links without geometry, each with <limit lower upper>; or, for a mobile base the planner "
+    'need not move, make it type="fixed" (an SRDF floating virtual_joint to the root link '
+    "moves it in MoveIt, not in Tesseract, which ignores virtual joints)",
 }
 
 # a type of another format, whose joint URDF writes as several: pybullet's spherical (its
