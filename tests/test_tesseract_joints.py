@@ -3,12 +3,15 @@ a <limit> without a bound, and that an SRDF virtual joint moves nothing in it.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("tesseract_robotics")
 
 from tesseract_robotics.tesseract_common import GeneralResourceLocator
 from tesseract_robotics.tesseract_environment import Environment
+from tesseract_robotics.tesseract_urdf import parseURDFString
 
 URDF = """<robot name="r"><link name="base_footprint"/><link name="base_link"/><link name="arm"/>
 <joint name="base_joint" type="fixed"><parent link="base_footprint"/><child link="base_link"/>
@@ -34,3 +37,26 @@ def test_a_virtual_joint_moves_nothing_in_tesseract(kind: str) -> None:
         assert env.init(URDF, text, GeneralResourceLocator())
         found.append((sorted(env.getJointNames()), list(env.getActiveJointNames())))
     assert found[0] == found[1] == (["base_joint", "j1"], ["j1"])
+
+
+JOINT = """<robot name="r"><link name="a"/><link name="b"/>
+<joint name="j" type="{kind}"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>{limit}
+</joint></robot>"""
+
+
+def _joint(kind: str, limit: str) -> Any:
+    return parseURDFString(JOINT.format(kind=kind, limit=limit), GeneralResourceLocator())
+
+
+@pytest.mark.parametrize("kind", ["revolute", "prismatic"])
+@pytest.mark.parametrize("drop", ["effort", "velocity"])
+def test_a_limit_of_lower_and_upper_alone_is_refused(kind: str, drop: str) -> None:
+    """The fixes that write new joints (a ball joint's three, a planar or floating joint's
+    chain) say <limit lower upper effort velocity>: one of lower and upper alone, as they said,
+    Tesseract's URDF parser refuses."""
+    limit = {"lower": "-1", "upper": "1", "effort": "1", "velocity": "1"}
+    del limit[drop]
+    text = "<limit " + " ".join(f'{k}="{v}"' for k, v in limit.items()) + "/>"
+    with pytest.raises(RuntimeError, match="Error parsing 'joint' element"):
+        _joint(kind, text)
+    _joint(kind, '<limit lower="-1" upper="1" effort="1" velocity="1"/>')

