@@ -60,3 +60,11 @@ def test_a_limit_of_lower_and_upper_alone_is_refused(kind: str, drop: str) -> No
     with pytest.raises(RuntimeError, match="Error parsing 'joint' element"):
         _joint(kind, text)
     _joint(kind, '<limit lower="-1" upper="1" effort="1" velocity="1"/>')
+
+
+@pytest.mark.parametrize("kind", ["spherical", "ball", "hinge", "Revolute"])
+def test_a_type_urdf_does_not_define_is_refused(kind: str) -> None:
+    """unknown_joint_type says Tesseract's URDF parser refuses the type: pybullet's
+    spherical, SDF's and MuJoCo's ball, a word of another format, a type in another case."""
+    with pytest.raises(RuntimeError, match="Error parsing 'joint' element"):
+        _joint(kind, '<limit lower="-1" upper="1" effort="1" velocity="1"/>')

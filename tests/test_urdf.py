@@ -420,6 +420,11 @@ def test_unknown_joint_type_fix_fits_the_joint(repo: Path, kind: str, fix: str) 
         load_robot(repo / ABB, repo)
     [finding] = [f for f in exc.value.findings if f.code == "unknown_joint_type"]
     assert finding.hint.startswith(fix), finding.hint
+    # the rule, not only the type: the message said "has type 'spherical'" and no more
+    assert finding.message == (
+        f"joint 'joint_1' has type {kind!r}, which URDF does not define: Tesseract's URDF "
+        "parser refuses it"
+    )
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,8 @@ def joint_findings(joint: Joint, links: set[str], add: Add, near: Closest | None
         add(
             "unknown_joint_type",
             joint.line,
-            f"joint {joint.name!r} has type {joint.type!r}",
+            f"joint {joint.name!r} has type {joint.type!r}, which URDF does not define: "
+            "Tesseract's URDF parser refuses it",
             _UNKNOWN_FIXES.get(joint.type, "use fixed, revolute or prismatic"),
         )
     # the length as pipeline.kinematics normalises the axis: 1e-320 squares to 0, 1e200 to inf
