@@ -68,3 +68,20 @@ def test_a_type_urdf_does_not_define_is_refused(kind: str) -> None:
     spherical, SDF's and MuJoCo's ball, a word of another format, a type in another case."""
     with pytest.raises(RuntimeError, match="Error parsing 'joint' element"):
         _joint(kind, '<limit lower="-1" upper="1" effort="1" velocity="1"/>')
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        ("", (0.0, 0.0)),
+        ('lower="-1"', (-1.0, 0.0)),
+        ('upper="1"', (0.0, 1.0)),
+    ],
+)
+@pytest.mark.parametrize("kind", ["revolute", "prismatic"])
+def test_a_missing_bound_is_read_as_zero(kind: str, given: str, read: tuple[float, float]) -> None:
+    """missing_joint_limit says Tesseract reads a bound the <limit> lacks as 0: both lacking,
+    a joint that cannot move (pybullet_data's minitaur's knees, <limit effort velocity>)."""
+    graph = _joint(kind, f'<limit {given} effort="1" velocity="1"/>').release()
+    limits = graph.getJoint("j").limits
+    assert (limits.lower, limits.upper) == read
