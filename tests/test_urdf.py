@@ -860,6 +860,24 @@ def test_kinematic_cycle_check_is_linear_in_a_long_chain(repo: Path) -> None:
     assert len(robot.links) > 20_000
 
 
+def test_kinematic_cycle_names_ten_links_and_how_many_more(repo: Path) -> None:
+    """A cycle of 2,000 links, apart from the tree, was a kinematic_cycle message naming each
+    (12,907 characters; printed, cut around a note of the cut): the first ten, in the order
+    walked, then how many more, as not_single_rooted's roots are."""
+    n = 2000
+    cycle = "".join(f'<link name="c{i}"/>' for i in range(n)) + "".join(
+        f'<joint name="cj{i}" type="fixed"><parent link="c{i}"/><child link="c{(i + 1) % n}"/>'
+        "</joint>"
+        for i in range(n)
+    )
+    break_urdf(repo, [('<link name="tool0"/>', '<link name="tool0"/>' + cycle)])
+    with pytest.raises(ContractError) as exc:
+        load_robot(repo / ABB, repo)
+    [finding] = [f for f in exc.value.findings if f.code == "kinematic_cycle"]
+    walked = ", ".join(["c1", "c0", *(f"c{i}" for i in range(1999, 1991, -1))])
+    assert finding.message == f"links {walked} and 1990 more form a cycle"
+
+
 def test_every_finding_in_a_file_is_reported_at_once(repo: Path) -> None:
     break_urdf(
         repo,
