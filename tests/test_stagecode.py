@@ -17,7 +17,8 @@ from tests.conftest import REPO
 def test_srdf_step_depends_on_every_module_that_makes_the_srdf() -> None:
     modules = {p.relative_to(REPO).as_posix() for p in (REPO / "pipeline/srdf").glob("*.py")}
     # the commands', not the step's: `pipeline srdf`'s targets and `pipeline template srdf`
-    assert modules - set(SRDF_CODE) == {"pipeline/srdf/targets.py", "pipeline/srdf/starter.py"}
+    commands = ("targets", "starter", "jointtree", "wheels")
+    assert modules - set(SRDF_CODE) == {f"pipeline/srdf/{name}.py" for name in commands}
 
 
 def test_spheres_step_depends_on_every_module_that_makes_the_spheres() -> None:

@@ -1,7 +1,8 @@
 """A first `srdf.py` for a robot, written from its URDF: `pipeline template srdf MODEL_ID`.
 
 It holds what the URDF alone tells: the chain from the root link to the link reached through
-the most actuated joints, wheels aside (none on a robot of wheels alone), a home pose of that
+the most actuated joints, wheels aside (none on a robot of wheels alone; wheels.py tells a wheel
+by its joints' layout), a home pose of that
 chain's joints, the pairs of links joined by a joint (their collision geometry touches where
 they meet), and the pairs the command found in contact at home (contacts.py). Which pairs can
 never touch, named TCPs and other groups need the robot's engineer, and the file says so.
@@ -14,6 +15,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pipeline.srdf.jointtree import Tree
+from pipeline.srdf.wheels import wheels
 from pipeline.urdf import Joint, Robot
 
 
@@ -34,12 +37,12 @@ class Starter:
 def starter(robot: Robot) -> Starter:
     """The chain, home pose and adjacent pairs the URDF alone tells."""
     root = robot.root()
-    tree = _Tree(robot.joints, root)
-    wheels = _wheels(tree)
-    arm_tree = _Tree([j for j in robot.joints if j.name not in wheels], root)
+    tree = Tree(robot.joints, root)
+    left = wheels(tree)
+    arm_tree = Tree([j for j in robot.joints if j.name not in left], root)
     tip, chain, others = _arm(arm_tree, root)
     home = {j.name: _home_value(j) for j in chain if _movable(j)}
-    left_out = [j.name for j in robot.joints if j.name in wheels]
+    left_out = [j.name for j in robot.joints if j.name in left]
     return Starter(root, tip, home, _adjacent_pairs(robot, tree), others, left_out)
 
 
@@ -123,11 +126,11 @@ def _group_block(chain: bool, home: bool) -> str:
     return "    if TIP_LINK is not None:\n" + textwrap.indent(_GROUP + _HOME, " " * 8)
 
 
-def _wheels_note(wheels: list[str]) -> str:
+def _wheels_note(left_out: list[str]) -> str:
     """The comment naming the wheels and what steers or carries them, if any."""
-    if not wheels:
+    if not left_out:
         return ""
-    names = textwrap.wrap(", ".join(wheels), 88, initial_indent="#   ", subsequent_indent="#   ")
+    names = textwrap.wrap(", ".join(left_out), 88, initial_indent="#   ", subsequent_indent="#   ")
     return (
         "# Wheels (a full turn, nothing moving below, at most two moving joints below where the\n"
         "# robot branches) and the joints moving wheels alone are no arm, left out of it:\n"
@@ -173,96 +176,9 @@ def _others_note(others: list[str]) -> str:
 # there are at least FINGERS of them (a hand of four or five long fingers).
 HAND_DEPTH = 3
 FINGERS = 4
-# A wheel turns at least this far (a continuous joint, modelled as revolute from -3.14159 to
-# 3.14159), and hangs at most WHEEL_DEPTH moving joints (a steering hinge, a caster's swivel, a
-# suspension) below where the robot branches (a robot that never branches has no wheel).
-FULL_TURN = 2 * math.pi - 1e-3
-WHEEL_DEPTH = 2
 
 
-class _Tree:
-    """The URDF's joints as a tree: each link's joints below it, the joint above it, and the
-    links in depth-first order from the root (children in the URDF's order)."""
-
-    def __init__(self, joints: Sequence[Joint], root: str) -> None:
-        self.below: dict[str, list[Joint]] = {}
-        self.above: dict[str, Joint] = {}
-        for joint in joints:
-            self.below.setdefault(joint.parent, []).append(joint)
-            self.above[joint.child] = joint
-        self.order: list[str] = []
-        stack = [root]
-        while stack:  # not recursive: a chain of thousands of links is a valid URDF
-            link = stack.pop()
-            self.order.append(link)
-            stack.extend(j.child for j in reversed(self.below.get(link, [])))
-
-    def path(self, link: str) -> list[Joint]:
-        """The joints from the root down to `link`."""
-        out = []
-        while link in self.above:
-            out.append(self.above[link])
-            link = self.above[link].parent
-        return out[::-1]
-
-
-def _wheels(tree: _Tree) -> set[str]:
-    """The wheels, and the joints that move wheels alone (a steering hinge, a caster's swivel,
-    a differential, a planar base's x, y and yaw): a wheel turns a full turn, has nothing moving
-    below it, and hangs at most WHEEL_DEPTH moving joints below where the robot branches (an
-    arm's last joint, a full turn on some, hangs below the whole arm)."""
-    moves: dict[str, bool] = {}  # whether a joint below the link moves
-    branches: dict[str, list[Joint]] = {}  # the link's joints below it that move something
-    for link in reversed(tree.order):
-        below = tree.below.get(link, [])
-        branches[link] = [j for j in below if j.type != "fixed" or moves[j.child]]
-        moves[link] = bool(branches[link])
-    out = {
-        joint.name
-        for link in tree.order
-        for joint in branches[link]
-        if joint.type != "fixed"
-        and not moves[joint.child]
-        and _full_turn(joint)
-        and _unbranched_above(tree, branches, link) <= WHEEL_DEPTH
-    }
-    only: dict[str, bool] = {}  # whether all that moves below the link is wheels and their carriers
-    for link in reversed(tree.order):
-        for joint in branches[link]:
-            if joint.type != "fixed" and joint.name not in out and only[joint.child]:
-                out.add(joint.name)
-        only[link] = bool(branches[link]) and all(
-            joint.name in out or (joint.type == "fixed" and only[joint.child])
-            for joint in branches[link]
-        )
-    return out
-
-
-def _unbranched_above(tree: _Tree, branches: dict[str, list[Joint]], link: str) -> int:
-    """The moving joints above `link` up to where the robot branches (more than WHEEL_DEPTH:
-    WHEEL_DEPTH + 1; a robot that never branches, a turntable or a positioner, has no wheel)."""
-    count = 0
-    while count <= WHEEL_DEPTH and len(branches[link]) == 1:
-        if link not in tree.above:
-            return WHEEL_DEPTH + 1
-        joint = tree.above[link]
-        count += joint.type != "fixed"
-        link = joint.parent
-    return count
-
-
-def _full_turn(joint: Joint) -> bool:
-    """A continuous joint, or a revolute one of a full turn's range (-3.14159 to 3.14159 is
-    unbounded_joint_type's fix for a wheel)."""
-    if joint.type == "continuous":
-        return True
-    limit = joint.limit
-    if joint.type != "revolute" or limit is None or limit.lower is None or limit.upper is None:
-        return False
-    return limit.upper - limit.lower >= FULL_TURN
-
-
-def _arm(tree: _Tree, root: str) -> tuple[str | None, list[Joint], list[str]]:
+def _arm(tree: Tree, root: str) -> tuple[str | None, list[Joint], list[str]]:
     """The arm's tip, the joints from the root to it, and the tips of other chains as long:
     the leaf reached through the most actuated joints (then the most joints; the first in the
     URDF on a tie), or where the way to it first forks into two or more moving branches, each
@@ -301,7 +217,7 @@ def _arm(tree: _Tree, root: str) -> tuple[str | None, list[Joint], list[str]]:
     return tip, tree.path(tip), others
 
 
-def _hand_fork(tree: _Tree, depth: dict[str, int], link: str, before: int) -> bool:
+def _hand_fork(tree: Tree, depth: dict[str, int], link: str, before: int) -> bool:
     """Whether the way forks at `link`, `before` actuated joints from the root, into a hand."""
     moving = [d for d in (_branch(j, depth) for j in tree.below.get(link, [])) if d > 0]
     # each branch shorter than the arm before it: a torso's arms are not fingers
@@ -329,7 +245,7 @@ def _home_value(joint: Joint) -> float:
     return value
 
 
-def _adjacent_pairs(robot: Robot, tree: _Tree) -> list[tuple[str, str]]:
+def _adjacent_pairs(robot: Robot, tree: Tree) -> list[tuple[str, str]]:
     """Each link with collision geometry and the nearest link above it that has some; then the
     other pairs of links fixed to each other (one rigid body: whether they touch never changes)."""
     collided = {link.name for link in robot.links if link.collisions}
