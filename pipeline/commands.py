@@ -9,8 +9,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.findings import ContractError, Finding, errors, escaped, render
+
+if TYPE_CHECKING:
+    from numpy import ndarray
+
+    from pipeline.urdf import Mesh, Robot
 
 
 def shown(path: Path) -> str:
@@ -290,7 +296,8 @@ def cmd_template(args: argparse.Namespace) -> int:
         check_model_ids([args.model], root)
         folder = root / "robots" / args.model
         robot = load_robot(folder, root)
-        plan = starter(robot)
+        meshes = _wheel_meshes(robot, folder, f"robots/{args.model}")
+        plan = starter(robot, meshes)
         try:
             found = contacts(
                 link_solids(robot, folder, f"robots/{args.model}"),
@@ -302,13 +309,31 @@ def cmd_template(args: argparse.Namespace) -> int:
             found = []
             print(render([_home_not_collided(args.model)]), file=sys.stderr)
         touching = [(c.link1, c.link2) for c in found]
-        sys.stdout.write(starter_source(robot, args.model, touching))
+        sys.stdout.write(starter_source(robot, args.model, touching, meshes))
         return 0
     from pipeline.annotated_templates import bare_template_bytes, template_bytes
 
     text = (bare_template_bytes if args.bare else template_bytes)(args.name)
     sys.stdout.write(text.decode("utf-8"))
     return 0
+
+
+def _wheel_meshes(robot: Robot, folder: Path, display: str) -> dict[Mesh, list[ndarray]]:
+    """The corners of the collision meshes that tell the starter a wheel from a leg by its
+    shape (each candidate wheel's, and those of the links fixed below it), each read once."""
+    from pipeline.meshsplit import hull_parts
+    from pipeline.srdf.jointtree import Tree
+    from pipeline.srdf.wheels import shape_links
+    from pipeline.urdf import Mesh
+
+    out: dict[Mesh, list[ndarray]] = {}
+    for name in shape_links(Tree(robot.joints, robot.root())):
+        link = robot.link(name)
+        for collision in link.collisions if link is not None else ():
+            mesh = collision.geometry
+            if isinstance(mesh, Mesh) and mesh not in out:
+                out[mesh] = hull_parts(folder, mesh, display)
+    return out
 
 
 def _home_not_collided(model: str) -> Finding:

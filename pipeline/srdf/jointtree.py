@@ -31,3 +31,12 @@ class Tree:
             out.append(self.above[link])
             link = self.above[link].parent
         return out[::-1]
+
+    def subtree(self, link: str) -> list[str]:
+        """`link` and every link below it, depth first."""
+        out, stack = [], [link]
+        while stack:
+            top = stack.pop()
+            out.append(top)
+            stack.extend(j.child for j in reversed(self.below.get(top, [])))
+        return out

@@ -2,7 +2,7 @@
 
 It holds what the URDF alone tells: the chain from the root link to the link reached through
 the most actuated joints, wheels aside (none on a robot of wheels alone; wheels.py tells a wheel
-by its joints' layout), a home pose of that
+by its joints' layout and its collision geometry's shape), a home pose of that
 chain's joints, the pairs of links joined by a joint (their collision geometry touches where
 they meet), and the pairs the command found in contact at home (contacts.py). Which pairs can
 never touch, named TCPs and other groups need the robot's engineer, and the file says so.
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline.srdf.jointtree import Tree
-from pipeline.srdf.wheels import wheels
+from pipeline.srdf.wheels import MeshCorners, wheels
 from pipeline.urdf import Joint, Robot
 
 
@@ -34,11 +34,13 @@ class Starter:
     wheels: list[str] = field(default_factory=list)
 
 
-def starter(robot: Robot) -> Starter:
-    """The chain, home pose and adjacent pairs the URDF alone tells."""
+def starter(robot: Robot, meshes: MeshCorners | None = None) -> Starter:
+    """The chain, home pose and adjacent pairs the URDF tells; `meshes`: the corners of the
+    collision meshes of the links that wheels.shape_links names, which tell a wheel's shape
+    (a wheel whose mesh is not given is told by the joints' layout alone)."""
     root = robot.root()
     tree = Tree(robot.joints, root)
-    left = wheels(tree)
+    left = wheels(tree, robot, meshes or {})
     arm_tree = Tree([j for j in robot.joints if j.name not in left], root)
     tip, chain, others = _arm(arm_tree, root)
     home = {j.name: _home_value(j) for j in chain if _movable(j)}
@@ -46,10 +48,16 @@ def starter(robot: Robot) -> Starter:
     return Starter(root, tip, home, _adjacent_pairs(robot, tree), others, left_out)
 
 
-def starter_source(robot: Robot, model_id: str, touching: Sequence[tuple[str, str]] = ()) -> str:
+def starter_source(
+    robot: Robot,
+    model_id: str,
+    touching: Sequence[tuple[str, str]] = (),
+    meshes: MeshCorners | None = None,
+) -> str:
     """The text of a `srdf.py` whose `gen_srdf()` passes the SRDF rules against `robot`;
-    `touching`: the pairs whose collision geometry overlaps at the home pose (contacts.py)."""
-    plan = starter(robot)
+    `touching`: the pairs whose collision geometry overlaps at the home pose (contacts.py);
+    `meshes`: as `starter` takes them."""
+    plan = starter(robot, meshes)
     root, tip, home, adjacent = plan.base, plan.tip, plan.home, plan.adjacent
     virtual = root != "world"  # a URDF rooted at a link named world needs no joint to it
     return "".join(
@@ -133,7 +141,8 @@ def _wheels_note(left_out: list[str]) -> str:
     names = textwrap.wrap(", ".join(left_out), 88, initial_indent="#   ", subsequent_indent="#   ")
     return (
         "# Wheels (a full turn, nothing moving below, at most two moving joints below where the\n"
-        "# robot branches) and the joints moving wheels alone are no arm, left out of it:\n"
+        "# robot branches, round about the axis where collision geometry shows its shape) and\n"
+        "# the joints moving wheels alone are no arm, left out of it:\n"
         + "".join(f"{line}\n" for line in names)
     )
 
