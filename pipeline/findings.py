@@ -144,8 +144,11 @@ def escaped(name: str) -> str:
 
 class Closest:
     """The name of a set that a name it does not hold most likely meant, for a finding's hint:
-    the one at the best similarity (difflib's ratio, at least 0.6), and none when two tie
-    (`joint_9` is as near each of `joint_1` ... `joint_6`). Each lookup reads every name of the
+    the one name it begins, case aside (an id typed short: `kuka_kr6` for `kuka_kr6r900sixx`,
+    which difflib's ratio put below `kuka_kr3r540`, sharing more of the shorter id's letters);
+    of several it begins, the one it is, case aside, else none (`kuka_kr` begins every KUKA);
+    of none, the one at the best similarity (difflib's ratio, at least 0.6), and none when two
+    tie (`joint_9` is as near each of `joint_1` ... `joint_6`). Each lookup reads every name of the
     set, so only the first LOOKUPS names asked about are looked up (a hostile URDF's 20,000
     mimics of unknown joints), and a name over NAME_LIMIT characters is not compared."""
 
@@ -161,6 +164,17 @@ class Closest:
         if self.left <= 0 or len(name) > self.NAME_LIMIT:
             return None
         self.left -= 1
+        key = name.casefold()
+        begun = (
+            [c for c in self._known if len(c) <= self.NAME_LIMIT and c.casefold().startswith(key)]
+            if key
+            else []
+        )
+        if len(begun) == 1:
+            return begun[0]
+        if begun:
+            same = [c for c in begun if c.casefold() == key]
+            return same[0] if len(same) == 1 else None
         matcher = difflib.SequenceMatcher()
         matcher.set_seq2(name)
         best, ratio, tied = None, 0.6, False

@@ -55,6 +55,29 @@ def test_closest_is_the_one_best_name() -> None:
     assert Closest([]).name("joint_1") is None
 
 
+# A name that begins one known name, case aside, is an id typed short: that name, whatever
+# difflib's ratio says (a new-user trial: `kuka_kr6` in machine.json, for kuka_kr6r900sixx, was
+# told `name 'kuka_kr3r540'`, the shorter id sharing more of its letters); one that begins
+# several is ambiguous, unless it is one of them, case aside.
+KUKAS = ["kuka_kr10_positioner", "kuka_kr3r540", "kuka_kr6r900sixx"]
+PREFIX_CASES = [
+    (KUKAS, "kuka_kr6", "kuka_kr6r900sixx"),
+    (KUKAS, "KUKA_KR6", "kuka_kr6r900sixx"),
+    (KUKAS, "kuka_kr10", "kuka_kr10_positioner"),
+    (KUKAS, "kuka_kr", None),
+    (["link_1", "link_10", "link_11"], "Link_1", "link_1"),
+    (["link_10", "link_11"], "link_1", None),
+    (["abb_irb2400", "lbr_iiwa_14_r820"], "lbr_iiwa", "lbr_iiwa_14_r820"),
+]
+
+
+@pytest.mark.parametrize(("names", "name", "meant"), PREFIX_CASES)
+def test_closest_takes_the_one_name_a_short_name_begins(
+    names: list[str], name: str, meant: str | None
+) -> None:
+    assert Closest(names).name(name) == meant
+
+
 def test_closest_looks_up_a_few_names_only() -> None:
     """A hostile URDF of 20,000 joints each mimicking an unknown one: each lookup reads every
     name, so only the first few are looked up (all of them took minutes)."""
@@ -136,3 +159,26 @@ def test_machine_json_unknown_model_lists_the_models_and_the_closest(
     assert "lbr_iiwa_14_r820" in line, line
     if hint is not None:
         assert line.endswith(f"; {hint}"), line
+
+
+def test_unknown_model_typed_short_names_the_model_it_begins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """machine.json, `pipeline validate` and `doit urdf:` naming `kuka_kr6` beside the models
+    kuka_kr3r540 and kuka_kr6r900sixx were told to name kuka_kr3r540 (a new-user trial)."""
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    for model in ("kuka_kr3r540", "kuka_kr6r900sixx"):
+        (root / "robots" / model).mkdir(exist_ok=True)
+        (root / "robots" / model / "robot.urdf").write_text(f'<robot name="{model}"/>')
+    machine = root / "cells/weld_cell_a/machine.json"
+    doc = read_doc(machine)
+    doc["robot"]["model_id"] = "kuka_kr6"
+    write_doc(machine, doc)
+    capsys.readouterr()
+    assert main(["cell", "cells/weld_cell_a", "--check"]) == 2
+    assert main(["validate", "kuka_kr6"]) == 2
+    lines = [x for x in capsys.readouterr().err.splitlines() if ": unknown_model: " in x]
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert line.endswith("name 'kuka_kr6r900sixx'"), line
