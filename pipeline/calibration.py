@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.config import RobotConfig, caps_for
-from pipeline.findings import ContractError, Finding, json_pointer, raise_if_errors
+from pipeline.findings import Closest, ContractError, Finding, json_pointer, raise_if_errors
 from pipeline.kinematics import Vec3
 from pipeline.schemas import check_schema
 from pipeline.strict_json import parse_json
@@ -102,18 +102,21 @@ def check_calibration(
             f"the calibration is for {cal.model_id!r}, the cell runs {model_id!r}",
             "pin a calibration measured on this cell's robot model",
         )
-    effective = _limit_rules(cal, robot, add)
-    _held_rules(cal, robot, effective, add)
-    _correction_rules(cal, robot, config, add)
+    near = Closest([joint.name for joint in robot.joints])  # the joint a name meant
+    effective = _limit_rules(cal, robot, add, near)
+    _held_rules(cal, robot, effective, add, near)
+    _correction_rules(cal, robot, config, add, near)
     return out
 
 
-def _limit_rules(cal: Calibration, robot: Robot, add: _Add) -> dict[str, tuple[float, float]]:
+def _limit_rules(
+    cal: Calibration, robot: Robot, add: _Add, near: Closest
+) -> dict[str, tuple[float, float]]:
     """limits.joints narrow the URDF's; returns each limited joint's (lower, upper)."""
     effective: dict[str, tuple[float, float]] = {}
     for name, limit in cal.joints.items():
         where: list[str | int] = ["limits", "joints", name]
-        joint = _revolute(robot, name, where, add)
+        joint = _revolute(robot, name, where, add, near)
         if joint is None or joint.limit is None:
             continue
         urdf = joint.limit
@@ -150,12 +153,16 @@ def _limit_rules(cal: Calibration, robot: Robot, add: _Add) -> dict[str, tuple[f
 
 
 def _held_rules(
-    cal: Calibration, robot: Robot, effective: dict[str, tuple[float, float]], add: _Add
+    cal: Calibration,
+    robot: Robot,
+    effective: dict[str, tuple[float, float]],
+    add: _Add,
+    near: Closest,
 ) -> None:
     """A held joint is revolute and held within its limits in this cell."""
     for name, position in cal.held.items():
         where: list[str | int] = ["limits", "held", name, "position_rad"]
-        joint = _revolute(robot, name, where[:-1], add)
+        joint = _revolute(robot, name, where[:-1], add, near)
         if joint is None or joint.limit is None:
             continue
         lower, upper = effective.get(name, (joint.limit.lower, joint.limit.upper))
@@ -169,7 +176,7 @@ def _held_rules(
 
 
 def _correction_rules(
-    cal: Calibration, robot: Robot, config: RobotConfig | None, add: _Add
+    cal: Calibration, robot: Robot, config: RobotConfig | None, add: _Add, near: Closest
 ) -> None:
     """Each corrected joint exists and each component is within config.json's caps."""
     for name, correction in cal.kinematics.items():
@@ -178,7 +185,7 @@ def _correction_rules(
                 "unknown_joint",
                 ["kinematics", name],
                 f"joint {name!r} is not in the URDF",
-                "correct only joints the URDF defines",
+                near.hint(name, "correct only joints the URDF defines"),
             )
             continue
         cap = caps_for(config, name)
@@ -206,14 +213,16 @@ def _correction_rules(
                     )
 
 
-def _revolute(robot: Robot, name: str, where: list[str | int], add: _Add) -> Joint | None:
+def _revolute(
+    robot: Robot, name: str, where: list[str | int], add: _Add, near: Closest
+) -> Joint | None:
     joint = robot.joint(name)
     if joint is None:
         add(
             "unknown_joint",
             where,
             f"joint {name!r} is not in the URDF",
-            "name a revolute joint of the URDF",
+            near.hint(name, "name a revolute joint of the URDF"),
         )
         return None
     if joint.type != "revolute":

@@ -12,7 +12,14 @@ from types import MappingProxyType
 from typing import Any
 
 from pipeline.annotated_templates import template_notes
-from pipeline.findings import Finding, as_read, breaking, json_pointer, raise_if_errors
+from pipeline.findings import (
+    Closest,
+    Finding,
+    as_read,
+    breaking,
+    json_pointer,
+    raise_if_errors,
+)
 from pipeline.schemas import check_schema, one_per_value
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
@@ -146,11 +153,12 @@ def _joint_rules(data: Mapping[str, Any], robot: Robot, display: str) -> list[Fi
         refs += [(n, ["planning", "joints", i]) for i, n in enumerate(planned) if _text(n)]
     for section in ("axes", "reset_pose"):
         refs += [(name, [section, name]) for name in _entries(data, section)]
+    near = Closest([joint.name for joint in robot.joints])  # the joint a name meant
     for name, place in refs:
-        findings += check_revolute(robot, name, display, place)
+        findings += check_revolute(robot, name, display, place, near)
     for name in _entries(data, "calibration_caps"):
         if robot.joint(name) is None:
-            findings.append(_unknown_joint(name, display, ["calibration_caps", name]))
+            findings.append(_unknown_joint(name, display, ["calibration_caps", name], near))
     return findings + _reset_pose_rules(_entries(data, "reset_pose"), robot, display)
 
 
@@ -193,11 +201,13 @@ def check_model_id(data: Mapping[str, Any], model_id: str, display: str) -> list
     ]
 
 
-def check_revolute(robot: Robot, name: str, display: str, place: list[str | int]) -> list[Finding]:
-    """`name` must be a revolute joint of the URDF."""
+def check_revolute(
+    robot: Robot, name: str, display: str, place: list[str | int], near: Closest | None = None
+) -> list[Finding]:
+    """`name` must be a revolute joint of the URDF (`near`: the joint an unknown name meant)."""
     joint = robot.joint(name)
     if joint is None:
-        return [_unknown_joint(name, display, place)]
+        return [_unknown_joint(name, display, place, near)]
     if joint.type != "revolute":
         return [
             Finding(
@@ -217,13 +227,16 @@ def check_revolute(robot: Robot, name: str, display: str, place: list[str | int]
     return []
 
 
-def _unknown_joint(name: str, display: str, place: list[str | int]) -> Finding:
+def _unknown_joint(
+    name: str, display: str, place: list[str | int], near: Closest | None = None
+) -> Finding:
+    fix = "name a joint of robot.urdf (check the spelling)"
     return Finding(
         "unknown_joint",
         display,
         json_pointer(place),
         f"joint {name!r} is not in the URDF",
-        "name a joint of robot.urdf (check the spelling)",
+        fix if near is None else near.hint(name, fix),
     )
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.cli import main
 from pipeline.findings import Closest, ContractError
 from pipeline.urdf import load_robot
-from tests.cellrepo import copy_repo, read_doc, write_doc
+from tests.cellrepo import copy_repo, edit_calibration, read_doc, write_doc
 from tests.test_srdf_rules import SOURCE, STATE, run_srdf, wrap
 from tests.test_urdf import ABB, J1_LIMIT, J2_LIMIT, break_urdf
 
@@ -182,3 +183,61 @@ def test_unknown_model_typed_short_names_the_model_it_begins(
     assert len(lines) == 2, lines
     for line in lines:
         assert line.endswith("name 'kuka_kr6r900sixx'"), line
+
+
+def _rename(section: str, old: str, new: str) -> Any:
+    def change(doc: dict[str, Any]) -> None:
+        part = doc
+        for key in section.split("/"):
+            part = part[key]
+        if isinstance(part, list):
+            part[part.index(old)] = new
+        else:
+            part[new] = part.pop(old)
+
+    return change
+
+
+# A calibration, config.json or rtcore_definition.json naming a joint its URDF does not define
+# (a new-user trial: weld_cell_a's calibration copied onto a KUKA, whose joints are joint_a1 ...,
+# was told only 'name a revolute joint of the URDF', where the URDF and SRDF rules name the one
+# meant). Here KUKA's names are given to the ABB's joint_1 ... joint_6.
+JSON_CASES = [
+    ("cell", "limits/joints", "joint_1", "/limits/joints/joint_a1"),
+    ("cell", "kinematics", "joint_2", "/kinematics/joint_a2"),
+    ("config", "planning/joints", "joint_6", "/planning/joints/5"),
+    ("config", "axes", "joint_4", "/axes/joint_a4"),
+    ("config", "calibration_caps", "joint_3", "/calibration_caps/joint_a3"),
+    ("config", "reset_pose", "joint_5", "/reset_pose/joint_a5"),
+    ("rtcore", "joints", "joint_1", "/joints/joint_a1"),
+]
+
+
+@pytest.mark.parametrize(("where", "section", "joint", "place"), JSON_CASES)
+def test_unknown_joint_of_a_json_source_names_the_closest(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    section: str,
+    joint: str,
+    place: str,
+) -> None:
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    change = _rename(section, joint, joint.replace("_", "_a"))
+    if where == "cell":
+        edit_calibration(root, "weld_cell_a", change)
+        args = ["cell", "cells/weld_cell_a", "--check"]
+    else:
+        name = "config.json" if where == "config" else "rtcore_definition.json"
+        path = root / ABB / name
+        doc = read_doc(path)
+        change(doc)
+        write_doc(path, doc)
+        args = ["validate", "abb_irb2400"]
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    [line] = [x for x in err if f":{place}: unknown_joint: " in x]
+    assert f"; did you mean {joint!r}? " in line, line
