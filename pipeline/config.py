@@ -18,6 +18,7 @@ from pipeline.findings import (
     as_read,
     breaking,
     json_pointer,
+    listed_names,
     raise_if_errors,
 )
 from pipeline.schemas import check_schema, one_per_value
@@ -153,12 +154,12 @@ def _joint_rules(data: Mapping[str, Any], robot: Robot, display: str) -> list[Fi
         refs += [(n, ["planning", "joints", i]) for i, n in enumerate(planned) if _text(n)]
     for section in ("axes", "reset_pose"):
         refs += [(name, [section, name]) for name in _entries(data, section)]
-    near = Closest([joint.name for joint in robot.joints])  # the joint a name meant
+    names = JointNames(robot)
     for name, place in refs:
-        findings += check_revolute(robot, name, display, place, near)
+        findings += check_revolute(robot, name, display, place, names)
     for name in _entries(data, "calibration_caps"):
         if robot.joint(name) is None:
-            findings.append(_unknown_joint(name, display, ["calibration_caps", name], near))
+            findings.append(_unknown_joint(name, display, ["calibration_caps", name], names))
     return findings + _reset_pose_rules(_entries(data, "reset_pose"), robot, display)
 
 
@@ -201,13 +202,24 @@ def check_model_id(data: Mapping[str, Any], model_id: str, display: str) -> list
     ]
 
 
+class JointNames:
+    """The URDF's joints as an unknown name's hint names them: the one most likely meant, or,
+    for a placeholder of `pipeline template config` or `robot` left in (`<joint name>`), the
+    revolute joints there are (mimic joints aside)."""
+
+    def __init__(self, robot: Robot) -> None:
+        self.near = Closest([joint.name for joint in robot.joints])
+        revolute = [j.name for j in robot.joints if j.type == "revolute" and j.mimic is None]
+        self.listed = listed_names(revolute)
+
+
 def check_revolute(
-    robot: Robot, name: str, display: str, place: list[str | int], near: Closest | None = None
+    robot: Robot, name: str, display: str, place: list[str | int], names: JointNames | None = None
 ) -> list[Finding]:
-    """`name` must be a revolute joint of the URDF (`near`: the joint an unknown name meant)."""
+    """`name` must be a revolute joint of the URDF (`names`: for an unknown name's hint)."""
     joint = robot.joint(name)
     if joint is None:
-        return [_unknown_joint(name, display, place, near)]
+        return [_unknown_joint(name, display, place, names)]
     if joint.type != "revolute":
         return [
             Finding(
@@ -228,16 +240,16 @@ def check_revolute(
 
 
 def _unknown_joint(
-    name: str, display: str, place: list[str | int], near: Closest | None = None
+    name: str, display: str, place: list[str | int], names: JointNames | None = None
 ) -> Finding:
+    pointer = json_pointer(place)
+    if names is not None and name.startswith("<") and name.endswith(">"):
+        message = f"{name!r} is the template's placeholder, not a joint"
+        fix = f"replace it with a joint of robot.urdf: {names.listed or 'it has no revolute one'}"
+        return Finding("unknown_joint", display, pointer, message, fix)
     fix = "name a joint of robot.urdf (check the spelling)"
-    return Finding(
-        "unknown_joint",
-        display,
-        json_pointer(place),
-        f"joint {name!r} is not in the URDF",
-        fix if near is None else near.hint(name, fix),
-    )
+    hint = fix if names is None else names.near.hint(name, fix)
+    return Finding("unknown_joint", display, pointer, f"joint {name!r} is not in the URDF", hint)
 
 
 def _reset_pose_rules(pose: Mapping[str, Any], robot: Robot, display: str) -> list[Finding]:

@@ -200,8 +200,12 @@ class Closest:
 def listed_and_closest(name: str, known: list[str]) -> tuple[str, str | None]:
     """`known` as a finding lists it (the first ten, then how many more; "" for none) and the
     one of them `name` most likely meant (`Closest`), for a name that is none of them."""
-    listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
-    return listed, Closest(known).name(name)
+    return listed_names(known), Closest(known).name(name)
+
+
+def listed_names(known: Sequence[str]) -> str:
+    """`known` as a finding lists it: the first ten, then how many more ("" for none)."""
+    return ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
 
 
 def errors(findings: Iterable[Finding]) -> list[Finding]:

@@ -11,8 +11,8 @@ from types import MappingProxyType
 from typing import Any
 
 from pipeline.annotated_templates import template_notes
-from pipeline.config import check_model_id, check_revolute, check_unique, is_number
-from pipeline.findings import Closest, Finding, json_pointer, raise_if_errors
+from pipeline.config import JointNames, check_model_id, check_revolute, check_unique, is_number
+from pipeline.findings import Finding, json_pointer, raise_if_errors
 from pipeline.schemas import check_schema, one_per_value
 from pipeline.strict_io import JSON_LIMIT, read_bytes
 from pipeline.strict_json import lone_surrogates, parse_json
@@ -114,9 +114,9 @@ def _joint_rules(data: Mapping[str, Any], robot: Robot, display: str) -> list[Fi
     joints = data.get("joints")
     if not isinstance(joints, dict):
         return findings
-    near = Closest([joint.name for joint in robot.joints])  # the joint a name meant
+    names = JointNames(robot)
     for name in joints:
-        findings += check_revolute(robot, name, display, ["joints", name], near)
+        findings += check_revolute(robot, name, display, ["joints", name], names)
     for joint in robot.joints:
         if joint.type == "revolute" and joint.mimic is None and joint.name not in joints:
             findings.append(

@@ -363,6 +363,26 @@ def test_cli_bare_template_is_the_template_without_its_notes(
     assert codes <= {"unknown_joint", "joint_not_mapped", "source_and_unverified"}  # to fill in
 
 
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_bare_template_placeholder_joint_is_told_a_placeholder_with_the_joints(
+    template: str,
+) -> None:
+    """A new-user trial: `pipeline template config --bare` saved for a KUKA KR3 as it is had
+    each `<joint name>` told "not in the URDF; name a joint of robot.urdf (check the
+    spelling)": not that it is the template's placeholder, nor which joints there are."""
+    robot = load_robot(REPO / "robots" / "abb_irb2400", REPO)
+    data = bare_template_bytes(template).replace(b"<model_id>", b"abb_irb2400")
+    found = [f for f in FINDINGS[template](data, "abb_irb2400", robot, "f.json")]
+    unknown = [f for f in found if f.code == "unknown_joint"]
+    assert unknown
+    for finding in unknown:
+        assert finding.message == "'<joint name>' is the template's placeholder, not a joint"
+        assert finding.hint == (
+            "replace it with a joint of robot.urdf: joint_1, joint_2, joint_3, joint_4, "
+            "joint_5, joint_6"
+        ), finding.hint
+
+
 def test_cli_bare_srdf_template_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["template", "srdf", "abb_irb2400", "--bare"]) == 2
     assert "usage_error: the srdf template has no notes to leave out" in capsys.readouterr().err
