@@ -105,7 +105,7 @@ def check_calibration(
     near = Closest([joint.name for joint in robot.joints])  # the joint a name meant
     effective = _limit_rules(cal, robot, add, near)
     _held_rules(cal, robot, effective, add, near)
-    _correction_rules(cal, robot, config, add, near)
+    _correction_rules(cal, model_id, robot, config, add, near)
     return out
 
 
@@ -176,9 +176,15 @@ def _held_rules(
 
 
 def _correction_rules(
-    cal: Calibration, robot: Robot, config: RobotConfig | None, add: _Add, near: Closest
+    cal: Calibration,
+    model_id: str,
+    robot: Robot,
+    config: RobotConfig | None,
+    add: _Add,
+    near: Closest,
 ) -> None:
     """Each corrected joint exists and each component is within config.json's caps."""
+    path = f"robots/{model_id}/config.json"  # the findings are the cell's: name the model's file
     for name, correction in cal.kinematics.items():
         if robot.joint(name) is None:
             add(
@@ -191,14 +197,16 @@ def _correction_rules(
         cap = caps_for(config, name)
         listed = config is not None and name in config.caps
         if config is None:
-            reason = f"the model has no config.json, so every cap of {name!r} is 0"
+            reason = f"{path} does not exist, so every cap of {name!r} is 0"
         elif not listed:
-            reason = f"config.json's calibration_caps lists no {name!r}, so every cap of it is 0"
+            reason = f"{path}'s calibration_caps lists no {name!r}, so every cap of it is 0"
         else:
-            reason = f"config.json caps {name!r} at xyz_m {list(cap.xyz_m)}, "
+            reason = f"{path} caps {name!r} at xyz_m {list(cap.xyz_m)}, "
             reason += f"rpy_rad {list(cap.rpy_rad)}"
-        fix = "raise the cap in the model's config.json calibration_caps"
-        fix = fix if listed else f"give {name!r} a cap in config.json's calibration_caps"
+        fix = f"raise the cap in {path}'s calibration_caps"
+        fix = fix if listed else f"give {name!r} a cap in {path}'s calibration_caps"
+        if config is None:
+            fix += " (`pipeline template config` prints its form)"
         for key, values, caps in (
             ("xyz_m", correction.xyz_m, cap.xyz_m),
             ("rpy_rad", correction.rpy_rad, cap.rpy_rad),

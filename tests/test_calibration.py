@@ -160,7 +160,7 @@ def test_equal_limits_and_caps_are_accepted() -> None:
 def test_a_correction_without_config_json_is_refused() -> None:
     findings = findings_of(EXAMPLE, config=None)
     assert {f.code for f in findings} == {"correction_over_cap"}
-    assert all("no config.json" in f.message for f in findings)
+    assert all("config.json does not exist" in f.message for f in findings)
     assert [f.place for f in findings] == [
         "/kinematics/joint_2/xyz_m/0",
         "/kinematics/joint_2/xyz_m/2",
@@ -232,14 +232,39 @@ def test_a_prismatic_axis_limited_is_named_once_in_the_fix() -> None:
 
 def test_a_correction_of_a_joint_config_json_does_not_cap_says_it_is_not_listed() -> None:
     """A joint missing from calibration_caps has zero caps: the message read as though
-    config.json held a cap of 0 for it."""
+    config.json held a cap of 0 for it. The file is named by its path, as the finding is the
+    cell's (a new-user trial: a KUKA track cell's correction was told of 'config.json', which
+    the cell's folder does not hold)."""
     change = _set("kinematics/joint_6-tool0", {"xyz_m": [0.0001, 0, 0], "rpy_rad": [0, 0, 0]})
     [finding] = findings_of(edited(change))
     assert finding.message == (
-        "|0.0001| is over the cap 0.0; config.json's calibration_caps lists no 'joint_6-tool0', "
-        "so every cap of it is 0"
+        "|0.0001| is over the cap 0.0; robots/abb_irb2400/config.json's calibration_caps lists "
+        "no 'joint_6-tool0', so every cap of it is 0"
     )
-    assert (
-        finding.hint
-        == "re-measure, or give 'joint_6-tool0' a cap in config.json's calibration_caps"
+    assert finding.hint == (
+        "re-measure, or give 'joint_6-tool0' a cap in robots/abb_irb2400/config.json's "
+        "calibration_caps"
+    )
+
+
+def test_a_correction_of_a_model_without_config_json_names_the_file_to_write() -> None:
+    [finding, *_] = findings_of(EXAMPLE, None)
+    assert finding.code == "correction_over_cap"
+    assert finding.message.endswith(
+        "; robots/abb_irb2400/config.json does not exist, so every cap of 'joint_2' is 0"
+    ), finding.message
+    assert finding.hint == (
+        "re-measure, or give 'joint_2' a cap in robots/abb_irb2400/config.json's "
+        "calibration_caps (`pipeline template config` prints its form)"
+    )
+
+
+def test_a_correction_over_a_listed_cap_names_the_file_of_the_cap() -> None:
+    change = _set("kinematics/joint_2", {"xyz_m": [0.5, 0, 0], "rpy_rad": [0, 0, 0]})
+    [finding] = findings_of(edited(change))
+    assert finding.message.startswith(
+        "|0.5| is over the cap 0.002; robots/abb_irb2400/config.json caps 'joint_2' at xyz_m"
+    ), finding.message
+    assert finding.hint == (
+        "re-measure, or raise the cap in robots/abb_irb2400/config.json's calibration_caps"
     )
