@@ -113,6 +113,33 @@ def test_a_build_tells_each_link_it_fits_and_nothing_when_it_fits_none(
     assert lines == []
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_build_tells_the_links_fitted_once_for_another_alike(
+    root: Path, fitted: bytes, workers: int
+) -> None:
+    """A new-user trial: two KUKA KR3s on one bench, 15 collision links, printed 'fitting 8
+    links' and 'fitted left_link_6 ... (8 of 8)', no word of the right arm's 7 links, which
+    share the left's meshes and so its fit."""
+    import trimesh
+
+    folder = root / "robots" / IIWA
+    mesh = folder / "meshes" / "link_3.stl"
+    shape = trimesh.load(mesh)
+    shape.apply_scale(1.05)
+    shape.export(mesh)
+    urdf = folder / "robot.urdf"
+    text = urdf.read_text()
+    urdf.write_text(text.replace("meshes/link_5.stl", "meshes/link_3.stl"))
+    robot = load_robot(folder, root)
+    lines: list[str] = []
+    build_spheres(robot, folder, root, fitted, workers=workers, progress=lines.append)
+    timed = [re.sub(r" in \d+\.\d s ", " in T s ", line) for line in lines]
+    assert timed == [
+        "fitting 1 link for 2 (a link of the same collision geometry as another is fitted once)",
+        "fitted link_3 in T s (1 of 1; link_5 alike)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("case", "old", "new"),
     [

@@ -126,7 +126,8 @@ def _fit(
         (robot, folder, sources.folder_display, group[0], sources.params[group[0]])
         for group in alike.values()
     ]
-    told = _teller(progress, len(jobs), min(workers, len(jobs)))
+    others = {group[0]: group[1:] for group in alike.values()}
+    told = _teller(progress, len(jobs), min(workers, len(jobs)), others)
     if workers > 1 and len(jobs) > 1:
         results = pool_map(_fit_one, jobs, min(workers, len(jobs)), told)
     else:
@@ -139,18 +140,35 @@ def _fit(
 
 
 def _teller(
-    progress: Progress | None, count: int, processes: int
+    progress: Progress | None, count: int, processes: int, others: dict[str, list[str]]
 ) -> Callable[[tuple[str, Any, float]], None]:
-    """What is called with each fitted link: a line of progress per link, after a first one."""
+    """What is called with each fitted link: a line of progress per link, after a first one;
+    `others`: the links each fitted link's spheres are also given (of the same geometry)."""
     if progress is None or not count:
         return lambda _: None
     noun = "link" if count == 1 else "links"
-    progress(f"fitting {count} {noun}" + (f" in {processes} processes" if processes > 1 else ""))
+    total = count + sum(len(alike) for alike in others.values())
+    progress(
+        f"fitting {count} {noun}"
+        + (f" in {processes} processes" if processes > 1 else "")
+        + (
+            f" for {total} (a link of the same collision geometry as another is fitted once)"
+            if total > count
+            else ""
+        )
+    )
     finished = [0]
 
     def told(result: tuple[str, Any, float]) -> None:
         finished[0] += 1
-        progress(f"fitted {result[0]} in {result[2]:.1f} s ({finished[0]} of {count})")
+        alike = others.get(result[0], [])
+        also = (
+            "; " + ", ".join(alike[:3]) + (f" and {len(alike) - 3} more" if len(alike) > 3 else "")
+        )
+        progress(
+            f"fitted {result[0]} in {result[2]:.1f} s ({finished[0]} of {count}"
+            + (f"{also} alike)" if alike else ")")
+        )
 
     return told
 
