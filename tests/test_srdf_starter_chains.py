@@ -15,7 +15,11 @@ from pipeline.srdf.starter import starter, starter_source
 from pipeline.urdf import Joint, parse_urdf
 
 BOX = '<collision><geometry><box size="0.05 0.05 0.05"/></geometry></collision>'
-WHEEL = '<collision><geometry><cylinder radius="0.05" length="0.04"/></geometry></collision>'
+# a wheel rolls about y (its axis level, as on a floor), its tyre round about that axis
+WHEEL = (
+    '<collision><origin rpy="1.5708 0 0"/><geometry><cylinder radius="0.05" length="0.04"/>'
+    "</geometry></collision>"
+)
 # a continuous joint as the compiler takes it (unbounded_joint_type's fix): a full turn
 ENDLESS = 'lower="-3.14159" upper="3.14159"'
 BOUNDED = 'lower="-1" upper="1"'
@@ -28,12 +32,13 @@ def _joint(
     kind: str = "revolute",
     extra: str = "",
     limits: str = BOUNDED,
+    axis: str = "0 0 1",
 ) -> str:
     links = f'<parent link="{parent}"/><child link="{child}"/>'
     if kind == "fixed":
         return f'<joint name="{name}" type="fixed">{links}</joint>'
     limit = f'<limit effort="1" {limits} velocity="1"/>'
-    return f'<joint name="{name}" type="{kind}">{links}<axis xyz="0 0 1"/>{limit}{extra}</joint>'
+    return f'<joint name="{name}" type="{kind}">{links}<axis xyz="{axis}"/>{limit}{extra}</joint>'
 
 
 def _link(name: str, shape: str = BOX) -> str:
@@ -58,7 +63,7 @@ def _wheels(parent: str, names: tuple[str, ...] = ("fl", "fr", "rl", "rr")) -> s
     """A wheel (a full turn, nothing moving below it) per name, hanging from `parent`."""
     return "".join(
         _link(f"{n}_wheel", WHEEL)
-        + _joint(f"{n}_wheel_joint", parent, f"{n}_wheel", limits=ENDLESS)
+        + _joint(f"{n}_wheel_joint", parent, f"{n}_wheel", limits=ENDLESS, axis="0 1 0")
         for n in names
     )
 
@@ -107,6 +112,17 @@ PLANAR += _joint("yaw", "base_y", "chassis", limits=ENDLESS) + _wheels("chassis"
 # a rotary table, and a positioner that tilts it: one serial chain, its last joint a full turn
 TURNTABLE = _link("table") + _joint("turn", "base_link", "table", limits=ENDLESS)
 TILT = _link("tilted") + _joint("tilt", "base_link", "tilted")
+# a welding cell's two-axis positioner beside the arm: a tilt (x) and a table turning a full turn
+# about an upright axis, round about it (before: both left out and named as wheels)
+TABLE = '<collision><geometry><cylinder radius="0.3" length="0.04"/></geometry></collision>'
+POSITIONER = _link("pos_tilt") + _joint("pos_tilt_joint", "base_link", "pos_tilt", axis="1 0 0")
+POSITIONER += _link("pos_table", TABLE)
+POSITIONER += _joint("pos_rotate", "pos_tilt", "pos_table", limits=ENDLESS)
+# a drone's rotors turn a full turn about upright axes: no wheels
+ROTORS = "".join(
+    _link(f"rotor{i}", TABLE.replace("0.3", "0.1")) + _joint(f"r{i}", "base_link", f"rotor{i}",
+    limits=ENDLESS) for i in range(4)
+)  # fmt: skip
 FRAME = _link("ee_link", "") + _joint("ee_fixed", "link6", "ee_link", "fixed")
 ARM = [f"j{i}" for i in range(1, 7)]
 NO_CHAIN = "# This robot has no chain of actuated joints but its wheels: no manipulator group"
@@ -135,6 +151,8 @@ CASES = [
     ("prismatic_torso_arm", TORSO + _arm("torso"), "tool0", ["torso_lift", *ARM], ""),
     # UR5's ee_link and tool0 hang from its last link equally deep: one chain, tool0 first
     ("two_frames_at_the_flange", _arm("base_link") + FRAME, "tool0", ARM, ""),
+    ("positioner_beside_an_arm", POSITIONER + _arm("base_link"), "tool0", ARM, ""),
+    ("rotors", ROTORS, "rotor0", ["r0"], ""),
     ("full_turn_wrist", _wheels("base_link", ("l", "r")) + FULL_TURN_WRIST, "link6", ARM, ""),
     # a robot that never branches has no wheels (before: a turntable and a two-axis positioner
     # whose last joint turns a full turn were taken for wheels, and got no manipulator group)
@@ -159,7 +177,10 @@ def test_the_manipulator_chain_is_the_longest_actuated_chain_never_a_wheel(
     text = starter_source(robot, "crafted")
     assert f"TIP_LINK = {'None' if tip is None else repr(tip).replace(chr(39), chr(34))}\n" in text
     assert line in text
-    assert ("is as long" in text) == (case == "two_arms")
+    assert (" as long: " in text) == (case in ("two_arms", "rotors"))
+    assert ("# Wheels" in text) == (plan.wheels != []), text
+    if case in ("positioner_beside_an_arm", "rotors"):
+        assert plan.wheels == []
 
 
 @pytest.mark.parametrize("case", ["racecar", "pan_tilt_on_steered_base"])

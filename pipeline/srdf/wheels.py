@@ -1,8 +1,9 @@
 """Which joints are wheels, or move wheels alone, and so are no arm (the SRDF starter's rule).
 
-First by the joints' layout: a wheel turns a full turn, has nothing moving below it, and hangs
-at most WHEEL_DEPTH moving joints below where the robot branches. A leg whose knee turns a full
-turn has that layout too (example-robot-data's ANYmal, Solo, Bolt), so then by the wheel's shape,
+First by the joints' layout: a wheel turns a full turn about a level axis, has nothing moving
+below it, and hangs at most WHEEL_DEPTH moving joints below where the robot branches. A leg
+whose knee turns a full turn has that layout too (example-robot-data's ANYmal, Solo, Bolt), so
+then by the wheel's shape,
 where its collision geometry (the child link's and that of the links fixed below it) is known:
 a wheel is round about its joint's axis, a shank reaches away from its knee. The geometry is
 passed in (a mesh's corners, as the caller read them); nothing here reads a file.
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pipeline.kinematics import transform
+from pipeline.kinematics import rpy_matrix, transform
 from pipeline.spheres.frame import Frame
 from pipeline.srdf.jointtree import Tree
 from pipeline.urdf import Box, Cylinder, Joint, Mesh, Robot, Sphere
@@ -41,6 +42,10 @@ WHEEL_DEPTH = 2
 # 1.000 to 1.002; legs 5.96 (ANYmal C) to 16.2 (Bolt), ANYmal B's shank not round the axis.
 DIRECTIONS = 72
 ROUND = 1.2
+# A wheel rolls on the floor: with every joint at 0, its axis lies within LEVEL of the root
+# link's horizontal plane (URDF's z is up, REP 103). A positioner's table or a turntable turns
+# about an upright axis, as a drone's rotor does: none of them is a wheel.
+LEVEL = math.radians(30)
 
 
 def wheels(tree: Tree, robot: Robot, meshes: MeshCorners) -> set[str]:
@@ -98,6 +103,7 @@ def _candidates(
         and not moves[joint.child]
         and _full_turn(joint)
         and _unbranched_above(tree, branches, link) <= WHEEL_DEPTH
+        and _level(tree, joint)
     ]
 
 
@@ -123,6 +129,16 @@ def _full_turn(joint: Joint) -> bool:
     if joint.type != "revolute" or limit is None or limit.lower is None or limit.upper is None:
         return False
     return limit.upper - limit.lower >= FULL_TURN
+
+
+def _level(tree: Tree, joint: Joint) -> bool:
+    """Whether the joint's axis, every joint at 0, lies within LEVEL of the root's horizontal
+    plane, as a wheel's on a floor."""
+    rotation = np.eye(3)
+    for above in tree.path(joint.child):
+        rotation = rotation @ np.array(rpy_matrix(above.origin.rpy))
+    axis = rotation @ np.array(joint.axis, dtype=float)
+    return abs(float(axis[2])) <= math.sin(LEVEL) * float(np.linalg.norm(axis))
 
 
 def _round_body(tree: Tree, robot: Robot, joint: Joint, meshes: MeshCorners) -> bool | None:
