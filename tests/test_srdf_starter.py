@@ -366,16 +366,6 @@ def test_the_starter_passes_the_repositorys_ruff(
         assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _named_urdf(name: str) -> bytes:
-    """A two-link robot whose second link and joint carry `name`."""
-    link, joint = quoteattr(f"l{name}"), quoteattr(f"j{name}")
-    return (
-        f'<robot name="odd"><link name="base">{BOX}</link><link name={link}>{BOX}</link>'
-        f'<joint name={joint} type="revolute"><parent link="base"/><child link={link}/>'
-        '<axis xyz="0 0 1"/><limit effort="1" lower="-1" upper="1" velocity="1"/></joint></robot>'
-    ).encode()
-
-
 @pytest.mark.parametrize(
     "name",
     # names the URDF rules take: quotes were written "a\"b", which ruff format writes 'a"b';
