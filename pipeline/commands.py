@@ -296,7 +296,17 @@ def cmd_template(args: argparse.Namespace) -> int:
         check_model_ids([args.model], root)
         folder = root / "robots" / args.model
         robot = load_robot(folder, root)
-        meshes = _wheel_meshes(robot, folder, f"robots/{args.model}")
+        meshes = _collision_meshes(robot, folder, f"robots/{args.model}")
+        # a link of 1e300 m passes the URDF reader, and overflowed the contact check below
+        import numpy as np
+
+        from pipeline.spheres.extent import extent_findings
+
+        out_of_range = errors(
+            extent_findings(robot, {m: np.concatenate(p) for m, p in meshes.items() if p})
+        )
+        if out_of_range:
+            raise ContractError(out_of_range)
         plan = starter(robot, meshes)
         try:
             found = contacts(
@@ -318,18 +328,16 @@ def cmd_template(args: argparse.Namespace) -> int:
     return 0
 
 
-def _wheel_meshes(robot: Robot, folder: Path, display: str) -> dict[Mesh, list[ndarray]]:
-    """The corners of the collision meshes that tell the starter a wheel from a leg by its
-    shape (each candidate wheel's, and those of the links fixed below it), each read once."""
+def _collision_meshes(robot: Robot, folder: Path, display: str) -> dict[Mesh, list[ndarray]]:
+    """The corners of each collision mesh, each read once: a link's size is checked before the
+    contact check, and the starter tells a wheel from a leg by the shape of those of the links
+    wheels.shape_links names."""
     from pipeline.meshsplit import hull_parts
-    from pipeline.srdf.jointtree import Tree
-    from pipeline.srdf.wheels import shape_links
     from pipeline.urdf import Mesh
 
     out: dict[Mesh, list[ndarray]] = {}
-    for name in shape_links(Tree(robot.joints, robot.root())):
-        link = robot.link(name)
-        for collision in link.collisions if link is not None else ():
+    for link in robot.links:
+        for collision in link.collisions:
             mesh = collision.geometry
             if isinstance(mesh, Mesh) and mesh not in out:
                 out[mesh] = hull_parts(folder, mesh, display)

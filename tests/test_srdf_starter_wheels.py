@@ -175,3 +175,27 @@ def test_pipeline_template_srdf_reads_the_knee_links_mesh(
     out = capsys.readouterr().out
     assert f"TIP_LINK = {'None' if tip is None else repr(tip).replace(chr(39), chr(34))}\n" in out
     assert ("# Wheels" in out) == (tip is None)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        '<box size="1e300 1e300 1e300"/>',
+        '<cylinder radius="1e300" length="1e300"/>',
+        '<mesh filename="package://crafted/meshes/m.stl" scale="1e300 1e300 1e300"/>',
+    ],
+    ids=["box", "cylinder", "mesh_scale"],
+)
+def test_pipeline_template_srdf_refuses_geometry_out_of_range_in_one_line(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], shape: str
+) -> None:
+    """A wheel of 1e300 m passes the URDF reader; the home pose's contact check overflowed on it
+    and the command ended in scipy's traceback ('b_ub must not contain values inf'). It is told
+    geometry_out_of_range, as pipeline validate tells it, exit status 2."""
+    folder = repo / "robots" / "crafted"
+    _stl(folder / "meshes" / "m.stl", trimesh.creation.box((0.1, 0.1, 0.1)))
+    (folder / "robot.urdf").write_text(_robot_text(_legs(_collision(shape))))
+    monkeypatch.chdir(repo)
+    assert main(["template", "srdf", "crafted"]) == 2
+    err = capsys.readouterr().err
+    assert "geometry_out_of_range" in err and "Traceback" not in err, err
