@@ -41,6 +41,7 @@ WHEEL_DEPTH = 2
 # geometry that is round (a hub, a spoke within a tyre). Measured (docs/robots.md): real wheels
 # 1.000 to 1.002; legs 5.96 (ANYmal C) to 16.2 (Bolt), ANYmal B's shank not round the axis.
 DIRECTIONS = 72
+BLOCK = 1 << 15  # corners measured at once (each against every direction: 19 MB)
 ROUND = 1.2
 # A wheel rolls on the floor: with every joint at 0, its axis lies within LEVEL of the root
 # link's horizontal plane (URDF's z is up, REP 103). A positioner's table or a turntable turns
@@ -199,8 +200,14 @@ def _reach(
         corners = [p for p in parts if len(p)]
         if not corners:
             return None
-        points = np.concatenate(corners) @ rotation.T + centre
-        return np.asarray((points @ directions.T).max(axis=0))
+        # a block of corners at a time: all 3 million of a mesh at the triangle limit, each
+        # against every direction, were 1.7 GB
+        points = np.concatenate(corners)
+        out = np.full(len(directions), -np.inf)
+        for start in range(0, len(points), BLOCK):
+            block = points[start : start + BLOCK] @ rotation.T + centre
+            out = np.maximum(out, (block @ directions.T).max(axis=0))
+        return out
     local = directions @ rotation  # each direction in the geometry's frame
     if isinstance(geometry, Sphere):
         return np.asarray(along + geometry.radius)
