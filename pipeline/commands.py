@@ -310,7 +310,7 @@ def cmd_template(args: argparse.Namespace) -> int:
         plan = starter(robot, meshes)
         try:
             found = contacts(
-                link_solids(robot, folder, f"robots/{args.model}"),
+                link_solids(robot, folder, f"robots/{args.model}", meshes),
                 link_poses(robot, plan.home),
                 plan.adjacent,
                 static_links(robot),
@@ -330,8 +330,8 @@ def cmd_template(args: argparse.Namespace) -> int:
 
 def _collision_meshes(robot: Robot, folder: Path, display: str) -> dict[Mesh, list[ndarray]]:
     """The corners of each collision mesh, each read once: a link's size is checked before the
-    contact check, and the starter tells a wheel from a leg by the shape of those of the links
-    wheels.shape_links names."""
+    contact check (which takes them as read), and the starter tells a wheel from a leg by the
+    shape of those of the links wheels.shape_links names."""
     from pipeline.meshsplit import hull_parts
     from pipeline.urdf import Mesh
 

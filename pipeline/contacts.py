@@ -27,7 +27,7 @@ from pipeline.meshsplit import hull_parts
 from pipeline.spheres.frame import Frame
 from pipeline.spheres.geometry import Array, Solid, collision_links
 from pipeline.spheres.rows import sorted_rows
-from pipeline.urdf import Box, Cylinder, Joint, Mesh, Robot, Sphere
+from pipeline.urdf import Box, Cylinder, Joint, Mesh, Origin, Robot, Sphere
 
 # The work one check may do, in constraints of its linear programmes (HiGHS takes about 10 us
 # each: 2,000,000 are some 20 s): 10,000 group states of an arm whose pairs all touch asked
@@ -133,20 +133,34 @@ def _joints_below(robot: Robot) -> dict[str, list[Joint]]:
     return below
 
 
-def link_solids(robot: Robot, robot_folder: Path, display: str) -> dict[str, list[Convex]]:
+def link_solids(
+    robot: Robot,
+    robot_folder: Path,
+    display: str,
+    read: Mapping[Mesh, list[Array]] | None = None,
+) -> dict[str, list[Convex]]:
     """The convex solids of every link that has collision geometry, from the robot's folder
-    (`display`: that folder as findings name it); each mesh file read once."""
+    (`display`: that folder as findings name it); each mesh file read once (`read`: the parts
+    `hull_parts` gave of the meshes a caller read already), and hulled once per placement."""
     solids: dict[str, list[Convex]] = {}
+    parts_of: dict[Mesh, list[Array]] = dict(read or {})
+    hulls: dict[tuple[Mesh, Origin], list[Convex | None]] = {}
     for link in collision_links(robot):
         found: list[Convex | None] = []
         for collision in link.collisions:
             frame, geometry = Frame.of(collision.origin), collision.geometry
             if isinstance(geometry, Mesh):
-                parts = hull_parts(robot_folder, geometry, display)
-                # each corner once (a mesh's, each repeated by every triangle that has it):
-                # qhull took 15.8 s over a 987,712-triangle sphere's 2,963,136 corners, 7 s
-                # over its 495,880
-                found += [_hull(frame.apply(sorted_rows(points))) for points in parts]
+                if geometry not in parts_of:
+                    parts_of[geometry] = hull_parts(robot_folder, geometry, display)
+                key = (geometry, collision.origin)
+                if key not in hulls:  # the same mesh at the same place on several links
+                    # each corner once (a mesh's, each repeated by every triangle that has
+                    # it): qhull took 15.8 s over a 987,712-triangle sphere's 2,963,136
+                    # corners, 7 s over its 495,880
+                    hulls[key] = [
+                        _hull(frame.apply(sorted_rows(points))) for points in parts_of[geometry]
+                    ]
+                found += hulls[key]
             else:
                 found.append(convex(_primitive(geometry, frame)))
         solids[link.name] = [c for c in found if c is not None]
