@@ -319,7 +319,7 @@ def cmd_template(args: argparse.Namespace) -> int:
             found = []
             print(render([_home_not_collided(args.model)]), file=sys.stderr)
         touching = [(c.link1, c.link2) for c in found]
-        sys.stdout.write(starter_source(robot, args.model, touching, meshes))
+        sys.stdout.write(starter_source(robot, args.model, touching, plan=plan))
         return 0
     from pipeline.annotated_templates import bare_template_bytes, template_bytes
 

@@ -53,11 +53,12 @@ def starter_source(
     model_id: str,
     touching: Sequence[tuple[str, str]] = (),
     meshes: MeshCorners | None = None,
+    plan: Starter | None = None,
 ) -> str:
     """The text of a `srdf.py` whose `gen_srdf()` passes the SRDF rules against `robot`;
     `touching`: the pairs whose collision geometry overlaps at the home pose (contacts.py);
-    `meshes`: as `starter` takes them."""
-    plan = starter(robot, meshes)
+    `meshes`: as `starter` takes them; `plan`: the starter already worked out of them."""
+    plan = starter(robot, meshes) if plan is None else plan
     root, tip, home, adjacent = plan.base, plan.tip, plan.home, plan.adjacent
     virtual = root != "world"  # a URDF rooted at a link named world needs no joint to it
     return "".join(
